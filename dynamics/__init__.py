@@ -1,0 +1,17 @@
+"""Rigid-body dynamics and its analytical first- and second-order derivatives as compiled,
+batched kernels (IDSVA, FDSVA, IDSVA-SO, FDSVA-SO).
+
+Data flow: :class:`RobotModel` (flat arrays derived once from a Pinocchio model) -> kernels in
+:mod:`dynamics.kernels` (numba, ground-frame formulation) -> the functions below, each taking one
+point or a batch over a leading knot axis.
+"""
+
+from . import robots
+from .algorithms import aba, fd_derivatives, id_derivatives, inverse_mass_matrix, mass_matrix, rnea
+from .model import RobotModel
+from .results import FDDerivatives, IDDerivatives
+
+__all__ = [
+    "RobotModel", "robots", "rnea", "aba", "mass_matrix", "inverse_mass_matrix", "id_derivatives",
+    "fd_derivatives", "IDDerivatives", "FDDerivatives",
+]

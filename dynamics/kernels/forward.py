@@ -1,0 +1,329 @@
+"""Forward dynamics and its first-order derivatives (ground frame), compiled with numba.
+
+* ``aba_point``: the Articulated-Body Algorithm.  It also leaves behind, per DoF, U_k = IA S_k and
+  per joint D^{-1} (stored row-wise in ``Dinv[k, :nv_i]``), which depend on q only; with them the
+  ABA-Zero-Algorithm (AZA: ABA with qdot = 0 and no gravity) applies M^{-1} to a vector in O(N).
+* ``ltdl_factor`` / ``ltdl_solve``: M = L^T D L with branch-induced sparsity (Featherstone, RBDA
+  Sec. 6.5), O(n d^2) to factor and O(n d) per right-hand side, d the depth of the tree in DoFs.
+* ``fdsva_point``: FDSVA (first-order paper Sec. IV): a = ABA(q, qdot, tau), then IDSVA at
+  (q, qdot, a), then the inverse-partial relation (IPR)
+      da/dq = -M^{-1} dtau/dq,   da/dqdot = -M^{-1} dtau/dqdot,   da/dtau = M^{-1},
+  applied either with a dense matrix product against M^{-1} (DMM) or column by column with AZA.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .inverse import crba_point, idsva_point, kinematics_and_inertias
+from .spatial import dot6, force_cross, matvec6, motion_cross
+
+IPR_DMM = 0
+IPR_AZA = 1
+
+
+@njit(cache=True)
+def small_spd_inverse(D, n, out):
+    """Inverse of the leading n x n block of the SPD matrix D (n <= 6) by Gauss-Jordan."""
+    A = np.empty((6, 12))
+    for r in range(n):
+        for c in range(n):
+            A[r, c] = D[r, c]
+            A[r, n + c] = 1.0 if r == c else 0.0
+    for c in range(n):
+        piv = A[c, c]
+        for k in range(2 * n):
+            A[c, k] /= piv
+        for r in range(n):
+            if r != c:
+                f = A[r, c]
+                if f != 0.0:
+                    for k in range(2 * n):
+                        A[r, k] -= f * A[c, k]
+    for r in range(n):
+        for c in range(n):
+            out[r, c] = A[r, n + c]
+
+
+@njit(cache=True)
+def aba_point(m, q, v, tau, qdd, S0, I0, U, Dinv):
+    """ABA at one knot.  ``S0`` and ``I0`` are filled by the kinematics; ``U`` (nv, 6) and ``Dinv``
+    (nv, 6) are left for :func:`aza_apply`."""
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    oR = np.empty((nj, 3, 3))
+    op = np.empty((nj, 3))
+    Vel = np.zeros((nj, 6))
+    C = np.empty((nj, 6))
+    PA = np.empty((nj, 6))
+    Acc = np.empty((nj, 6))
+    u = np.empty(nv)
+    vJ = np.empty(6)
+    h = np.empty(6)
+    D = np.empty((6, 6))
+    Ia = np.empty((6, 6))
+    pa = np.empty(6)
+    Du = np.empty(6)
+    w = np.empty(6)
+    kinematics_and_inertias(m, q, oR, op, S0, I0)  # I0 becomes the articulated inertia IA
+    for i in range(1, nj):
+        lam = m.parent[i]
+        for r in range(6):
+            vJ[r] = 0.0
+        for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
+            for r in range(6):
+                vJ[r] += S0[k, r] * v[k]
+        for r in range(6):
+            Vel[i, r] = Vel[lam, r] + vJ[r]
+        motion_cross(Vel[i], vJ, C[i])
+        matvec6(I0[i], Vel[i], h)
+        force_cross(Vel[i], h, PA[i])
+    for i in range(nj - 1, 0, -1):
+        i0, ni = m.iv[i], m.nvj[i]
+        for a_ in range(ni):
+            k = i0 + a_
+            matvec6(I0[i], S0[k], U[k])
+            u[k] = tau[k] - dot6(S0[k], PA[i])
+        for a_ in range(ni):
+            for b in range(ni):
+                D[a_, b] = dot6(S0[i0 + a_], U[i0 + b])
+        small_spd_inverse(D, ni, Dinv[i0:i0 + ni])
+        lam = m.parent[i]
+        if lam == 0:
+            continue
+        # Ia = IA - U Dinv U^T ;  pa = pA + Ia c + U Dinv u
+        for r in range(6):
+            for c in range(6):
+                Ia[r, c] = I0[i, r, c]
+        for a_ in range(ni):
+            s = 0.0
+            for b in range(ni):
+                s += Dinv[i0 + a_, b] * u[i0 + b]
+            Du[a_] = s
+        for a_ in range(ni):
+            for r in range(6):
+                w[r] = 0.0
+                for b in range(ni):
+                    w[r] += U[i0 + b, r] * Dinv[i0 + b, a_]
+            for r in range(6):
+                for c in range(6):
+                    Ia[r, c] -= w[r] * U[i0 + a_, c]
+        matvec6(Ia, C[i], pa)
+        for r in range(6):
+            pa[r] += PA[i, r]
+            for a_ in range(ni):
+                pa[r] += U[i0 + a_, r] * Du[a_]
+            PA[lam, r] += pa[r]
+            for c in range(6):
+                I0[lam, r, c] += Ia[r, c]
+    for r in range(6):
+        Acc[0, r] = -m.gravity[r]
+    for i in range(1, nj):
+        lam = m.parent[i]
+        i0, ni = m.iv[i], m.nvj[i]
+        for r in range(6):
+            w[r] = Acc[lam, r] + C[i, r]
+        for a_ in range(ni):
+            Du[a_] = u[i0 + a_] - dot6(U[i0 + a_], w)
+        for a_ in range(ni):
+            s = 0.0
+            for b in range(ni):
+                s += Dinv[i0 + a_, b] * Du[b]
+            qdd[i0 + a_] = s
+        for r in range(6):
+            Acc[i, r] = w[r]
+            for a_ in range(ni):
+                Acc[i, r] += S0[i0 + a_, r] * qdd[i0 + a_]
+
+
+@njit(cache=True)
+def aza_apply(m, S0, U, Dinv, b, x, PA, Acc):
+    """x = M^{-1} b with the ABA-Zero-Algorithm (qdot = 0, no gravity), reusing U and Dinv from
+    :func:`aba_point`.  ``PA`` and ``Acc`` are (njoints, 6) scratch arrays."""
+    nj = m.parent.shape[0]
+    u = np.empty(6)
+    Du = np.empty(6)
+    for i in range(nj):
+        for r in range(6):
+            PA[i, r] = 0.0
+    for i in range(nj - 1, 0, -1):
+        i0, ni = m.iv[i], m.nvj[i]
+        for a_ in range(ni):
+            u[a_] = b[i0 + a_] - dot6(S0[i0 + a_], PA[i])
+        lam = m.parent[i]
+        # remember u in x for the outward sweep
+        for a_ in range(ni):
+            x[i0 + a_] = u[a_]
+        if lam == 0:
+            continue
+        for a_ in range(ni):
+            s = 0.0
+            for c in range(ni):
+                s += Dinv[i0 + a_, c] * u[c]
+            Du[a_] = s
+        for r in range(6):
+            s = PA[i, r]
+            for a_ in range(ni):
+                s += U[i0 + a_, r] * Du[a_]
+            PA[lam, r] += s
+    for r in range(6):
+        Acc[0, r] = 0.0
+    for i in range(1, nj):
+        lam = m.parent[i]
+        i0, ni = m.iv[i], m.nvj[i]
+        for a_ in range(ni):
+            Du[a_] = x[i0 + a_] - dot6(U[i0 + a_], Acc[lam])
+        for a_ in range(ni):
+            s = 0.0
+            for c in range(ni):
+                s += Dinv[i0 + a_, c] * Du[c]
+            x[i0 + a_] = s
+        for r in range(6):
+            s = Acc[lam, r]
+            for a_ in range(ni):
+                s += S0[i0 + a_, r] * x[i0 + a_]
+            Acc[i, r] = s
+
+
+@njit(cache=True)
+def ltdl_factor(m, H):
+    """In place: H = M (lower triangle read) becomes L (strictly lower, unit diagonal implied) and
+    D (diagonal) with M = L^T D L, following the DoF-parent array ``m.dof_parent``."""
+    n = H.shape[0]
+    lp = m.dof_parent
+    for k in range(n - 1, -1, -1):
+        i = lp[k]
+        while i >= 0:
+            a = H[k, i] / H[k, k]
+            j = i
+            while j >= 0:
+                H[i, j] -= a * H[k, j]
+                j = lp[j]
+            H[k, i] = a
+            i = lp[i]
+
+
+@njit(cache=True)
+def ltdl_solve(m, H, b):
+    """In place: b <- M^{-1} b with the factor from :func:`ltdl_factor`."""
+    n = H.shape[0]
+    lp = m.dof_parent
+    for i in range(n - 1, -1, -1):
+        j = lp[i]
+        while j >= 0:
+            b[j] -= H[i, j] * b[i]
+            j = lp[j]
+    for i in range(n):
+        b[i] /= H[i, i]
+    for i in range(n):
+        j = lp[i]
+        while j >= 0:
+            b[i] -= H[i, j] * b[j]
+            j = lp[j]
+
+
+@njit(cache=True)
+def minv_from_mass_matrix(m, M, Minv):
+    """Minv = M^{-1} via the sparse L^T D L factorization (M is left untouched)."""
+    n = M.shape[0]
+    H = M.copy()
+    ltdl_factor(m, H)
+    col = np.empty(n)
+    for k in range(n):
+        for r in range(n):
+            col[r] = 0.0
+        col[k] = 1.0
+        ltdl_solve(m, H, col)
+        for r in range(n):
+            Minv[r, k] = col[r]
+
+
+@njit(cache=True)
+def neg_matmul(A, B, out):
+    """out = -A @ B (row-major loops, inner loop contiguous)."""
+    n, k = A.shape
+    p = B.shape[1]
+    for i in range(n):
+        for j in range(p):
+            out[i, j] = 0.0
+        for l in range(k):
+            a = -A[i, l]
+            if a != 0.0:
+                for j in range(p):
+                    out[i, j] += a * B[l, j]
+
+
+@njit(cache=True)
+def fdsva_point(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv):
+    """FDSVA at one knot: qdd, da/dq, da/dqdot, Minv (= da/dtau); also leaves M and the ID
+    derivatives at (q, qdot, qdd) in the given arrays."""
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    S0 = np.empty((nv, 6))
+    IA = np.empty((nj, 6, 6))
+    U = np.empty((nv, 6))
+    Dinv = np.empty((nv, 6))
+    tau_id = np.empty(nv)
+    aba_point(m, q, v, tau, qdd, S0, IA, U, Dinv)
+    idsva_point(m, q, v, qdd, tau_id, dtau_dq, dtau_dv, M)
+    minv_from_mass_matrix(m, M, Minv)
+    if ipr == IPR_DMM:
+        neg_matmul(Minv, dtau_dq, da_dq)
+        neg_matmul(Minv, dtau_dv, da_dv)
+    else:
+        PA = np.empty((nj, 6))
+        Acc = np.empty((nj, 6))
+        b = np.empty(nv)
+        x = np.empty(nv)
+        for src in range(2):
+            J = dtau_dq if src == 0 else dtau_dv
+            out = da_dq if src == 0 else da_dv
+            for k in range(nv):
+                for r in range(nv):
+                    b[r] = -J[r, k]
+                aza_apply(m, S0, U, Dinv, b, x, PA, Acc)
+                for r in range(nv):
+                    out[r, k] = x[r]
+
+
+@njit(cache=True, parallel=True)
+def aba_batch(m, Q, V, TAU):
+    T = Q.shape[0]
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    out = np.empty((T, nv))
+    for t in prange(T):
+        S0 = np.empty((nv, 6))
+        IA = np.empty((nj, 6, 6))
+        U = np.empty((nv, 6))
+        Dinv = np.empty((nv, 6))
+        aba_point(m, Q[t], V[t], TAU[t], out[t], S0, IA, U, Dinv)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def minv_batch(m, Q):
+    """M^{-1} per knot: CRBA, then the sparse L^T D L factorization."""
+    T = Q.shape[0]
+    nv = m.S_local.shape[0]
+    out = np.empty((T, nv, nv))
+    for t in prange(T):
+        M = np.zeros((nv, nv))
+        crba_point(m, Q[t], M)
+        minv_from_mass_matrix(m, M, out[t])
+    return out
+
+
+@njit(cache=True, parallel=True)
+def fdsva_batch(m, Q, V, TAU, ipr):
+    T = Q.shape[0]
+    nv = m.S_local.shape[0]
+    qdd = np.empty((T, nv))
+    da_dq = np.empty((T, nv, nv))
+    da_dv = np.empty((T, nv, nv))
+    Minv = np.empty((T, nv, nv))
+    for t in prange(T):
+        M = np.zeros((nv, nv))
+        dq = np.zeros((nv, nv))
+        dv = np.zeros((nv, nv))
+        fdsva_point(m, Q[t], V[t], TAU[t], ipr, qdd[t], da_dq[t], da_dv[t], Minv[t], M, dq, dv)
+    return qdd, da_dq, da_dv, Minv

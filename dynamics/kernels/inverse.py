@@ -1,0 +1,248 @@
+"""Inverse dynamics and its first-order derivatives (ground-frame formulation), compiled with numba.
+
+* ``rnea_point``: the Recursive Newton-Euler Algorithm.
+* ``idsva_point``: IDSVA, Alg. 1 of the first-order paper (Singh, Russell, Wensing) generalised to
+  multi-DoF joints (second-order paper eq. 12-15): dtau/dq, dtau/dqdot and the mass matrix M in one
+  forward and one backward sweep.
+
+Every ``*_point`` kernel evaluates one knot; every ``*_batch`` kernel loops over a leading knot axis
+in parallel (``prange``).  The Python wrappers in :mod:`dynamics.algorithms` always call the batch
+form; a single point is the batch of one.
+
+Per-DoF quantities are stored one row per DoF (``(nv, 6)``), per-body quantities one row per joint
+(``(njoints, ...)``, row 0 the universe).  With S_k the ground-frame motion subspace column of DoF k
+of joint i and lambda(i) its parent:
+
+    Psid_k  = v_lambda x S_k                      (time derivative of S_k due to the parent moving)
+    Psidd_k = a_lambda x S_k + v_lambda x Psid_k
+    Sd_k    = v_i x S_k                           (time derivative of S_k)
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .kinematics import forward_kinematics
+from .spatial import (
+    body_coriolis_add,
+    dot6,
+    force_cross,
+    force_cross_add,
+    ground_inertia,
+    matTvec6,
+    matvec6,
+    motion_cross,
+    motion_cross_add,
+)
+
+
+@njit(cache=True)
+def kinematics_and_inertias(m, q, oR, op, S0, I0):
+    """Forward kinematics plus the ground-frame spatial inertia I0[i] of every body."""
+    forward_kinematics(m, q, oR, op, S0)
+    for r in range(6):
+        for c in range(6):
+            I0[0, r, c] = 0.0
+    for i in range(1, m.parent.shape[0]):
+        ground_inertia(oR[i], op[i], m.mass[i], m.com[i], m.Icom[i], I0[i])
+
+
+@njit(cache=True)
+def velocity_acceleration_pass(m, S0, I0, v, a, Vel, Acc, F):
+    """Forward sweep of RNEA: body velocities/accelerations (ground frame, spatial) and body
+    forces F[i] = I_i a_i + v_i x* I_i v_i.  Acc[0] = -gravity."""
+    vJ = np.empty(6)
+    h = np.empty(6)
+    for r in range(6):
+        Vel[0, r] = 0.0
+        Acc[0, r] = -m.gravity[r]
+        F[0, r] = 0.0
+    for i in range(1, m.parent.shape[0]):
+        lam = m.parent[i]
+        for r in range(6):
+            vJ[r] = 0.0
+            Acc[i, r] = Acc[lam, r]
+        for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
+            for r in range(6):
+                vJ[r] += S0[k, r] * v[k]
+                Acc[i, r] += S0[k, r] * a[k]
+        for r in range(6):
+            Vel[i, r] = Vel[lam, r] + vJ[r]
+        motion_cross_add(Vel[i], vJ, Acc[i])
+        matvec6(I0[i], Vel[i], h)
+        matvec6(I0[i], Acc[i], F[i])
+        force_cross_add(Vel[i], h, F[i])
+
+
+@njit(cache=True)
+def rnea_point(m, q, v, a, tau):
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    oR = np.empty((nj, 3, 3))
+    op = np.empty((nj, 3))
+    S0 = np.empty((nv, 6))
+    I0 = np.empty((nj, 6, 6))
+    Vel = np.empty((nj, 6))
+    Acc = np.empty((nj, 6))
+    F = np.empty((nj, 6))
+    kinematics_and_inertias(m, q, oR, op, S0, I0)
+    velocity_acceleration_pass(m, S0, I0, v, a, Vel, Acc, F)
+    for i in range(nj - 1, 0, -1):
+        for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
+            tau[k] = dot6(S0[k], F[i])
+        lam = m.parent[i]
+        if lam > 0:
+            for r in range(6):
+                F[lam, r] += F[i, r]
+
+
+@njit(cache=True)
+def crba_point(m, q, M):
+    """Composite-rigid-body algorithm: the full (symmetric) joint-space mass matrix."""
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    oR = np.empty((nj, 3, 3))
+    op = np.empty((nj, 3))
+    S0 = np.empty((nv, 6))
+    IC = np.empty((nj, 6, 6))
+    t1 = np.empty(6)
+    kinematics_and_inertias(m, q, oR, op, S0, IC)
+    for i in range(nj - 1, 0, -1):
+        for p in range(m.iv[i], m.iv[i] + m.nvj[i]):
+            matvec6(IC[i], S0[p], t1)
+            j = i
+            while j > 0:
+                for r in range(m.iv[j], m.iv[j] + m.nvj[j]):
+                    x = dot6(S0[r], t1)
+                    M[p, r] = x
+                    M[r, p] = x
+                j = m.parent[j]
+        lam = m.parent[i]
+        if lam > 0:
+            for r in range(6):
+                for c in range(6):
+                    IC[lam, r, c] += IC[i, r, c]
+
+
+@njit(cache=True)
+def motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd):
+    """Psid, Psidd and Sd for every DoF (see module docstring)."""
+    for i in range(1, m.parent.shape[0]):
+        lam = m.parent[i]
+        for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
+            motion_cross(Vel[lam], S0[k], Psid[k])
+            motion_cross(Acc[lam], S0[k], Psidd[k])
+            motion_cross_add(Vel[lam], Psid[k], Psidd[k])
+            motion_cross(Vel[i], S0[k], Sd[k])
+
+
+@njit(cache=True)
+def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
+    """IDSVA: tau, dtau/dq (Lie derivatives along S), dtau/dqdot and M at one knot.
+
+    For DoF p of joint i and DoF r of an ancestor-or-self joint j (paper eq. 12-13):
+        dtau_p/dq_r    = t4.Psid_r + t1.Psidd_r                     (j <= i)
+        dtau_r/dq_p    = S_r . t3                                   (j <  i)
+        dtau_p/dqdot_r = t4.S_r + t1.(Psid_r + Sd_r)                (j <= i)
+        dtau_r/dqdot_p = S_r . t2                                   (j <  i)
+        M_pr = M_rp    = S_r . t1
+    with t1 = IC S_p, t2 = 2 BC S_p + IC (Psid_p + Sd_p), t3 = 2 BC Psid_p + IC Psidd_p + S_p x* fC,
+    t4 = 2 BC^T S_p, where IC, BC, fC are the composite inertia, body-Coriolis matrix and force of
+    the subtree rooted at i.
+    """
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    oR = np.empty((nj, 3, 3))
+    op = np.empty((nj, 3))
+    S0 = np.empty((nv, 6))
+    IC = np.empty((nj, 6, 6))
+    BC = np.zeros((nj, 6, 6))
+    Vel = np.empty((nj, 6))
+    Acc = np.empty((nj, 6))
+    FC = np.empty((nj, 6))
+    Psid = np.empty((nv, 6))
+    Psidd = np.empty((nv, 6))
+    Sd = np.empty((nv, 6))
+    tmp66 = np.empty((6, 6))
+    tmp6 = np.empty(6)
+    t1 = np.empty(6)
+    t2 = np.empty(6)
+    t3 = np.empty(6)
+    t4 = np.empty(6)
+    w = np.empty(6)
+
+    kinematics_and_inertias(m, q, oR, op, S0, IC)
+    velocity_acceleration_pass(m, S0, IC, v, a, Vel, Acc, FC)
+    motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd)
+    for i in range(1, nj):
+        body_coriolis_add(IC[i], Vel[i], tmp66, tmp6, BC[i])
+
+    for i in range(nj - 1, 0, -1):
+        for p in range(m.iv[i], m.iv[i] + m.nvj[i]):
+            tau[p] = dot6(S0[p], FC[i])
+            matvec6(IC[i], S0[p], t1)
+            # t2 = 2 BC S_p + IC (Psid_p + Sd_p)
+            for r in range(6):
+                w[r] = Psid[p, r] + Sd[p, r]
+            matvec6(IC[i], w, t2)
+            matvec6(BC[i], S0[p], tmp6)
+            for r in range(6):
+                t2[r] += 2.0 * tmp6[r]
+            # t3 = 2 BC Psid_p + IC Psidd_p + S_p x* fC
+            matvec6(IC[i], Psidd[p], t3)
+            matvec6(BC[i], Psid[p], tmp6)
+            for r in range(6):
+                t3[r] += 2.0 * tmp6[r]
+            force_cross_add(S0[p], FC[i], t3)
+            # t4 = 2 BC^T S_p
+            matTvec6(BC[i], S0[p], t4)
+            for r in range(6):
+                t4[r] *= 2.0
+            j = i
+            while j > 0:
+                for r in range(m.iv[j], m.iv[j] + m.nvj[j]):
+                    dtau_dq[p, r] = dot6(t4, Psid[r]) + dot6(t1, Psidd[r])
+                    dtau_dv[p, r] = dot6(t4, S0[r]) + dot6(t1, Psid[r]) + dot6(t1, Sd[r])
+                    x = dot6(S0[r], t1)
+                    M[p, r] = x
+                    M[r, p] = x
+                    if j != i:
+                        dtau_dq[r, p] = dot6(S0[r], t3)
+                        dtau_dv[r, p] = dot6(S0[r], t2)
+                j = m.parent[j]
+        lam = m.parent[i]
+        if lam > 0:
+            for r in range(6):
+                FC[lam, r] += FC[i, r]
+                for c in range(6):
+                    IC[lam, r, c] += IC[i, r, c]
+                    BC[lam, r, c] += BC[i, r, c]
+
+
+@njit(cache=True, parallel=True)
+def rnea_batch(m, Q, V, A):
+    out = np.empty(V.shape)
+    for t in prange(Q.shape[0]):
+        rnea_point(m, Q[t], V[t], A[t], out[t])
+    return out
+
+
+@njit(cache=True, parallel=True)
+def crba_batch(m, Q):
+    nv = m.S_local.shape[0]
+    out = np.zeros((Q.shape[0], nv, nv))
+    for t in prange(Q.shape[0]):
+        crba_point(m, Q[t], out[t])
+    return out
+
+
+@njit(cache=True, parallel=True)
+def idsva_batch(m, Q, V, A):
+    T = Q.shape[0]
+    nv = m.S_local.shape[0]
+    tau = np.empty((T, nv))
+    dq = np.zeros((T, nv, nv))
+    dv = np.zeros((T, nv, nv))
+    M = np.zeros((T, nv, nv))
+    for t in prange(T):
+        idsva_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t])
+    return tau, dq, dv, M

@@ -1,0 +1,243 @@
+"""`RobotModel`: a kinematic tree as the flat arrays the compiled kernels read.
+
+A `RobotModel` is built once from a Pinocchio model (or a URDF through Pinocchio's parser) and keeps
+that model as ``pin_model`` for reference use.  Everything the kernels need is derived here, once:
+
+=================  ==================  ==========================================================
+field              shape               meaning
+=================  ==================  ==========================================================
+``parent``         (njoints,)          parent joint index, -1 for the universe (joint 0)
+``jtype``          (njoints,)          joint type code (see :mod:`dynamics.kernels.kinematics`)
+``axis``           (njoints, 3)        unit axis of revolute / prismatic joints
+``iq``, ``nqj``    (njoints,)          first index and size of the joint in q
+``iv``, ``nvj``    (njoints,)          first index and size of the joint in v
+``place_R/p``      (njoints, 3, 3/3)   joint placement in the parent joint frame
+``mass``, ``com``  (njoints,), (.., 3) body mass and centre of mass (joint frame)
+``Icom``           (njoints, 3, 3)     rotational inertia about the centre of mass
+``S_local``        (nv, 6)             motion subspace column of each DoF, joint frame, [lin, ang]
+``dof_parent``     (nv,)               DoF-level parent (previous DoF of the joint or last DoF
+                                       of the parent joint), -1 at a root
+``gravity``        (6,)                gravity as a spatial motion [lin, ang]
+=================  ==================  ==========================================================
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from pathlib import Path
+
+import numpy as np
+
+from .kernels import kinematics as _kin
+
+KernelModel = namedtuple(
+    "KernelModel",
+    "parent jtype axis iq nqj iv nvj place_R place_p mass com Icom S_local dof_parent gravity",
+)
+
+#: Pinocchio joint model short names we support, mapped to (type code, fixed axis or None).
+_SUPPORTED = {
+    "JointModelRX": (_kin.REV, (1.0, 0.0, 0.0)),
+    "JointModelRY": (_kin.REV, (0.0, 1.0, 0.0)),
+    "JointModelRZ": (_kin.REV, (0.0, 0.0, 1.0)),
+    "JointModelRevoluteUnaligned": (_kin.REV, None),
+    "JointModelRUBX": (_kin.RUB, (1.0, 0.0, 0.0)),
+    "JointModelRUBY": (_kin.RUB, (0.0, 1.0, 0.0)),
+    "JointModelRUBZ": (_kin.RUB, (0.0, 0.0, 1.0)),
+    "JointModelRevoluteUnboundedUnaligned": (_kin.RUB, None),
+    "JointModelPX": (_kin.PRI, (1.0, 0.0, 0.0)),
+    "JointModelPY": (_kin.PRI, (0.0, 1.0, 0.0)),
+    "JointModelPZ": (_kin.PRI, (0.0, 0.0, 1.0)),
+    "JointModelPrismaticUnaligned": (_kin.PRI, None),
+    "JointModelSpherical": (_kin.SPH, None),
+    "JointModelFreeFlyer": (_kin.FF, None),
+    "JointModelPlanar": (_kin.PLA, None),
+}
+
+_TYPE_NAMES = {_kin.REV: "revolute", _kin.RUB: "revolute-unbounded", _kin.PRI: "prismatic",
+               _kin.SPH: "spherical", _kin.FF: "free-flyer", _kin.PLA: "planar"}
+
+#: joint types whose configuration holds unit-norm blocks: code -> list of (offset, size)
+UNIT_BLOCKS = {_kin.RUB: [(0, 2)], _kin.SPH: [(0, 4)], _kin.FF: [(3, 4)], _kin.PLA: [(2, 2)]}
+
+
+def _joint_motion_subspace(jm) -> np.ndarray:
+    """Motion subspace (6 x nv, [lin, ang]) of a Pinocchio joint model, in the joint frame."""
+    import pinocchio as pin
+
+    jd = jm.createData()
+    qn = pin.neutral(_single_joint_model(jm))
+    jm.calc(jd, qn)
+    return np.array(jd.S, dtype=float).reshape(6, -1)
+
+
+def _single_joint_model(jm):
+    import pinocchio as pin
+
+    mm = pin.Model()
+    mm.addJoint(0, jm, pin.SE3.Identity(), "j")
+    return mm
+
+
+class RobotModel:
+    """A kinematic tree for the compiled kernels.
+
+    Build it with :meth:`from_pinocchio` or :meth:`from_urdf`.  ``pin_model`` is the Pinocchio
+    model it was built from (used as a reference in tests and for frames).
+    """
+
+    def __init__(self, pin_model, name: str | None = None):
+        self.pin_model = pin_model
+        self.name = name or pin_model.name or "robot"
+        self.nq = int(pin_model.nq)
+        self.nv = int(pin_model.nv)
+        self.njoints = int(pin_model.njoints)
+        self.joint_names = list(pin_model.names)
+        self.arrays = self._derive_arrays(pin_model)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_pinocchio(cls, pin_model, name: str | None = None) -> "RobotModel":
+        """Wrap a ``pinocchio.Model`` (the model is kept, not copied)."""
+        return cls(pin_model, name)
+
+    @classmethod
+    def from_urdf(cls, path, floating_base: bool = False, name: str | None = None) -> "RobotModel":
+        """Parse a URDF with Pinocchio, with a free-flyer root joint if ``floating_base``.
+
+        Mimic joints are not supported: Pinocchio's parser ignores ``<mimic>`` tags by default, so
+        mimicking joints become independent joints.
+        """
+        import pinocchio as pin
+
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"urdf path: no such file: {str(path)!r}")
+        if floating_base:
+            pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+        else:
+            pm = pin.buildModelFromUrdf(str(path))
+        return cls(pm, name or path.stem)
+
+    @staticmethod
+    def _derive_arrays(pm) -> KernelModel:
+        nj, nv = int(pm.njoints), int(pm.nv)
+        parent = np.full(nj, -1, dtype=np.int64)
+        jtype = np.full(nj, -1, dtype=np.int64)
+        axis = np.zeros((nj, 3))
+        iq = np.zeros(nj, dtype=np.int64)
+        nqj = np.zeros(nj, dtype=np.int64)
+        iv = np.zeros(nj, dtype=np.int64)
+        nvj = np.zeros(nj, dtype=np.int64)
+        place_R = np.tile(np.eye(3), (nj, 1, 1))
+        place_p = np.zeros((nj, 3))
+        mass = np.zeros(nj)
+        com = np.zeros((nj, 3))
+        Icom = np.zeros((nj, 3, 3))
+        S_local = np.zeros((nv, 6))
+        dof_parent = np.full(nv, -1, dtype=np.int64)
+        for i in range(1, nj):
+            jm = pm.joints[i]
+            short = jm.shortname()
+            if short not in _SUPPORTED:
+                raise ValueError(
+                    f"joint {pm.names[i]!r} (index {i}) has Pinocchio type {short}, which is not "
+                    f"supported; supported joint types: revolute (any axis, bounded or unbounded), "
+                    f"prismatic (any axis), spherical (quaternion), free-flyer, planar"
+                )
+            code, fixed_axis = _SUPPORTED[short]
+            S = _joint_motion_subspace(jm)
+            jtype[i] = code
+            parent[i] = pm.parents[i]
+            iq[i], nqj[i], iv[i], nvj[i] = jm.idx_q, jm.nq, jm.idx_v, jm.nv
+            if code in (_kin.REV, _kin.RUB):
+                axis[i] = S[3:, 0] if fixed_axis is None else fixed_axis
+            elif code == _kin.PRI:
+                axis[i] = S[:3, 0] if fixed_axis is None else fixed_axis
+            S_local[jm.idx_v:jm.idx_v + jm.nv] = S.T
+            M = pm.jointPlacements[i]
+            place_R[i] = M.rotation
+            place_p[i] = M.translation
+            I = pm.inertias[i]
+            mass[i] = I.mass
+            com[i] = I.lever
+            Icom[i] = I.inertia
+            for k in range(jm.nv):
+                d = jm.idx_v + k
+                if k > 0:
+                    dof_parent[d] = d - 1
+                elif parent[i] > 0:
+                    pj = pm.joints[int(parent[i])]
+                    dof_parent[d] = pj.idx_v + pj.nv - 1
+        if np.any(parent[1:] >= np.arange(1, nj)):
+            raise ValueError("pin_model: joints must be ordered with parents before children")
+        gravity = np.array(pm.gravity.vector, dtype=float)
+        return KernelModel(parent, jtype, axis, iq, nqj, iv, nvj, place_R, place_p, mass, com,
+                           Icom, S_local, dof_parent, gravity)
+
+    # ------------------------------------------------------------------ description
+    def joint_types(self) -> list[str]:
+        """Human-readable joint type of every joint (index 0, the universe, excluded)."""
+        return [_TYPE_NAMES[int(t)] for t in self.arrays.jtype[1:]]
+
+    @property
+    def has_free_flyer(self) -> bool:
+        return bool(self.njoints > 1 and self.arrays.jtype[1] == _kin.FF)
+
+    def __repr__(self) -> str:
+        return f"RobotModel({self.name!r}, nq={self.nq}, nv={self.nv}, njoints={self.njoints - 1})"
+
+    # ------------------------------------------------------------------ configuration space
+    def neutral(self) -> np.ndarray:
+        """The neutral configuration (Pinocchio's ``neutral``)."""
+        import pinocchio as pin
+
+        return np.array(pin.neutral(self.pin_model))
+
+    def integrate(self, q, dq) -> np.ndarray:
+        """q (+) dq, as ``pinocchio.integrate``.  Shapes (nq,), (nv,) or batched (T, nq), (T, nv)."""
+        from .inputs import prepare
+
+        b = prepare(self, q=q, dq=dq)
+        return b.unbatch(_kin.integrate_batch(self.arrays, b["q"], b["dq"]))
+
+    def difference(self, q0, q1) -> np.ndarray:
+        """q1 (-) q0 (tangent vector at q0), as ``pinocchio.difference``."""
+        from .inputs import prepare
+
+        b = prepare(self, q0=q0, q1=q1)
+        return b.unbatch(_kin.difference_batch(self.arrays, b["q0"], b["q1"]))
+
+    def random_configuration(self, rng=None) -> np.ndarray:
+        """A random configuration: joint limits where finite, else angles in [-pi, pi] and
+        translations in [-1, 1]; uniformly random unit quaternions."""
+        rng = np.random.default_rng(rng)
+        pm = self.pin_model
+        lo, hi = np.asarray(pm.lowerPositionLimit), np.asarray(pm.upperPositionLimit)
+        q = np.zeros(self.nq)
+        a = self.arrays
+        for i in range(1, self.njoints):
+            t, o = int(a.jtype[i]), int(a.iq[i])
+            if t in (_kin.REV, _kin.PRI):
+                l, h = lo[o], hi[o]
+                bound = np.pi if t == _kin.REV else 1.0
+                if not (np.isfinite(l) and np.isfinite(h) and abs(l) < 1e10 and abs(h) < 1e10):
+                    l, h = -bound, bound
+                q[o] = rng.uniform(l, h)
+            elif t == _kin.RUB:
+                th = rng.uniform(-np.pi, np.pi)
+                q[o:o + 2] = np.cos(th), np.sin(th)
+            elif t == _kin.SPH:
+                q[o:o + 4] = _random_quaternion(rng)
+            elif t == _kin.FF:
+                q[o:o + 3] = rng.uniform(-1.0, 1.0, 3)
+                q[o + 3:o + 7] = _random_quaternion(rng)
+            else:  # planar
+                th = rng.uniform(-np.pi, np.pi)
+                q[o:o + 4] = rng.uniform(-1, 1), rng.uniform(-1, 1), np.cos(th), np.sin(th)
+        return q
+
+
+def _random_quaternion(rng) -> np.ndarray:
+    x = rng.normal(size=4)
+    return x / np.linalg.norm(x)

@@ -1,0 +1,214 @@
+"""Robot models: the named robots of the studies, random kinematic trees for tests, and the
+synthetic chains and binary trees of the first-order paper (Sec. VI) for scaling studies.
+
+``load(name)`` knows:
+
+==================  ====  ====  ==========================================================
+name                nq    nv    source
+==================  ====  ====  ==========================================================
+pendulum            1     1     built here: one revolute-y link, 1 kg, 1 m, point-like mass
+double_pendulum     2     2     example-robot-data ``double_pendulum.urdf``
+ur3                 6     6     example-robot-data ``ur_description/urdf/ur3_robot.urdf``
+hyq                 19    18    example-robot-data ``hyq_no_sensors.urdf``, free-flyer root
+atlas               37    36    ``dynamics/data/atlas.urdf`` (from shared/models), free-flyer
+talos               51    50    example-robot-data ``talos_full_v2.urdf``, free-flyer root
+==================  ====  ====  ==========================================================
+
+(example-robot-data's own ``load("ur3")`` returned the UR5 in release 5.0.0; we always parse the
+UR3 URDF directly.)
+"""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+
+from .model import RobotModel
+
+_DATA = Path(__file__).resolve().parent / "data"
+
+_URDFS = {
+    "double_pendulum": ("double_pendulum_description/urdf/double_pendulum.urdf", False),
+    "ur3": ("ur_description/urdf/ur3_robot.urdf", False),
+    "hyq": ("hyq_description/robots/hyq_no_sensors.urdf", True),
+    "talos": ("talos_data/robots/talos_full_v2.urdf", True),
+}
+
+NAMES = ("pendulum", "double_pendulum", "ur3", "hyq", "atlas", "talos")
+
+_cache: dict[str, RobotModel] = {}
+
+
+def example_robot_data_dir() -> Path:
+    """Directory holding example-robot-data's ``robots/`` tree (installed by its wheel)."""
+    candidates = []
+    for key in ("purelib", "platlib", "data"):
+        base = sysconfig.get_paths().get(key)
+        if base:
+            candidates.append(Path(base) / "cmeel.prefix" / "share" / "example-robot-data" / "robots")
+    env = os.environ.get("EXAMPLE_ROBOT_DATA_MODEL_DIR")
+    if env:
+        candidates.insert(0, Path(env))
+    for c in candidates:
+        if c.is_dir():
+            return c
+    raise FileNotFoundError("example-robot-data is not installed (pip install example-robot-data); "
+                            "looked in " + ", ".join(map(str, candidates)))
+
+
+def load(name: str) -> RobotModel:
+    """The named robot (see module docstring).  Models are built once per process and cached."""
+    key = str(name).lower()
+    if key not in NAMES:
+        raise ValueError(f"robot name: expected one of {', '.join(NAMES)}; got {name!r}")
+    if key not in _cache:
+        if key == "pendulum":
+            model = pendulum()
+        elif key == "atlas":
+            model = RobotModel.from_urdf(_DATA / "atlas.urdf", floating_base=True, name="atlas")
+        else:
+            rel, floating = _URDFS[key]
+            model = RobotModel.from_urdf(example_robot_data_dir() / rel, floating_base=floating,
+                                         name=key)
+        _cache[key] = model
+    return _cache[key]
+
+
+def pendulum(length: float = 1.0, mass: float = 1.0) -> RobotModel:
+    """A single pendulum: revolute about y, a point-like mass at distance ``length`` below the
+    joint (small rotational inertia keeps the spatial inertia positive definite)."""
+    import pinocchio as pin
+
+    pm = pin.Model()
+    pm.name = "pendulum"
+    j = pm.addJoint(0, pin.JointModelRY(), pin.SE3.Identity(), "joint")
+    I = pin.Inertia(mass, np.array([0.0, 0.0, -length]), np.eye(3) * 1e-3 * mass)
+    pm.appendBodyToJoint(j, I, pin.SE3.Identity())
+    pm.addFrame(pin.Frame("tip", j, 0, pin.SE3(np.eye(3), np.array([0.0, 0.0, -length])),
+                          pin.FrameType.OP_FRAME))
+    return RobotModel.from_pinocchio(pm, "pendulum")
+
+
+# ---------------------------------------------------------------------------- random trees
+JOINT_TYPES = ("revolute", "revolute_unaligned", "revolute_unbounded", "prismatic",
+               "prismatic_unaligned", "spherical", "planar", "free_flyer")
+
+
+def _joint_model(kind: str, rng):
+    import pinocchio as pin
+
+    ax = int(rng.integers(3))
+    u = rng.normal(size=3)
+    u /= np.linalg.norm(u)
+    if kind == "revolute":
+        return (pin.JointModelRX, pin.JointModelRY, pin.JointModelRZ)[ax]()
+    if kind == "revolute_unaligned":
+        return pin.JointModelRevoluteUnaligned(u)
+    if kind == "revolute_unbounded":
+        return (pin.JointModelRUBX, pin.JointModelRUBY, pin.JointModelRUBZ)[ax]()
+    if kind == "prismatic":
+        return (pin.JointModelPX, pin.JointModelPY, pin.JointModelPZ)[ax]()
+    if kind == "prismatic_unaligned":
+        return pin.JointModelPrismaticUnaligned(u)
+    if kind == "spherical":
+        return pin.JointModelSpherical()
+    if kind == "planar":
+        return pin.JointModelPlanar()
+    if kind == "free_flyer":
+        return pin.JointModelFreeFlyer()
+    raise ValueError(f"joint_types: expected names from {JOINT_TYPES}; got {kind!r}")
+
+
+def _random_inertia(rng):
+    import pinocchio as pin
+
+    m = rng.uniform(0.5, 3.0)
+    A = rng.normal(size=(3, 3))
+    Ic = A @ A.T + 0.1 * np.eye(3)
+    return pin.Inertia(m, rng.uniform(-0.3, 0.3, 3), Ic)
+
+
+def random_tree(n_bodies: int, joint_types=JOINT_TYPES[:-1], branching: float = 0.3,
+                floating_base: bool = False, seed: int = 0) -> RobotModel:
+    """A random kinematic tree of ``n_bodies`` bodies (plus a free-flyer root if
+    ``floating_base``), with joint types drawn from ``joint_types`` (names in ``JOINT_TYPES``),
+    random placements and random positive-definite inertias.  With probability ``branching`` a
+    body attaches to a random earlier body instead of the previous one."""
+    import pinocchio as pin
+
+    if n_bodies < 1:
+        raise ValueError(f"n_bodies: expected at least 1; got {n_bodies}")
+    for k in joint_types:
+        if k not in JOINT_TYPES:
+            raise ValueError(f"joint_types: expected names from {JOINT_TYPES}; got {k!r}")
+    rng = np.random.default_rng(seed)
+    # draw the tree shape first (parent of body b among -1 = root, 0..b-1), then add the joints in
+    # depth-first order: Pinocchio's algorithms (crba, ...) require every subtree's DoFs to be
+    # contiguous in v.
+    parents = []
+    for b in range(n_bodies):
+        if b > 0 and rng.uniform() < branching:
+            parents.append(int(rng.integers(-1 if not floating_base else 0, b)))
+        else:
+            parents.append(b - 1)
+    specs = []
+    for b in range(n_bodies):
+        kind = joint_types[int(rng.integers(len(joint_types)))]
+        placement = pin.SE3(pin.exp3(rng.normal(size=3)), rng.uniform(-0.5, 0.5, 3))
+        specs.append((kind, _joint_model(kind, rng), placement, _random_inertia(rng)))
+    pm = pin.Model()
+    pm.name = f"random_tree_{n_bodies}_{seed}"
+    root = 0
+    if floating_base:
+        root = pm.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "root")
+        pm.appendBodyToJoint(root, _random_inertia(rng), pin.SE3.Identity())
+    children = {b: [c for c in range(n_bodies) if parents[c] == b] for b in range(-1, n_bodies)}
+    stack = [(c, root) for c in reversed(children[-1])]
+    while stack:
+        b, pid = stack.pop()
+        kind, jm, placement, inertia = specs[b]
+        j = pm.addJoint(pid, jm, placement, f"j{b}_{kind}")
+        pm.appendBodyToJoint(j, inertia, pin.SE3.Identity())
+        stack.extend((c, j) for c in reversed(children[b]))
+    return RobotModel.from_pinocchio(pm, pm.name)
+
+
+# ---------------------------------------------------------------------------- paper benchmarks
+def _unit_link_inertia():
+    import pinocchio as pin
+
+    # first-order paper Sec. VI: 1 kg, 1 m, centre of mass at the midpoint, Izz = 1, others 0
+    return pin.Inertia(1.0, np.array([0.5, 0.0, 0.0]), np.diag([0.0, 0.0, 1.0]))
+
+
+def serial_chain(n: int) -> RobotModel:
+    """The paper's N-link serial chain: revolute joints about their local z axis, unit links along
+    x (1 kg, 1 m, centre of mass at the midpoint, Izz = 1)."""
+    import pinocchio as pin
+
+    pm = pin.Model()
+    pm.name = f"chain_{n}"
+    parent = 0
+    for k in range(n):
+        placement = pin.SE3(np.eye(3), np.array([1.0 if k else 0.0, 0.0, 0.0]))
+        parent = pm.addJoint(parent, pin.JointModelRZ(), placement, f"j{k}")
+        pm.appendBodyToJoint(parent, _unit_link_inertia(), pin.SE3.Identity())
+    return RobotModel.from_pinocchio(pm, pm.name)
+
+
+def binary_tree(n: int) -> RobotModel:
+    """The paper's N-link binary tree: body k (1-based) hangs from body k // 2, same unit links and
+    revolute-z joints as :func:`serial_chain`."""
+    import pinocchio as pin
+
+    pm = pin.Model()
+    pm.name = f"binary_tree_{n}"
+    for k in range(1, n + 1):
+        parent = k // 2
+        placement = pin.SE3(np.eye(3), np.array([1.0 if parent else 0.0, 0.0, 0.0]))
+        j = pm.addJoint(parent, pin.JointModelRZ(), placement, f"j{k}")
+        pm.appendBodyToJoint(j, _unit_link_inertia(), pin.SE3.Identity())
+    return RobotModel.from_pinocchio(pm, pm.name)
