@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernels import checks as _checks
+
 UNIT_NORM_TOL = 1e-6
 
 #: argument name -> which dimension it has ("nq" for configurations, "nv" for tangent vectors)
@@ -39,53 +41,50 @@ class Batch(dict):
 def prepare(model, **arrays) -> Batch:
     """Check and batch the named arrays for ``model`` (see module docstring)."""
     out = {}
-    ndims = set()
-    Ts = {}
+    single = None
+    T = None
     for name, x in arrays.items():
         dim = getattr(model, _DIMS[name])
         try:
-            arr = np.asarray(x, dtype=float)
+            arr = np.asarray(x, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name}: expected an array of floats of shape ({dim},) or (T, {dim}); "
                              f"got {type(x).__name__}") from exc
         if arr.ndim not in (1, 2) or arr.shape[-1] != dim:
             raise ValueError(f"{name}: expected shape ({dim},) or (T, {dim}) for {model.name} "
                              f"({_DIMS[name]}={dim}); got shape {arr.shape}")
-        if not np.all(np.isfinite(arr)):
-            bad = np.argwhere(~np.isfinite(np.atleast_2d(arr)))[0]
-            raise ValueError(f"{name}: expected finite values; got {np.atleast_2d(arr)[tuple(bad)]} "
-                             f"at index {tuple(int(b) for b in bad) if arr.ndim == 2 else int(bad[1])}")
-        ndims.add(arr.ndim)
-        arr2 = np.ascontiguousarray(np.atleast_2d(arr))
-        Ts[name] = arr2.shape[0]
-        if _DIMS[name] == "nq":
+        is_single = arr.ndim == 1
+        arr2 = np.ascontiguousarray(arr.reshape(1, dim) if is_single else arr)
+        bad = _checks.first_nonfinite(arr2)
+        if bad >= 0:
+            t, k = divmod(int(bad), dim)
+            where = k if is_single else (t, k)
+            raise ValueError(f"{name}: expected finite values; got {arr2[t, k]} at index {where}")
+        if single is None:
+            single, T = is_single, arr2.shape[0]
+        elif single != is_single:
+            raise ValueError("inputs: mix of single points and batches ("
+                             + ", ".join(f"{k}: {np.shape(v)}" for k, v in arrays.items())
+                             + "); pass all as (dim,) or all as (T, dim)")
+        elif T != arr2.shape[0]:
+            raise ValueError("inputs: batches must have the same number of knots T; got "
+                             + ", ".join(f"{k}: T={np.shape(v)[0]}" for k, v in arrays.items()))
+        if _DIMS[name] == "nq" and model.unit_blocks.shape[0]:
             _check_unit_blocks(model, name, arr2)
         out[name] = arr2
-    if len(ndims) > 1:
-        raise ValueError("inputs: mix of single points and batches ("
-                         + ", ".join(f"{k}: {np.shape(v)}" for k, v in arrays.items())
-                         + "); pass all as (dim,) or all as (T, dim)")
-    if len(set(Ts.values())) > 1:
-        raise ValueError("inputs: batches must have the same number of knots T; got "
-                         + ", ".join(f"{k}: T={t}" for k, t in Ts.items()))
-    single = ndims == {1}
-    T = next(iter(Ts.values())) if Ts else 1
-    return Batch(out, single, T)
+    return Batch(out, bool(single), T or 1)
 
 
 def _check_unit_blocks(model, name, Q):
-    from .model import UNIT_BLOCKS
-
-    a = model.arrays
-    for i in range(1, model.njoints):
-        for off, size in UNIT_BLOCKS.get(int(a.jtype[i]), ()):
-            o = int(a.iq[i]) + off
-            norms = np.linalg.norm(Q[:, o:o + size], axis=1)
-            bad = np.abs(norms - 1.0) > UNIT_NORM_TOL
-            if np.any(bad):
-                t = int(np.argmax(bad))
-                what = "quaternion" if size == 4 else "(cos, sin) pair"
-                where = f" at knot {t}" if Q.shape[0] > 1 else ""
-                raise ValueError(
-                    f"{name}: the {what} of joint {model.joint_names[i]!r} (q[{o}:{o + size}]) must "
-                    f"have unit norm (tolerance {UNIT_NORM_TOL:g}); got norm {norms[t]:.9g}{where}")
+    t, k = _checks.first_unit_norm_violation(Q, model.unit_blocks, UNIT_NORM_TOL)
+    if t < 0:
+        return
+    idx = model.unit_blocks[k]
+    o, size = int(idx[0]), int(np.sum(idx >= 0))
+    norm = float(np.linalg.norm(Q[t, o:o + size]))
+    what = "quaternion" if size == 4 else "(cos, sin) pair"
+    where = f" at knot {t}" if Q.shape[0] > 1 else ""
+    raise ValueError(
+        f"{name}: the {what} of joint {model.joint_names[model.unit_block_joint[k]]!r} "
+        f"(q[{o}:{o + size}]) must have unit norm (tolerance {UNIT_NORM_TOL:g}); got norm "
+        f"{norm:.9g}{where}")

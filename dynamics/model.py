@@ -23,17 +23,12 @@ field              shape               meaning
 
 from __future__ import annotations
 
-from collections import namedtuple
 from pathlib import Path
 
 import numpy as np
 
 from .kernels import kinematics as _kin
-
-KernelModel = namedtuple(
-    "KernelModel",
-    "parent jtype axis iq nqj iv nvj place_R place_p mass com Icom S_local dof_parent gravity",
-)
+from .kernels.layout import KernelModel, pack
 
 #: Pinocchio joint model short names we support, mapped to (type code, fixed axis or None).
 _SUPPORTED = {
@@ -94,6 +89,9 @@ class RobotModel:
         self.njoints = int(pin_model.njoints)
         self.joint_names = list(pin_model.names)
         self.arrays = self._derive_arrays(pin_model)
+        #: the arrays packed into (ints, floats), the first two arguments of every compiled kernel
+        self.kernel_args = pack(self.arrays)
+        self.unit_blocks, self.unit_block_joint = self._unit_blocks()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -175,6 +173,18 @@ class RobotModel:
         return KernelModel(parent, jtype, axis, iq, nqj, iv, nvj, place_R, place_p, mass, com,
                            Icom, S_local, dof_parent, gravity)
 
+    def _unit_blocks(self):
+        """q-indices of the unit-norm blocks (quaternions, cos/sin pairs), padded to 4 with -1,
+        and the joint each belongs to; used to validate configurations."""
+        rows, joints = [], []
+        a = self.arrays
+        for i in range(1, self.njoints):
+            for off, size in UNIT_BLOCKS.get(int(a.jtype[i]), ()):
+                o = int(a.iq[i]) + off
+                rows.append(list(range(o, o + size)) + [-1] * (4 - size))
+                joints.append(i)
+        return np.array(rows, dtype=np.int64).reshape(-1, 4), np.array(joints, dtype=np.int64)
+
     # ------------------------------------------------------------------ description
     def joint_types(self) -> list[str]:
         """Human-readable joint type of every joint (index 0, the universe, excluded)."""
@@ -199,14 +209,14 @@ class RobotModel:
         from .inputs import prepare
 
         b = prepare(self, q=q, dq=dq)
-        return b.unbatch(_kin.integrate_batch(self.arrays, b["q"], b["dq"]))
+        return b.unbatch(_kin.integrate_batch(*self.kernel_args, b["q"], b["dq"]))
 
     def difference(self, q0, q1) -> np.ndarray:
         """q1 (-) q0 (tangent vector at q0), as ``pinocchio.difference``."""
         from .inputs import prepare
 
         b = prepare(self, q0=q0, q1=q1)
-        return b.unbatch(_kin.difference_batch(self.arrays, b["q0"], b["q1"]))
+        return b.unbatch(_kin.difference_batch(*self.kernel_args, b["q0"], b["q1"]))
 
     def random_configuration(self, rng=None) -> np.ndarray:
         """A random configuration: joint limits where finite, else angles in [-pi, pi] and

@@ -3,22 +3,26 @@
 * ``aba_point``: the Articulated-Body Algorithm.  It also leaves behind, per DoF, U_k = IA S_k and
   per joint D^{-1} (stored row-wise in ``Dinv[k, :nv_i]``), which depend on q only; with them the
   ABA-Zero-Algorithm (AZA: ABA with qdot = 0 and no gravity) applies M^{-1} to a vector in O(N).
-* ``ltdl_factor`` / ``ltdl_solve``: M = L^T D L with branch-induced sparsity (Featherstone, RBDA
-  Sec. 6.5), O(n d^2) to factor and O(n d) per right-hand side, d the depth of the tree in DoFs.
+* ``ltdl_factor`` / ``ltdl_solve_rows``: M = L^T D L with branch-induced sparsity (Featherstone,
+  RBDA Sec. 6.5), O(n d^2) to factor and O(n d) per right-hand side, d the depth of the tree in DoFs.
 * ``fdsva_point``: FDSVA (first-order paper Sec. IV): a = ABA(q, qdot, tau), then IDSVA at
   (q, qdot, a), then the inverse-partial relation (IPR)
       da/dq = -M^{-1} dtau/dq,   da/dqdot = -M^{-1} dtau/dqdot,   da/dtau = M^{-1},
-  applied either with a dense matrix product against M^{-1} (DMM) or column by column with AZA.
+  applied with a dense matrix product against M^{-1} (DMM), column by column with AZA, or as one
+  block solve with the sparse factor of M (LTDL).
 """
 
 import numpy as np
 from numba import njit, prange
 
+from .layout import unpack
+
 from .inverse import crba_point, idsva_point, kinematics_and_inertias
 from .spatial import dot6, force_cross, matvec6, motion_cross
 
-IPR_DMM = 0
-IPR_AZA = 1
+IPR_DMM = 0  # dense product with M^{-1}
+IPR_AZA = 1  # ABA-Zero-Algorithm, column by column
+IPR_LTDL = 2  # block solve with the sparse L^T D L factor of M
 
 
 @njit(cache=True)
@@ -203,38 +207,48 @@ def ltdl_factor(m, H):
 
 
 @njit(cache=True)
-def ltdl_solve(m, H, b):
-    """In place: b <- M^{-1} b with the factor from :func:`ltdl_factor`."""
-    n = H.shape[0]
+def ltdl_solve_rows(m, H, B):
+    """In place: B <- M^{-1} B for a block of right-hand sides B (n, k), with the factor from
+    :func:`ltdl_factor`.  Each elimination step is a contiguous row operation on B (vectorized)."""
+    n, k = B.shape
     lp = m.dof_parent
     for i in range(n - 1, -1, -1):
         j = lp[i]
         while j >= 0:
-            b[j] -= H[i, j] * b[i]
+            h = H[i, j]
+            for c in range(k):
+                B[j, c] -= h * B[i, c]
             j = lp[j]
     for i in range(n):
-        b[i] /= H[i, i]
+        d = 1.0 / H[i, i]
+        for c in range(k):
+            B[i, c] *= d
     for i in range(n):
         j = lp[i]
         while j >= 0:
-            b[i] -= H[i, j] * b[j]
+            h = H[i, j]
+            for c in range(k):
+                B[i, c] -= h * B[j, c]
             j = lp[j]
+
+
+@njit(cache=True)
+def minv_from_factor(m, H, Minv):
+    """Minv = M^{-1} from the L^T D L factor H."""
+    n = H.shape[0]
+    for r in range(n):
+        for c in range(n):
+            Minv[r, c] = 0.0
+        Minv[r, r] = 1.0
+    ltdl_solve_rows(m, H, Minv)
 
 
 @njit(cache=True)
 def minv_from_mass_matrix(m, M, Minv):
     """Minv = M^{-1} via the sparse L^T D L factorization (M is left untouched)."""
-    n = M.shape[0]
     H = M.copy()
     ltdl_factor(m, H)
-    col = np.empty(n)
-    for k in range(n):
-        for r in range(n):
-            col[r] = 0.0
-        col[k] = 1.0
-        ltdl_solve(m, H, col)
-        for r in range(n):
-            Minv[r, k] = col[r]
+    minv_from_factor(m, H, Minv)
 
 
 @njit(cache=True)
@@ -265,10 +279,23 @@ def fdsva_point(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv)
     tau_id = np.empty(nv)
     aba_point(m, q, v, tau, qdd, S0, IA, U, Dinv)
     idsva_point(m, q, v, qdd, tau_id, dtau_dq, dtau_dv, M)
-    minv_from_mass_matrix(m, M, Minv)
+    H = M.copy()
+    ltdl_factor(m, H)
+    minv_from_factor(m, H, Minv)
     if ipr == IPR_DMM:
         neg_matmul(Minv, dtau_dq, da_dq)
         neg_matmul(Minv, dtau_dv, da_dv)
+    elif ipr == IPR_LTDL:
+        B = np.empty((nv, 2 * nv))
+        for r in range(nv):
+            for c in range(nv):
+                B[r, c] = -dtau_dq[r, c]
+                B[r, nv + c] = -dtau_dv[r, c]
+        ltdl_solve_rows(m, H, B)
+        for r in range(nv):
+            for c in range(nv):
+                da_dq[r, c] = B[r, c]
+                da_dv[r, c] = B[r, nv + c]
     else:
         PA = np.empty((nj, 6))
         Acc = np.empty((nj, 6))
@@ -286,12 +313,13 @@ def fdsva_point(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv)
 
 
 @njit(cache=True, parallel=True)
-def aba_batch(m, Q, V, TAU):
+def aba_batch(ints, floats, Q, V, TAU):
     T = Q.shape[0]
-    nj = m.parent.shape[0]
-    nv = m.S_local.shape[0]
+    nj = ints[0]
+    nv = ints[1]
     out = np.empty((T, nv))
     for t in prange(T):
+        m = unpack(ints, floats)
         S0 = np.empty((nv, 6))
         IA = np.empty((nj, 6, 6))
         U = np.empty((nv, 6))
@@ -301,12 +329,13 @@ def aba_batch(m, Q, V, TAU):
 
 
 @njit(cache=True, parallel=True)
-def minv_batch(m, Q):
+def minv_batch(ints, floats, Q):
     """M^{-1} per knot: CRBA, then the sparse L^T D L factorization."""
     T = Q.shape[0]
-    nv = m.S_local.shape[0]
+    nv = ints[1]
     out = np.empty((T, nv, nv))
     for t in prange(T):
+        m = unpack(ints, floats)
         M = np.zeros((nv, nv))
         crba_point(m, Q[t], M)
         minv_from_mass_matrix(m, M, out[t])
@@ -314,14 +343,15 @@ def minv_batch(m, Q):
 
 
 @njit(cache=True, parallel=True)
-def fdsva_batch(m, Q, V, TAU, ipr):
+def fdsva_batch(ints, floats, Q, V, TAU, ipr):
     T = Q.shape[0]
-    nv = m.S_local.shape[0]
+    nv = ints[1]
     qdd = np.empty((T, nv))
     da_dq = np.empty((T, nv, nv))
     da_dv = np.empty((T, nv, nv))
     Minv = np.empty((T, nv, nv))
     for t in prange(T):
+        m = unpack(ints, floats)
         M = np.zeros((nv, nv))
         dq = np.zeros((nv, nv))
         dv = np.zeros((nv, nv))

@@ -21,6 +21,8 @@ of joint i and lambda(i) its parent:
 import numpy as np
 from numba import njit, prange
 
+from .layout import unpack
+
 from .kinematics import forward_kinematics
 from .spatial import (
     body_coriolis_add,
@@ -219,30 +221,37 @@ def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
 
 
 @njit(cache=True, parallel=True)
-def rnea_batch(m, Q, V, A):
+def rnea_batch(ints, floats, Q, V, A):
     out = np.empty(V.shape)
     for t in prange(Q.shape[0]):
+        m = unpack(ints, floats)
         rnea_point(m, Q[t], V[t], A[t], out[t])
     return out
 
 
 @njit(cache=True, parallel=True)
-def crba_batch(m, Q):
-    nv = m.S_local.shape[0]
-    out = np.zeros((Q.shape[0], nv, nv))
+def crba_batch(ints, floats, Q):
+    nv = ints[1]
+    out = np.empty((Q.shape[0], nv, nv))
     for t in prange(Q.shape[0]):
+        m = unpack(ints, floats)
+        out[t] = 0.0
         crba_point(m, Q[t], out[t])
     return out
 
 
 @njit(cache=True, parallel=True)
-def idsva_batch(m, Q, V, A):
+def idsva_batch(ints, floats, Q, V, A):
     T = Q.shape[0]
-    nv = m.S_local.shape[0]
+    nv = ints[1]
     tau = np.empty((T, nv))
-    dq = np.zeros((T, nv, nv))
-    dv = np.zeros((T, nv, nv))
-    M = np.zeros((T, nv, nv))
+    dq = np.empty((T, nv, nv))
+    dv = np.empty((T, nv, nv))
+    M = np.empty((T, nv, nv))
     for t in prange(T):
+        m = unpack(ints, floats)
+        dq[t] = 0.0
+        dv[t] = 0.0
+        M[t] = 0.0
         idsva_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t])
     return tau, dq, dv, M

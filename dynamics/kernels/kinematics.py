@@ -24,6 +24,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .layout import unpack
+
 REV, RUB, PRI, SPH, FF, PLA = 0, 1, 2, 3, 4, 5
 
 _JIT = dict(cache=True)
@@ -367,16 +369,18 @@ def difference_point(m, q0, q1, out):
 
 
 @njit(cache=True, parallel=True)
-def integrate_batch(m, Q, V):
+def integrate_batch(ints, floats, Q, V):
     out = np.empty_like(Q)
     for t in prange(Q.shape[0]):
+        m = unpack(ints, floats)
         integrate_point(m, Q[t], V[t], out[t])
     return out
 
 
 @njit(cache=True, parallel=True)
-def difference_batch(m, Q0, Q1):
-    out = np.empty((Q0.shape[0], m.S_local.shape[0]))
+def difference_batch(ints, floats, Q0, Q1):
+    out = np.empty((Q0.shape[0], ints[1]))
     for t in prange(Q0.shape[0]):
+        m = unpack(ints, floats)
         difference_point(m, Q0[t], Q1[t], out[t])
     return out

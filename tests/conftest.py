@@ -1,0 +1,58 @@
+"""Shared fixtures: the named robots, random trees covering every joint type, random states."""
+
+import numpy as np
+import pytest
+
+from dynamics import robots
+
+ROBOTS = ("pendulum", "double_pendulum", "ur3", "hyq", "atlas", "talos")
+
+#: (n_bodies, floating_base, seed): every supported joint type appears, fixed and floating
+TREES = [(8, False, s) for s in range(6)] + [(8, True, s) for s in range(6)] + [(1, True, 0)]
+
+
+def tree_id(spec):
+    n, fb, s = spec
+    return f"tree{n}-{'float' if fb else 'fixed'}-{s}"
+
+
+def build(spec):
+    """A model from a spec: a robot name, or (n_bodies, floating_base, seed) for a random tree."""
+    if isinstance(spec, str):
+        return robots.load(spec)
+    n, fb, s = spec
+    return robots.random_tree(n, floating_base=fb, seed=s, branching=0.4)
+
+
+def spec_id(spec):
+    return spec if isinstance(spec, str) else tree_id(spec)
+
+
+@pytest.fixture(params=ROBOTS)
+def robot(request):
+    return robots.load(request.param)
+
+
+@pytest.fixture(params=TREES, ids=tree_id)
+def tree(request):
+    return build(request.param)
+
+
+@pytest.fixture(params=list(ROBOTS) + TREES, ids=spec_id)
+def any_model(request):
+    """Every named robot and every random tree."""
+    return build(request.param)
+
+
+def random_state(model, seed=0):
+    """(q, v, a, tau) drawn with a fixed seed."""
+    rng = np.random.default_rng(seed)
+    q = model.random_configuration(rng)
+    v, a, tau = rng.normal(size=(3, model.nv))
+    return q, v, a, tau
+
+
+def rel_err(x, ref):
+    """max abs error / max(1, max |ref|)."""
+    x, ref = np.asarray(x), np.asarray(ref)
+    return float(np.max(np.abs(x - ref)) / max(1.0, float(np.max(np.abs(ref)))))

@@ -1,0 +1,103 @@
+"""RobotModel, robots and the configuration-space operations."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import dynamics as dyn
+from dynamics import robots
+from conftest import rel_err
+import pinocchio_ref as ref
+
+
+@pytest.mark.parametrize("name,nq,nv", [("pendulum", 1, 1), ("double_pendulum", 2, 2), ("ur3", 6, 6),
+                                        ("hyq", 19, 18), ("atlas", 37, 36), ("talos", 51, 50)])
+def test_named_robots(name, nq, nv):
+    m = robots.load(name)
+    assert (m.nq, m.nv) == (nq, nv)
+    assert m.has_free_flyer == (name in ("hyq", "atlas", "talos"))
+
+
+def test_ur3_is_the_ur3():
+    """The UR3 (not the UR5 that example-robot-data 5.0.0's load('ur3') returned): upper arm
+    0.24365 m, forearm 0.21325 m."""
+    m = robots.load("ur3")
+    pm = m.pin_model
+    lengths = sorted(abs(float(pm.jointPlacements[i].translation[k]))
+                     for i in range(1, pm.njoints) for k in range(3))
+    assert any(abs(x - 0.24365) < 1e-9 for x in lengths)
+    assert any(abs(x - 0.21325) < 1e-9 for x in lengths)
+    assert pm.existFrame("tool0")
+
+
+def test_atlas_urdf_shipped_with_provenance():
+    from pathlib import Path
+
+    text = (Path(dyn.__file__).parent / "data" / "atlas.urdf").read_text()
+    assert "Transcribed from the public" in text and "Drake" in text
+
+
+def test_unknown_robot_name():
+    with pytest.raises(ValueError, match="robot name: expected one of .*ur3.*; got 'ur6'"):
+        robots.load("ur6")
+
+
+def test_unsupported_joint_is_named():
+    pm = pin.Model()
+    j = pm.addJoint(0, pin.JointModelSphericalZYX(), pin.SE3.Identity(), "neck_zyx")
+    pm.appendBodyToJoint(j, pin.Inertia.Random(), pin.SE3.Identity())
+    with pytest.raises(ValueError, match="joint 'neck_zyx'.*JointModelSphericalZYX.*not supported"):
+        dyn.RobotModel.from_pinocchio(pm)
+
+
+def test_from_urdf_missing_file(tmp_path):
+    with pytest.raises(ValueError, match="urdf path: no such file"):
+        dyn.RobotModel.from_urdf(tmp_path / "nope.urdf")
+
+
+def test_from_urdf_floating_base():
+    m = dyn.RobotModel.from_urdf(robots.example_robot_data_dir() / "ur_description/urdf/ur3_robot.urdf",
+                                 floating_base=True)
+    assert (m.nq, m.nv) == (13, 12) and m.has_free_flyer
+
+
+def test_integrate_difference_match_pinocchio(any_model):
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        q0 = any_model.random_configuration(rng)
+        q1 = any_model.random_configuration(rng)
+        dq = rng.normal(size=any_model.nv)
+        qi = any_model.integrate(q0, dq)
+        qr = ref.integrate(any_model, q0, dq)
+        # quaternions are compared through the configuration they represent
+        assert rel_err(any_model.difference(qr, qi), np.zeros(any_model.nv)) < 1e-10
+        assert rel_err(any_model.difference(q0, q1), ref.difference(any_model, q0, q1)) < 1e-10
+        # small steps: difference inverts integrate
+        small = 1e-3 * dq
+        assert rel_err(any_model.difference(q0, any_model.integrate(q0, small)), small) < 1e-12
+
+
+def test_integrate_difference_batched(any_model):
+    rng = np.random.default_rng(4)
+    Q = np.array([any_model.random_configuration(rng) for _ in range(4)])
+    D = rng.normal(size=(4, any_model.nv))
+    Qi = any_model.integrate(Q, D)
+    assert Qi.shape == Q.shape
+    for t in range(4):
+        np.testing.assert_array_equal(Qi[t], any_model.integrate(Q[t], D[t]))
+    np.testing.assert_array_equal(any_model.difference(Q, Qi)[2], any_model.difference(Q[2], Qi[2]))
+
+
+def test_random_configuration_is_deterministic_and_valid(any_model):
+    q1 = any_model.random_configuration(7)
+    q2 = any_model.random_configuration(7)
+    np.testing.assert_array_equal(q1, q2)
+    assert pin.isNormalized(any_model.pin_model, q1, 1e-12)
+
+
+def test_paper_benchmark_models():
+    c = robots.serial_chain(10)
+    t = robots.binary_tree(10)
+    assert c.nv == t.nv == 10
+    assert list(t.arrays.parent[1:]) == [k // 2 for k in range(1, 11)]
+    assert list(c.arrays.parent[1:]) == list(range(10))
