@@ -81,8 +81,11 @@ class RobotModel:
     model it was built from (used as a reference in tests and for frames).
     """
 
-    def __init__(self, pin_model, name: str | None = None):
+    def __init__(self, pin_model, name: str | None = None, urdf_path=None, floating_base=None):
         self.pin_model = pin_model
+        #: the URDF this model was parsed from (None if built in code) and its root joint choice
+        self.urdf_path = urdf_path
+        self.floating_base = floating_base
         self.name = name or pin_model.name or "robot"
         self.nq = int(pin_model.nq)
         self.nv = int(pin_model.nv)
@@ -115,7 +118,7 @@ class RobotModel:
             pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
         else:
             pm = pin.buildModelFromUrdf(str(path))
-        return cls(pm, name or path.stem)
+        return cls(pm, name or path.stem, urdf_path=path, floating_base=floating_base)
 
     @staticmethod
     def _derive_arrays(pm) -> KernelModel:
