@@ -11,6 +11,7 @@ import numpy as np
 from .inputs import prepare
 from .kernels import forward as _fwd
 from .kernels import inverse as _inv
+from .kernels import second_order as _so
 from .results import FDDerivatives, IDDerivatives
 
 _IPR = {"dmm": _fwd.IPR_DMM, "aza": _fwd.IPR_AZA, "ltdl": _fwd.IPR_LTDL}
@@ -47,6 +48,23 @@ def id_derivatives(model, q, v, a) -> IDDerivatives:
     """First-order derivatives of inverse dynamics by IDSVA: tau, dtau_dq, dtau_dv, M."""
     b = prepare(model, q=q, v=v, a=a)
     out = _inv.idsva_batch(*model.kernel_args, b["q"], b["v"], b["a"])
+    return IDDerivatives(*b.unbatch(out))
+
+
+def id_second_derivatives(model, q, v, a) -> IDDerivatives:
+    """First- and second-order derivatives of inverse dynamics by IDSVA-SO (Alg. 1 of the
+    second-order paper): tau, dtau_dq, dtau_dv, M and d2tau_dq2, d2tau_dv2, d2tau_dqdv, dM_dq,
+    each (n, n, n) (batched: (T, n, n, n)).
+
+    Layout ``T[i, j, k] = L_{x_k}(L_{x_j} tau_i)``; ``d2tau_dqdv[i, j, k] = d/dv_k (dtau_i/dq_j)``;
+    ``dM_dq[i, j, k] = dM_ij/dq_k``.  By construction (tau is affine in a) d2tau/da2 = 0,
+    d2tau/dadv = 0 and d2tau/da_j dq_k = dM_dq[:, j, k].  For joints whose configuration
+    derivatives do not commute (spherical, free-flyer, planar) the q-q blocks between their DoFs
+    are not symmetric: ``d2tau_dq2[i, j, k] - d2tau_dq2[i, k, j]`` is the first derivative along the
+    Lie bracket of the two directions.
+    """
+    b = prepare(model, q=q, v=v, a=a)
+    out = _so.idsva_so_batch(*model.kernel_args, b["q"], b["v"], b["a"])
     return IDDerivatives(*b.unbatch(out))
 
 

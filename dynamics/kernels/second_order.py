@@ -1,0 +1,272 @@
+"""IDSVA-SO: analytical second-order derivatives of inverse dynamics (Singh, Russell & Wensing,
+"On Second-Order Derivatives of Rigid-Body Dynamics", Alg. 1 and App. C), ground frame, any joint
+of :mod:`dynamics.kernels.kinematics` (multi-DoF included), fixed or floating base.
+
+Outputs, for n = nv, all (n, n, n) with ``T[i, j, k] = L_{x_k}(L_{x_j} tau_i)``:
+
+* ``d2q[i, j, k]  = d/dq_k (dtau_i/dq_j)``     (Lie derivatives along the joint motion subspaces)
+* ``d2v[i, j, k]  = d^2 tau_i / dv_j dv_k``
+* ``d2qv[i, j, k] = d/dv_k (dtau_i/dq_j)``
+* ``dM[i, j, k]   = dM_ij / dq_k``
+
+The remaining second derivatives follow by construction and are not stored: tau is affine in the
+acceleration a, so d2tau/da2 = 0 and d2tau/dadv = 0, and d2tau/da_j dq_k = dM_ij/dq_k = dM[:, j, k].
+The first-order fields (tau, dtau/dq, dtau/dv, M) come out of the same sweep: the IDSVA terms
+t1..t4 are among Alg. 1's common terms (t1 = w0, t2 = w7, t3 = w5, t4 = w4 below).
+
+Implementation notes (identities used to trim Alg. 1; B without the 1/2, as in the paper):
+for DoF p of joint i with s = S_p, I = I_i^C, B = B_i^C, f = f_i^C,
+
+    A0 = (I s) xbar*            antisymmetric, applied as  A0 x = x x* (I s)
+    A1 = (s x*) I - I (s x)     symmetric (I symmetric)
+    B(I, s) = A1 + A0,  A2 = A0 - A1,  A3 = B(I, psid) + (s x*) B - B (s x)
+    A4, A5, A7 = (w4, w5, w7) xbar*  with  w4 = B^T s,  w5 = B psid + I psidd + s x* f,
+                                           w7 = B s + I (psid + sd)
+so that u2 = u12 = A1 s_t, u8 = u5, u10 = A1 s_t + u9, u11 = A1 s_t - u9.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .inverse import kinematics_and_inertias, motion_subspace_rates, velocity_acceleration_pass
+from .layout import unpack
+from .spatial import add_force_bar, body_coriolis_add, dot6, force_cross, force_cross_add, matvec6
+
+
+@njit(cache=True, inline="always")
+def _sym_from_forcecross(s, I, tmp, out):
+    """out = X + X^T with X = (s x*) I  (= (s x*) I - I (s x) for symmetric I)."""
+    for c in range(6):
+        force_cross(s, I[:, c], tmp[:, c])
+    for r in range(6):
+        for c in range(6):
+            out[r, c] = tmp[r, c] + tmp[c, r]
+
+
+@njit(cache=True)
+def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
+    """IDSVA-SO at one knot.  All outputs must be zero on entry (only structurally non-zero
+    entries are written)."""
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    oR = np.empty((nj, 3, 3))
+    op = np.empty((nj, 3))
+    S0 = np.empty((nv, 6))
+    IC = np.empty((nj, 6, 6))
+    BC = np.zeros((nj, 6, 6))
+    Vel = np.empty((nj, 6))
+    Acc = np.empty((nj, 6))
+    FC = np.empty((nj, 6))
+    Psid = np.empty((nv, 6))
+    Psidd = np.empty((nv, 6))
+    Sd = np.empty((nv, 6))
+    tmp66 = np.empty((6, 6))
+    tmp6 = np.empty(6)
+    A1 = np.empty((6, 6))
+    A3 = np.empty((6, 6))
+    w0 = np.empty(6)
+    w4 = np.empty(6)
+    w5 = np.empty(6)
+    w7 = np.empty(6)
+    x6 = np.empty(6)
+    A1s = np.empty(6)
+    A1pd = np.empty(6)
+    u1 = np.empty(6)
+    u3 = np.empty(6)
+    u4 = np.empty(6)
+    u5 = np.empty(6)
+    u6 = np.empty(6)
+    u7 = np.empty(6)
+    u9 = np.empty(6)
+    u10 = np.empty(6)
+    u11 = np.empty(6)
+
+    kinematics_and_inertias(m, q, oR, op, S0, IC)
+    velocity_acceleration_pass(m, S0, IC, v, a, Vel, Acc, FC)
+    motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd)
+    for i in range(1, nj):
+        body_coriolis_add(IC[i], Vel[i], tmp66, tmp6, BC[i])
+        for r in range(6):
+            for c in range(6):
+                BC[i, r, c] *= 2.0  # Alg. 1 drops the 1/2 of the body-Coriolis matrix
+
+    for i in range(nj - 1, 0, -1):
+        I = IC[i]
+        B = BC[i]
+        f = FC[i]
+        for pa in range(m.iv[i], m.iv[i] + m.nvj[i]):
+            s = S0[pa]
+            psd = Psid[pa]
+            psdd = Psidd[pa]
+            sd = Sd[pa]
+            tau[pa] = dot6(s, f)
+            # w0 = I s ; w4 = B^T s ; w5 = B psid + I psidd + s x* f ; w7 = B s + I (psid + sd)
+            matvec6(I, s, w0)
+            for c in range(6):
+                acc = 0.0
+                for r in range(6):
+                    acc += B[r, c] * s[r]
+                w4[c] = acc
+            for r in range(6):
+                acc5 = 0.0
+                acc7 = 0.0
+                for c in range(6):
+                    acc5 += B[r, c] * psd[c] + I[r, c] * psdd[c]
+                    acc7 += B[r, c] * s[c] + I[r, c] * (psd[c] + sd[c])
+                w5[r] = acc5
+                w7[r] = acc7
+            force_cross_add(s, f, w5)
+            # A1 = (s x*) I - I (s x)
+            _sym_from_forcecross(s, I, tmp66, A1)
+            # A3 = B(I, psid) + (s x*) B - B (s x), B(I, psid) = X + X^T + (I psid) xbar*
+            _sym_from_forcecross(psd, I, tmp66, A3)
+            matvec6(I, psd, x6)
+            add_force_bar(x6, 1.0, A3)
+            for c in range(6):
+                force_cross(s, B[:, c], tmp66[:, c])  # (s x*) B
+            for r in range(6):
+                for c in range(6):
+                    A3[r, c] += tmp66[r, c]
+            for c in range(6):
+                force_cross(s, B[c, :], tmp66[:, c])  # column c of (s x*) B^T
+            for r in range(6):
+                for c in range(6):
+                    A3[r, c] += tmp66[c, r]  # - B (s x) = ((s x*) B^T)^T
+
+            j = i
+            while j > 0:
+                for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
+                    st = S0[pb]
+                    pdt = Psid[pb]
+                    pddt = Psidd[pb]
+                    sdt = Sd[pb]
+                    # ---- first order (IDSVA) and the mass matrix
+                    dtau_dq[pa, pb] = dot6(w4, pdt) + dot6(w0, pddt)
+                    dtau_dv[pa, pb] = dot6(w4, st) + dot6(w0, pdt) + dot6(w0, sdt)
+                    mm = dot6(st, w0)
+                    M[pa, pb] = mm
+                    M[pb, pa] = mm
+                    if j != i:
+                        dtau_dq[pb, pa] = dot6(st, w5)
+                        dtau_dv[pb, pa] = dot6(st, w7)
+                    # ---- common terms of Alg. 1 (lines 29-36)
+                    for r in range(6):
+                        a1s = 0.0
+                        a1pd = 0.0
+                        a1pdd = 0.0
+                        a1sd = 0.0
+                        a3ts = 0.0
+                        a3pd = 0.0
+                        a3s = 0.0
+                        ist = 0.0
+                        for c in range(6):
+                            a1 = A1[r, c]
+                            a1s += a1 * st[c]
+                            a1pd += a1 * pdt[c]
+                            a1pdd += a1 * pddt[c]
+                            a1sd += a1 * sdt[c]
+                            a3ts += A3[c, r] * st[c]
+                            a3pd += A3[r, c] * pdt[c]
+                            a3s += A3[r, c] * st[c]
+                            ist += I[r, c] * st[c]
+                        A1s[r] = a1s
+                        A1pd[r] = a1pd
+                        u1[r] = a3ts
+                        u3[r] = a3pd + a1pdd
+                        u7[r] = a3s + a1pd + a1sd
+                        x6[r] = ist
+                    force_cross_add(st, w5, u3)                # u3 = A3 psd_t + A1 psdd_t + A5 s_t
+                    force_cross(s, x6, u4)
+                    force_cross_add(st, w0, u4)                # u4 = A6 s_t
+                    force_cross(st, w0, u9)                    # u9 = A0 s_t
+                    force_cross(pdt, w0, u5)
+                    force_cross_add(st, w4, u5)                # u5 = u8 = A2 psd_t + A4 s_t
+                    force_cross(pdt, w0, u6)
+                    force_cross_add(st, w7, u6)                # u6 = B(I,s) psd_t + A7 s_t
+                    for r in range(6):
+                        u5[r] -= A1pd[r]
+                        u6[r] += A1pd[r]
+                        u10[r] = A1s[r] + u9[r]                # B(I, s) s_t
+                        u11[r] = A1s[r] - u9[r]                # B(I, s)^T s_t
+                    # u2 = u12 = A1s
+                    k = j
+                    while k > 0:
+                        for pc in range(m.iv[k], m.iv[k] + m.nvj[k]):
+                            sr = S0[pc]
+                            pdr = Psid[pc]
+                            pddr = Psidd[pc]
+                            sdr = Sd[pc]
+                            p1 = dot6(u11, pdr)
+                            p2 = dot6(u5, pdr) + dot6(u9, pddr)
+                            d2q[pa, pb, pc] = p2
+                            d2qv[pa, pc, pb] = -p1
+                            if j != i:
+                                x = dot6(u1, pdr) + dot6(A1s, pddr)
+                                d2q[pb, pc, pa] = x
+                                d2q[pb, pa, pc] = x
+                                d2qv[pb, pa, pc] = (dot6(u1, sr) + dot6(A1s, sdr)
+                                                    + dot6(A1s, pdr))
+                                d2qv[pb, pc, pa] = p1
+                                y = dot6(u11, sr)
+                                d2v[pb, pc, pa] = y
+                                d2v[pb, pa, pc] = y
+                                z = dot6(sr, A1s)
+                                dM[pc, pb, pa] = z
+                                dM[pb, pc, pa] = z
+                            if k != j:
+                                d2q[pa, pc, pb] = p2
+                                x3 = dot6(sr, u3)
+                                d2q[pc, pa, pb] = x3
+                                y = -dot6(u11, sr)
+                                d2v[pa, pb, pc] = y
+                                d2v[pa, pc, pb] = y
+                                d2qv[pa, pb, pc] = dot6(sr, u5) + dot6(u9, sdr) + dot6(u9, pdr)
+                                d2qv[pc, pb, pa] = dot6(sr, u6)
+                                z = dot6(sr, u9)
+                                dM[pc, pa, pb] = z
+                                dM[pa, pc, pb] = z
+                                if j != i:
+                                    d2q[pc, pb, pa] = x3
+                                    d2qv[pc, pa, pb] = dot6(sr, u7)
+                                    y = dot6(sr, u10)
+                                    d2v[pc, pa, pb] = y
+                                    d2v[pc, pb, pa] = y
+                                else:
+                                    d2v[pc, pb, pa] = dot6(sr, u4)
+                            else:
+                                d2v[pa, pb, pc] = -dot6(A1s, sr)
+                        k = m.parent[k]
+                j = m.parent[j]
+        lam = m.parent[i]
+        if lam > 0:
+            for r in range(6):
+                FC[lam, r] += FC[i, r]
+                for c in range(6):
+                    IC[lam, r, c] += IC[i, r, c]
+                    BC[lam, r, c] += BC[i, r, c]
+
+
+@njit(cache=True, parallel=True)
+def idsva_so_batch(ints, floats, Q, V, A):
+    T = Q.shape[0]
+    nv = ints[1]
+    tau = np.empty((T, nv))
+    dq = np.empty((T, nv, nv))
+    dv = np.empty((T, nv, nv))
+    M = np.empty((T, nv, nv))
+    d2q = np.empty((T, nv, nv, nv))
+    d2v = np.empty((T, nv, nv, nv))
+    d2qv = np.empty((T, nv, nv, nv))
+    dM = np.empty((T, nv, nv, nv))
+    for t in prange(T):
+        m = unpack(ints, floats)
+        dq[t] = 0.0
+        dv[t] = 0.0
+        M[t] = 0.0
+        d2q[t] = 0.0
+        d2v[t] = 0.0
+        d2qv[t] = 0.0
+        dM[t] = 0.0
+        idsva_so_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t], d2q[t], d2v[t], d2qv[t],
+                       dM[t])
+    return tau, dq, dv, M, d2q, d2v, d2qv, dM
