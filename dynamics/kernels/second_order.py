@@ -22,7 +22,8 @@ for DoF p of joint i with s = S_p, I = I_i^C, B = B_i^C, f = f_i^C,
     B(I, s) = A1 + A0,  A2 = A0 - A1,  A3 = B(I, psid) + (s x*) B - B (s x)
     A4, A5, A7 = (w4, w5, w7) xbar*  with  w4 = B^T s,  w5 = B psid + I psidd + s x* f,
                                            w7 = B s + I (psid + sd)
-so that u2 = u12 = A1 s_t, u8 = u5, u10 = A1 s_t + u9, u11 = A1 s_t - u9.
+so that u2 = u12 = A1 s_t, u8 = u5, u10 = A1 s_t + u9, u11 = A1 s_t - u9, and the Psid + Sd
+of every DoF is formed once.
 """
 
 import numpy as np
@@ -31,6 +32,13 @@ from numba import njit, prange
 from .inverse import kinematics_and_inertias, motion_subspace_rates, velocity_acceleration_pass
 from .layout import unpack
 from .spatial import add_force_bar, body_coriolis_add, dot6, force_cross, force_cross_add, matvec6
+
+
+@njit(cache=True, inline="always")
+def _tup6(x):
+    """The six entries of x as a tuple: values held in registers cannot alias the outputs, so the
+    compiler need not reload them after every tensor store."""
+    return (x[0], x[1], x[2], x[3], x[4], x[5])
 
 
 @njit(cache=True, inline="always")
@@ -43,7 +51,7 @@ def _sym_from_forcecross(s, I, tmp, out):
             out[r, c] = tmp[r, c] + tmp[c, r]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
     """IDSVA-SO at one knot.  All outputs must be zero on entry (only structurally non-zero
     entries are written)."""
@@ -60,6 +68,7 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
     Psid = np.empty((nv, 6))
     Psidd = np.empty((nv, 6))
     Sd = np.empty((nv, 6))
+    PsSd = np.empty((nv, 6))  # Psid + Sd
     tmp66 = np.empty((6, 6))
     tmp6 = np.empty(6)
     A1 = np.empty((6, 6))
@@ -81,9 +90,19 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
     u10 = np.empty(6)
     u11 = np.empty(6)
 
+    # flat views of the (nv, nv, nv) outputs: T[x, y, z] is Tf[x * nv^2 + y * nv + z]
+    d2qf = d2q.reshape(-1)
+    d2vf = d2v.reshape(-1)
+    d2qvf = d2qv.reshape(-1)
+    dMf = dM.reshape(-1)
+    nn = nv * nv
+
     kinematics_and_inertias(m, q, oR, op, S0, IC)
     velocity_acceleration_pass(m, S0, IC, v, a, Vel, Acc, FC)
     motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd)
+    for k in range(nv):
+        for r in range(6):
+            PsSd[k, r] = Psid[k, r] + Sd[k, r]
     for i in range(1, nj):
         body_coriolis_add(IC[i], Vel[i], tmp66, tmp6, BC[i])
         for r in range(6):
@@ -95,6 +114,8 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
         B = BC[i]
         f = FC[i]
         for pa in range(m.iv[i], m.iv[i] + m.nvj[i]):
+            n2a = pa * nn
+            n1a = pa * nv
             s = S0[pa]
             psd = Psid[pa]
             psdd = Psidd[pa]
@@ -136,6 +157,8 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
             j = i
             while j > 0:
                 for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
+                    n2b = pb * nn
+                    n1b = pb * nv
                     st = S0[pb]
                     pdt = Psid[pb]
                     pddt = Psidd[pb]
@@ -186,55 +209,64 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
                     for r in range(6):
                         u5[r] -= A1pd[r]
                         u6[r] += A1pd[r]
-                        u10[r] = A1s[r] + u9[r]                # B(I, s) s_t
                         u11[r] = A1s[r] - u9[r]                # B(I, s)^T s_t
-                    # u2 = u12 = A1s
+                    # u2 = u12 = A1s ; u10 = A1s + u9 (used as A1s.s_r + u9.s_r)
+                    t_u1 = _tup6(u1)
+                    t_u3 = _tup6(u3)
+                    t_u4 = _tup6(u4)
+                    t_u5 = _tup6(u5)
+                    t_u6 = _tup6(u6)
+                    t_u7 = _tup6(u7)
+                    t_u9 = _tup6(u9)
+                    t_u11 = _tup6(u11)
+                    t_A1s = _tup6(A1s)
                     k = j
                     while k > 0:
                         for pc in range(m.iv[k], m.iv[k] + m.nvj[k]):
-                            sr = S0[pc]
-                            pdr = Psid[pc]
-                            pddr = Psidd[pc]
-                            sdr = Sd[pc]
-                            p1 = dot6(u11, pdr)
-                            p2 = dot6(u5, pdr) + dot6(u9, pddr)
-                            d2q[pa, pb, pc] = p2
-                            d2qv[pa, pc, pb] = -p1
+                            n2c = pc * nn
+                            n1c = pc * nv
+                            sr = _tup6(S0[pc])
+                            pdr = _tup6(Psid[pc])
+                            pddr = _tup6(Psidd[pc])
+                            psr = _tup6(PsSd[pc])
+                            p1 = dot6(t_u11, pdr)
+                            p2 = dot6(t_u5, pdr) + dot6(t_u9, pddr)
+                            d2qf[n2a + n1b + pc] = p2
+                            d2qvf[n2a + n1c + pb] = -p1
                             if j != i:
-                                x = dot6(u1, pdr) + dot6(A1s, pddr)
-                                d2q[pb, pc, pa] = x
-                                d2q[pb, pa, pc] = x
-                                d2qv[pb, pa, pc] = (dot6(u1, sr) + dot6(A1s, sdr)
-                                                    + dot6(A1s, pdr))
-                                d2qv[pb, pc, pa] = p1
-                                y = dot6(u11, sr)
-                                d2v[pb, pc, pa] = y
-                                d2v[pb, pa, pc] = y
-                                z = dot6(sr, A1s)
-                                dM[pc, pb, pa] = z
-                                dM[pb, pc, pa] = z
+                                x = dot6(t_u1, pdr) + dot6(t_A1s, pddr)
+                                d2qf[n2b + n1c + pa] = x
+                                d2qf[n2b + n1a + pc] = x
+                                d2qvf[n2b + n1a + pc] = dot6(t_u1, sr) + dot6(t_A1s, psr)
+                                d2qvf[n2b + n1c + pa] = p1
+                                y = dot6(t_u11, sr)
+                                d2vf[n2b + n1c + pa] = y
+                                d2vf[n2b + n1a + pc] = y
+                                z = dot6(sr, t_A1s)
+                                dMf[n2c + n1b + pa] = z
+                                dMf[n2b + n1c + pa] = z
                             if k != j:
-                                d2q[pa, pc, pb] = p2
-                                x3 = dot6(sr, u3)
-                                d2q[pc, pa, pb] = x3
-                                y = -dot6(u11, sr)
-                                d2v[pa, pb, pc] = y
-                                d2v[pa, pc, pb] = y
-                                d2qv[pa, pb, pc] = dot6(sr, u5) + dot6(u9, sdr) + dot6(u9, pdr)
-                                d2qv[pc, pb, pa] = dot6(sr, u6)
-                                z = dot6(sr, u9)
-                                dM[pc, pa, pb] = z
-                                dM[pa, pc, pb] = z
+                                d2qf[n2a + n1c + pb] = p2
+                                x3 = dot6(sr, t_u3)
+                                d2qf[n2c + n1a + pb] = x3
+                                y = -dot6(t_u11, sr)
+                                d2vf[n2a + n1b + pc] = y
+                                d2vf[n2a + n1c + pb] = y
+                                d2qvf[n2a + n1b + pc] = dot6(sr, t_u5) + dot6(t_u9, psr)
+                                d2qvf[n2c + n1b + pa] = dot6(sr, t_u6)
+                                z2 = dot6(sr, t_u9)
+                                dMf[n2c + n1a + pb] = z2
+                                dMf[n2a + n1c + pb] = z2
                                 if j != i:
-                                    d2q[pc, pb, pa] = x3
-                                    d2qv[pc, pa, pb] = dot6(sr, u7)
-                                    y = dot6(sr, u10)
-                                    d2v[pc, pa, pb] = y
-                                    d2v[pc, pb, pa] = y
+                                    d2qf[n2c + n1b + pa] = x3
+                                    d2qvf[n2c + n1a + pb] = dot6(sr, t_u7)
+                                    y = dot6(sr, t_A1s) + z2  # u10 . s_r, u10 = A1 s_t + u9
+                                    d2vf[n2c + n1a + pb] = y
+                                    d2vf[n2c + n1b + pa] = y
                                 else:
-                                    d2v[pc, pb, pa] = dot6(sr, u4)
+                                    d2vf[n2c + n1b + pa] = dot6(sr, t_u4)
                             else:
-                                d2v[pa, pb, pc] = -dot6(A1s, sr)
+                                d2vf[n2a + n1b + pc] = -dot6(t_A1s, sr)
                         k = m.parent[k]
                 j = m.parent[j]
         lam = m.parent[i]
@@ -247,18 +279,11 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
 
 
 @njit(cache=True, parallel=True)
-def idsva_so_batch(ints, floats, Q, V, A):
-    T = Q.shape[0]
-    nv = ints[1]
-    tau = np.empty((T, nv))
-    dq = np.empty((T, nv, nv))
-    dv = np.empty((T, nv, nv))
-    M = np.empty((T, nv, nv))
-    d2q = np.empty((T, nv, nv, nv))
-    d2v = np.empty((T, nv, nv, nv))
-    d2qv = np.empty((T, nv, nv, nv))
-    dM = np.empty((T, nv, nv, nv))
-    for t in prange(T):
+def idsva_so_batch(ints, floats, Q, V, A, tau, dq, dv, M, d2q, d2v, d2qv, dM):
+    """IDSVA-SO over a batch of knots, in place: the outputs are allocated by the caller (numpy's
+    allocator uses huge pages for large arrays, numba's does not) and zeroed here, knot by knot,
+    inside the parallel loop."""
+    for t in prange(Q.shape[0]):
         m = unpack(ints, floats)
         dq[t] = 0.0
         dv[t] = 0.0
@@ -269,4 +294,3 @@ def idsva_so_batch(ints, floats, Q, V, A):
         dM[t] = 0.0
         idsva_so_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t], d2q[t], d2v[t], d2qv[t],
                        dM[t])
-    return tau, dq, dv, M, d2q, d2v, d2qv, dM
