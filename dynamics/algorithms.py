@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .inputs import prepare
+from .inputs import output_arrays, prepare
 from .kernels import forward as _fwd
 from .kernels import inverse as _inv
 from .kernels import second_order as _so
 from .results import FDDerivatives, IDDerivatives
+
+_ID_FIELDS = ("tau", "dtau_dq", "dtau_dv", "M", "d2tau_dq2", "d2tau_dv2", "d2tau_dqdv", "dM_dq")
 
 _IPR = {"dmm": _fwd.IPR_DMM, "aza": _fwd.IPR_AZA, "ltdl": _fwd.IPR_LTDL}
 
@@ -69,20 +71,9 @@ def id_second_derivatives(model, q, v, a, out: IDDerivatives | None = None) -> I
     b = prepare(model, q=q, v=v, a=a)
     n, T = model.nv, b.T
     shapes = ((T, n), (T, n, n), (T, n, n), (T, n, n)) + ((T, n, n, n),) * 4
-    if out is None:
-        arrays = [np.empty(s) for s in shapes]
-    else:
-        arrays = [np.atleast_1d(x) if x is not None else None for x in (
-            out.tau, out.dtau_dq, out.dtau_dv, out.M, out.d2tau_dq2, out.d2tau_dv2, out.d2tau_dqdv,
-            out.dM_dq)]
-        arrays = [x.reshape(s) if x is not None and x.size == np.prod(s) and x.flags.c_contiguous
-                  else None for x, s in zip(arrays, shapes)]
-        if any(x is None for x in arrays):
-            raise ValueError(f"out: expected an IDDerivatives with second-order fields of shape "
-                             f"{shapes[-1][1:] if b.single else shapes[-1]} (C-contiguous)")
+    arrays = output_arrays(out, _ID_FIELDS, shapes, b, "IDDerivatives")
     _so.idsva_so_batch(*model.kernel_args, b["q"], b["v"], b["a"], *arrays)
-    result = IDDerivatives(*b.unbatch(tuple(arrays)))
-    return result
+    return IDDerivatives(*b.unbatch(tuple(arrays)))
 
 
 def fd_derivatives(model, q, v, tau, ipr: str = "auto") -> FDDerivatives:

@@ -88,3 +88,25 @@ def _check_unit_blocks(model, name, Q):
         f"{name}: the {what} of joint {model.joint_names[model.unit_block_joint[k]]!r} "
         f"(q[{o}:{o + size}]) must have unit norm (tolerance {UNIT_NORM_TOL:g}); got norm "
         f"{norm:.9g}{where}")
+
+
+def output_arrays(out, fields, shapes, batch: Batch, what: str):
+    """Arrays for a kernel to write into, batched shapes ``shapes`` (each with the leading T).
+
+    ``out`` is None (fresh arrays from numpy's allocator, which uses huge pages for large ones)
+    or a result object of an earlier call whose attributes ``fields`` have the right shapes and
+    are reused in place.
+    """
+    if out is None:
+        return [np.empty(s) for s in shapes]
+    arrays = []
+    for name, s in zip(fields, shapes):
+        x = getattr(out, name, None)
+        want = s[1:] if batch.single else s
+        if (not isinstance(x, np.ndarray) or x.shape != want or x.dtype != np.float64
+                or not x.flags.c_contiguous):
+            got = "None" if x is None else f"shape {np.shape(x)}"
+            raise ValueError(f"out: expected the {what} of an earlier call whose {name} has shape "
+                             f"{want} (float64, C-contiguous); got {got}")
+        arrays.append(x.reshape(s))
+    return arrays

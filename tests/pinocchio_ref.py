@@ -51,3 +51,23 @@ def integrate(model, q, dq):
 
 def difference(model, q0, q1):
     return np.array(pin.difference(model.pin_model, q0, q1))
+
+
+def rnea_second_order_fd(model, q, v, a, eps=1e-6):
+    """(d2tau_dq2, d2tau_dv2, d2tau_dqdv, dM_dq) by central differences of Pinocchio's
+    computeRNEADerivatives and crba along q (+) eps e_k (pinocchio.integrate) and v + eps e_k."""
+    n = model.nv
+    d2q, d2v, d2qv, dM = (np.zeros((n, n, n)) for _ in range(4))
+    for k in range(n):
+        e = np.zeros(n)
+        e[k] = eps
+        qp, qm = integrate(model, q, e), integrate(model, q, -e)
+        dqp, _, _ = rnea_derivatives(model, qp, v, a)
+        dqm, _, _ = rnea_derivatives(model, qm, v, a)
+        d2q[:, :, k] = (dqp - dqm) / (2 * eps)
+        dM[:, :, k] = (crba(model, qp) - crba(model, qm)) / (2 * eps)
+        dqp, dvp, _ = rnea_derivatives(model, q, v + e, a)
+        dqm, dvm, _ = rnea_derivatives(model, q, v - e, a)
+        d2qv[:, :, k] = (dqp - dqm) / (2 * eps)
+        d2v[:, :, k] = (dvp - dvm) / (2 * eps)
+    return d2q, d2v, d2qv, dM

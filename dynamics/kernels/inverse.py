@@ -25,6 +25,7 @@ from .layout import unpack
 
 from .kinematics import forward_kinematics
 from .spatial import (
+    tup6,
     body_coriolis_add,
     dot6,
     force_cross,
@@ -199,17 +200,20 @@ def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
             matTvec6(BC[i], S0[p], t4)
             for r in range(6):
                 t4[r] *= 2.0
+            # tuples: held in registers, they cannot alias the outputs (no reload after stores)
+            u1, u2, u3, u4 = tup6(t1), tup6(t2), tup6(t3), tup6(t4)
             j = i
             while j > 0:
                 for r in range(m.iv[j], m.iv[j] + m.nvj[j]):
-                    dtau_dq[p, r] = dot6(t4, Psid[r]) + dot6(t1, Psidd[r])
-                    dtau_dv[p, r] = dot6(t4, S0[r]) + dot6(t1, Psid[r]) + dot6(t1, Sd[r])
-                    x = dot6(S0[r], t1)
+                    sr, pdr, pddr, sdr = tup6(S0[r]), tup6(Psid[r]), tup6(Psidd[r]), tup6(Sd[r])
+                    dtau_dq[p, r] = dot6(u4, pdr) + dot6(u1, pddr)
+                    dtau_dv[p, r] = dot6(u4, sr) + dot6(u1, pdr) + dot6(u1, sdr)
+                    x = dot6(sr, u1)
                     M[p, r] = x
                     M[r, p] = x
                     if j != i:
-                        dtau_dq[r, p] = dot6(S0[r], t3)
-                        dtau_dv[r, p] = dot6(S0[r], t2)
+                        dtau_dq[r, p] = dot6(sr, u3)
+                        dtau_dv[r, p] = dot6(sr, u2)
                 j = m.parent[j]
         lam = m.parent[i]
         if lam > 0:

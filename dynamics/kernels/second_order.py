@@ -31,14 +31,8 @@ from numba import njit, prange
 
 from .inverse import kinematics_and_inertias, motion_subspace_rates, velocity_acceleration_pass
 from .layout import unpack
-from .spatial import add_force_bar, body_coriolis_add, dot6, force_cross, force_cross_add, matvec6
-
-
-@njit(cache=True, inline="always")
-def _tup6(x):
-    """The six entries of x as a tuple: values held in registers cannot alias the outputs, so the
-    compiler need not reload them after every tensor store."""
-    return (x[0], x[1], x[2], x[3], x[4], x[5])
+from .spatial import (add_force_bar, body_coriolis_add, dot6, force_cross, force_cross_add, matvec6,
+                      tup6)
 
 
 @njit(cache=True, inline="always")
@@ -211,24 +205,24 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
                         u6[r] += A1pd[r]
                         u11[r] = A1s[r] - u9[r]                # B(I, s)^T s_t
                     # u2 = u12 = A1s ; u10 = A1s + u9 (used as A1s.s_r + u9.s_r)
-                    t_u1 = _tup6(u1)
-                    t_u3 = _tup6(u3)
-                    t_u4 = _tup6(u4)
-                    t_u5 = _tup6(u5)
-                    t_u6 = _tup6(u6)
-                    t_u7 = _tup6(u7)
-                    t_u9 = _tup6(u9)
-                    t_u11 = _tup6(u11)
-                    t_A1s = _tup6(A1s)
+                    t_u1 = tup6(u1)
+                    t_u3 = tup6(u3)
+                    t_u4 = tup6(u4)
+                    t_u5 = tup6(u5)
+                    t_u6 = tup6(u6)
+                    t_u7 = tup6(u7)
+                    t_u9 = tup6(u9)
+                    t_u11 = tup6(u11)
+                    t_A1s = tup6(A1s)
                     k = j
                     while k > 0:
                         for pc in range(m.iv[k], m.iv[k] + m.nvj[k]):
                             n2c = pc * nn
                             n1c = pc * nv
-                            sr = _tup6(S0[pc])
-                            pdr = _tup6(Psid[pc])
-                            pddr = _tup6(Psidd[pc])
-                            psr = _tup6(PsSd[pc])
+                            sr = tup6(S0[pc])
+                            pdr = tup6(Psid[pc])
+                            pddr = tup6(Psidd[pc])
+                            psr = tup6(PsSd[pc])
                             p1 = dot6(t_u11, pdr)
                             p2 = dot6(t_u5, pdr) + dot6(t_u9, pddr)
                             d2qf[n2a + n1b + pc] = p2

@@ -80,6 +80,13 @@ def force_cross_add(v, f, out):
 
 
 @njit(**_JIT)
+def tup6(x):
+    """The six entries of x as a tuple.  Values held in a tuple live in registers and cannot alias
+    an output array, so the compiler need not reload them after every store into a result."""
+    return (x[0], x[1], x[2], x[3], x[4], x[5])
+
+
+@njit(**_JIT)
 def dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
