@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .inputs import output_arrays, prepare
+from .inputs import prepare, reusable_buffer
 from .kernels import forward as _fwd
 from .kernels import inverse as _inv
 from .kernels import second_order as _so
 from .results import FDDerivatives, IDDerivatives
-
-_ID_FIELDS = ("tau", "dtau_dq", "dtau_dv", "M", "d2tau_dq2", "d2tau_dv2", "d2tau_dqdv", "dM_dq")
 
 _IPR = {"dmm": _fwd.IPR_DMM, "aza": _fwd.IPR_AZA, "ltdl": _fwd.IPR_LTDL}
 
@@ -69,11 +67,11 @@ def id_second_derivatives(model, q, v, a, out: IDDerivatives | None = None) -> I
     (avoids allocating, for ATLAS, 1.5 MB per knot on every call).
     """
     b = prepare(model, q=q, v=v, a=a)
-    n, T = model.nv, b.T
-    shapes = ((T, n), (T, n, n), (T, n, n), (T, n, n)) + ((T, n, n, n),) * 4
-    arrays = output_arrays(out, _ID_FIELDS, shapes, b, "IDDerivatives")
-    _so.idsva_so_batch(*model.kernel_args, b["q"], b["v"], b["a"], *arrays)
-    return IDDerivatives(*b.unbatch(tuple(arrays)))
+    buf = reusable_buffer(out, _so.id_so_size(b.T, model.nv), "IDDerivatives", b)
+    _so.idsva_so_batch(*model.kernel_args, b["q"], b["v"], b["a"], buf)
+    result = IDDerivatives(*b.unbatch(_so.id_so_views(buf, b.T, model.nv)))
+    result._buffer = buf
+    return result
 
 
 def fd_derivatives(model, q, v, tau, ipr: str = "auto") -> FDDerivatives:

@@ -90,23 +90,19 @@ def _check_unit_blocks(model, name, Q):
         f"{norm:.9g}{where}")
 
 
-def output_arrays(out, fields, shapes, batch: Batch, what: str):
-    """Arrays for a kernel to write into, batched shapes ``shapes`` (each with the leading T).
+def reusable_buffer(out, size: int, what: str, batch: Batch) -> np.ndarray:
+    """The flat output buffer for a kernel writing ``size`` floats.
 
-    ``out`` is None (fresh arrays from numpy's allocator, which uses huge pages for large ones)
-    or a result object of an earlier call whose attributes ``fields`` have the right shapes and
-    are reused in place.
+    ``out`` is None (a fresh buffer from numpy's allocator, which uses huge pages for large
+    arrays) or the result of an earlier call of the same function with the same shapes, whose
+    buffer is reused: its arrays are overwritten.
     """
     if out is None:
-        return [np.empty(s) for s in shapes]
-    arrays = []
-    for name, s in zip(fields, shapes):
-        x = getattr(out, name, None)
-        want = s[1:] if batch.single else s
-        if (not isinstance(x, np.ndarray) or x.shape != want or x.dtype != np.float64
-                or not x.flags.c_contiguous):
-            got = "None" if x is None else f"shape {np.shape(x)}"
-            raise ValueError(f"out: expected the {what} of an earlier call whose {name} has shape "
-                             f"{want} (float64, C-contiguous); got {got}")
-        arrays.append(x.reshape(s))
-    return arrays
+        return np.empty(size)
+    buf = getattr(out, "_buffer", None)
+    if not isinstance(buf, np.ndarray) or buf.size != size:
+        raise ValueError(f"out: expected the {what} of an earlier call with the same shapes "
+                         f"({batch.T} knot{'s' if batch.T > 1 else ''}, {'single point' if batch.single else 'batch'}); "
+                         f"got {type(out).__name__} with buffer size "
+                         f"{getattr(buf, 'size', None)} instead of {size}")
+    return buf

@@ -272,19 +272,52 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
                     BC[lam, r, c] += BC[i, r, c]
 
 
+@njit(cache=True)
+def id_so_views(buf, T, nv):
+    """The eight outputs as views of one flat buffer of ``id_so_size(T, nv)`` floats (one argument
+    to unbox instead of eight): tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM."""
+    n2, n3 = nv * nv, nv * nv * nv
+    o = 0
+    tau = buf[o:o + T * nv].reshape((T, nv))
+    o += T * nv
+    dq = buf[o:o + T * n2].reshape((T, nv, nv))
+    o += T * n2
+    dv = buf[o:o + T * n2].reshape((T, nv, nv))
+    o += T * n2
+    M = buf[o:o + T * n2].reshape((T, nv, nv))
+    o += T * n2
+    d2q = buf[o:o + T * n3].reshape((T, nv, nv, nv))
+    o += T * n3
+    d2v = buf[o:o + T * n3].reshape((T, nv, nv, nv))
+    o += T * n3
+    d2qv = buf[o:o + T * n3].reshape((T, nv, nv, nv))
+    o += T * n3
+    dM = buf[o:o + T * n3].reshape((T, nv, nv, nv))
+    return tau, dq, dv, M, d2q, d2v, d2qv, dM
+
+
+def id_so_size(T, nv):
+    return T * (nv + 3 * nv * nv + 4 * nv ** 3)
+
+
+@njit(cache=True)
+def _idsva_so_knot(ints, floats, Q, V, A, buf, t):
+    m = unpack(ints, floats)
+    tau, dq, dv, M, d2q, d2v, d2qv, dM = id_so_views(buf, Q.shape[0], ints[1])
+    dq[t] = 0.0
+    dv[t] = 0.0
+    M[t] = 0.0
+    d2q[t] = 0.0
+    d2v[t] = 0.0
+    d2qv[t] = 0.0
+    dM[t] = 0.0
+    idsva_so_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t], d2q[t], d2v[t], d2qv[t], dM[t])
+
+
 @njit(cache=True, parallel=True)
-def idsva_so_batch(ints, floats, Q, V, A, tau, dq, dv, M, d2q, d2v, d2qv, dM):
-    """IDSVA-SO over a batch of knots, in place: the outputs are allocated by the caller (numpy's
-    allocator uses huge pages for large arrays, numba's does not) and zeroed here, knot by knot,
-    inside the parallel loop."""
+def idsva_so_batch(ints, floats, Q, V, A, buf):
+    """IDSVA-SO over a batch of knots, in place into ``buf`` (see :func:`id_so_views`).  The buffer
+    is allocated by the caller (numpy's allocator uses huge pages for large arrays, numba's does
+    not); every knot's outputs are zeroed inside the parallel loop."""
     for t in prange(Q.shape[0]):
-        m = unpack(ints, floats)
-        dq[t] = 0.0
-        dv[t] = 0.0
-        M[t] = 0.0
-        d2q[t] = 0.0
-        d2v[t] = 0.0
-        d2qv[t] = 0.0
-        dM[t] = 0.0
-        idsva_so_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t], d2q[t], d2v[t], d2qv[t],
-                       dM[t])
+        _idsva_so_knot(ints, floats, Q, V, A, buf, t)
