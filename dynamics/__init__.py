@@ -7,13 +7,14 @@ point or a batch over a leading knot axis.
 """
 
 from . import robots
-from .algorithms import (aba, fd_derivatives, id_derivatives, id_second_derivatives,
+from .algorithms import (aba, fd_derivatives, fd_second_derivatives, id_derivatives,
+                         id_second_derivatives,
                          inverse_mass_matrix, mass_matrix, rnea)
 from .model import RobotModel
 from .results import FDDerivatives, IDDerivatives
 
 __all__ = [
     "RobotModel", "robots", "rnea", "aba", "mass_matrix", "inverse_mass_matrix", "id_derivatives",
-    "id_second_derivatives",
+    "id_second_derivatives", "fd_second_derivatives",
     "fd_derivatives", "IDDerivatives", "FDDerivatives",
 ]

@@ -11,6 +11,7 @@ import numpy as np
 from .inputs import prepare, reusable_buffer
 from .kernels import forward as _fwd
 from .kernels import inverse as _inv
+from .kernels import forward_so as _fso
 from .kernels import second_order as _so
 from .results import FDDerivatives, IDDerivatives
 
@@ -88,3 +89,52 @@ def fd_derivatives(model, q, v, tau, ipr: str = "auto") -> FDDerivatives:
     b = prepare(model, q=q, v=v, tau=tau)
     out = _fwd.fdsva_batch(*model.kernel_args, b["q"], b["v"], b["tau"], code)
     return FDDerivatives(*b.unbatch(out))
+
+
+#: ``inner="auto"``/``outer="auto"`` choices of :func:`fd_second_derivatives`: DTM up to these
+#: sizes (nv), IDFOZA / AZA above.  Measured by ``python -m problems.bench crossover``
+#: (results/fd_so_crossover.md).
+INNER_CROSSOVER_NV = 45
+OUTER_CROSSOVER_NV = 10_000
+
+
+def fd_second_derivatives(model, q, v, tau, lam=None, inner: str = "auto", outer: str = "auto",
+                          out: FDDerivatives | None = None) -> FDDerivatives:
+    """First- and second-order derivatives of forward dynamics a = FD(q, v, tau) by FDSVA-SO.
+
+    Returns a, da_dq, da_dv, da_dtau (= M^{-1}) and d2a_dq2, d2a_dv2, d2a_dqdv
+    (``[i, j, k] = d/dv_k (da_i/dq_j)``) and d2a_dtaudq (``[i, j, k] = d(M^{-1})_ij/dq_k``), each
+    (n, n, n) (batched (T, n, n, n)).  The others vanish: d2a/dtau2 = d2a/dtau dv = 0.
+
+    With ``lam`` (an n-vector, or (T, n) for a batch) the second-order fields are contracted over
+    the output index, ``sum_i lam_i T[i, :, :]``, and returned as (n, n) matrices, computed
+    without forming any n^3 tensor (what the DDP backward pass consumes).
+
+    ``inner``: "dtm" | "idfoza" | "auto" and ``outer``: "dtm" | "aza" | "auto" choose how the
+    Inner- and Outer-Terms of eq. 46 are computed (full tensors only; all give the same result).
+    ``out``: a result of an earlier call with the same shapes, whose arrays are overwritten.
+    """
+    if inner not in ("auto", "dtm", "idfoza"):
+        raise ValueError(f"inner: expected 'auto', 'dtm' or 'idfoza'; got {inner!r}")
+    if outer not in ("auto", "dtm", "aza"):
+        raise ValueError(f"outer: expected 'auto', 'dtm' or 'aza'; got {outer!r}")
+    n = model.nv
+    if lam is not None:
+        b = prepare(model, q=q, v=v, tau=tau, lam=lam)
+        buf = reusable_buffer(out, _fso.fd_lam_size(b.T, n), "FDDerivatives (with lam)", b)
+        _fso.fdsva_so_lam_batch(*model.kernel_args, b["q"], b["v"], b["tau"], b["lam"], buf)
+        views = _fso.fd_lam_views(buf, b.T, n)
+    else:
+        b = prepare(model, q=q, v=v, tau=tau)
+        if inner == "auto":
+            inner = "dtm" if n <= INNER_CROSSOVER_NV else "idfoza"
+        if outer == "auto":
+            outer = "dtm" if n <= OUTER_CROSSOVER_NV else "aza"
+        buf = reusable_buffer(out, _so.id_so_size(b.T, n), "FDDerivatives", b)
+        _fso.fdsva_so_batch(*model.kernel_args, b["q"], b["v"], b["tau"],
+                            _fso.INNER_DTM if inner == "dtm" else _fso.INNER_IDFOZA,
+                            _fso.OUTER_DTM if outer == "dtm" else _fso.OUTER_AZA, buf)
+        views = _so.id_so_views(buf, b.T, n)
+    result = FDDerivatives(*b.unbatch(views))
+    result._buffer = buf
+    return result

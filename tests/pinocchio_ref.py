@@ -53,21 +53,40 @@ def difference(model, q0, q1):
     return np.array(pin.difference(model.pin_model, q0, q1))
 
 
-def rnea_second_order_fd(model, q, v, a, eps=1e-6):
-    """(d2tau_dq2, d2tau_dv2, d2tau_dqdv, dM_dq) by central differences of Pinocchio's
-    computeRNEADerivatives and crba along q (+) eps e_k (pinocchio.integrate) and v + eps e_k."""
+def _stencil(f, h):
+    """Fourth-order central difference of the scalar-parameter function f at 0:
+    (-f(2h) + 8 f(h) - 8 f(-h) + f(-2h)) / (12 h); f returns a tuple of arrays."""
+    fp2, fp1, fm1, fm2 = f(2 * h), f(h), f(-h), f(-2 * h)
+    return tuple((-a + 8 * b - 8 * c + d) / (12 * h) for a, b, c, d in zip(fp2, fp1, fm1, fm2))
+
+
+H = 1e-4  # with the fourth-order stencil: truncation ~ h^4, round-off ~ 1e-12 |f|
+
+
+def rnea_second_order_fd(model, q, v, a, h=H):
+    """(d2tau_dq2, d2tau_dv2, d2tau_dqdv, dM_dq) by central differences (fourth order) of Pinocchio's
+    computeRNEADerivatives and crba along q (+) h e_k (pinocchio.integrate) and v + h e_k."""
     n = model.nv
     d2q, d2v, d2qv, dM = (np.zeros((n, n, n)) for _ in range(4))
     for k in range(n):
-        e = np.zeros(n)
-        e[k] = eps
-        qp, qm = integrate(model, q, e), integrate(model, q, -e)
-        dqp, _, _ = rnea_derivatives(model, qp, v, a)
-        dqm, _, _ = rnea_derivatives(model, qm, v, a)
-        d2q[:, :, k] = (dqp - dqm) / (2 * eps)
-        dM[:, :, k] = (crba(model, qp) - crba(model, qm)) / (2 * eps)
-        dqp, dvp, _ = rnea_derivatives(model, q, v + e, a)
-        dqm, dvm, _ = rnea_derivatives(model, q, v - e, a)
-        d2qv[:, :, k] = (dqp - dqm) / (2 * eps)
-        d2v[:, :, k] = (dvp - dvm) / (2 * eps)
+        e = np.eye(n)[k]
+        along_q = lambda s: (rnea_derivatives(model, integrate(model, q, s * e), v, a)[0],
+                             crba(model, integrate(model, q, s * e)))
+        along_v = lambda s: rnea_derivatives(model, q, v + s * e, a)[:2]
+        d2q[:, :, k], dM[:, :, k] = _stencil(along_q, h)
+        d2qv[:, :, k], d2v[:, :, k] = _stencil(along_v, h)
     return d2q, d2v, d2qv, dM
+
+
+def aba_second_order_fd(model, q, v, tau, h=H):
+    """(d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq) by central differences (fourth order) of
+    Pinocchio's computeABADerivatives (and its Minv) along q (+) h e_k and v + h e_k."""
+    n = model.nv
+    d2q, d2v, d2qv, d2t = (np.zeros((n, n, n)) for _ in range(4))
+    for k in range(n):
+        e = np.eye(n)[k]
+        along_q = lambda s: aba_derivatives(model, integrate(model, q, s * e), v, tau)[1::2]
+        along_v = lambda s: aba_derivatives(model, q, v + s * e, tau)[1:3]
+        d2q[:, :, k], d2t[:, :, k] = _stencil(along_q, h)
+        d2qv[:, :, k], d2v[:, :, k] = _stencil(along_v, h)
+    return d2q, d2v, d2qv, d2t

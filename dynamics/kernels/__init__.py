@@ -1,0 +1,68 @@
+"""Compiled kernels (numba, ``cache=True``).
+
+Cache guard: numba keys a cached function on the timestamp of its *own* source file only, so a
+kernel that calls (and inlines) a function from another file keeps stale machine code when only
+that other file changes — a silent wrong answer after an edit or an upgrade.  On import we hash
+all kernel sources and, when the hash differs from the one recorded beside the cache, delete this
+package's cache files so that everything is recompiled consistently.
+"""
+
+import hashlib
+import os
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+_STAMP = "soddp-kernels.sha256"
+
+
+def _source_hash() -> str:
+    h = hashlib.sha256()
+    for f in sorted(_HERE.glob("*.py")):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _cache_dirs():
+    """Every directory numba may use for this package's cache files."""
+    try:
+        from numba.core import caching
+    except ImportError:  # pragma: no cover
+        return []
+
+    def probe():  # only its code object is used by the locators
+        pass
+
+    dirs = []
+    src = str(_HERE / "spatial.py")
+    for name in ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator"):
+        cls = getattr(caching, name, None)
+        try:
+            loc = cls.from_function(probe, src) if cls is not None else None
+        except Exception:  # noqa: BLE001 - a locator that does not apply here
+            loc = None
+        if loc is not None:
+            dirs.append(Path(loc.get_cache_path()))
+    return dirs
+
+
+def _guard_cache():
+    digest = _source_hash()
+    modules = {f.stem for f in _HERE.glob("*.py")}
+    for d in _cache_dirs():
+        stamp = d / _STAMP
+        try:
+            if stamp.is_file() and stamp.read_text().strip() == digest:
+                continue
+            if d.is_dir():
+                for f in d.iterdir():
+                    if f.suffix in (".nbi", ".nbc") and f.name.split(".", 1)[0] in modules:
+                        f.unlink()
+            d.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(digest + "\n")
+        except OSError:  # read-only location: numba will not cache there either
+            pass
+
+
+if os.environ.get("SODDP_NO_CACHE_GUARD") != "1":
+    _guard_cache()

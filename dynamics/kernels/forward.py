@@ -269,13 +269,22 @@ def neg_matmul(A, B, out):
 @njit(cache=True)
 def fdsva_point(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv):
     """FDSVA at one knot: qdd, da/dq, da/dqdot, Minv (= da/dtau); also leaves M and the ID
-    derivatives at (q, qdot, qdd) in the given arrays."""
+    derivatives at (q, qdot, qdd) in the given arrays (M, dtau_dq, dtau_dv zero on entry)."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     S0 = np.empty((nv, 6))
     IA = np.empty((nj, 6, 6))
     U = np.empty((nv, 6))
     Dinv = np.empty((nv, 6))
+    fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, S0, IA, U, Dinv)
+
+
+@njit(cache=True)
+def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, S0, IA, U, Dinv):
+    """:func:`fdsva_point` with the ABA work arrays supplied by the caller, who may reuse S0, U
+    and Dinv afterwards for :func:`aza_apply`."""
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
     tau_id = np.empty(nv)
     aba_point(m, q, v, tau, qdd, S0, IA, U, Dinv)
     idsva_point(m, q, v, qdd, tau_id, dtau_dq, dtau_dv, M)

@@ -36,6 +36,17 @@ from .spatial import (add_force_bar, body_coriolis_add, dot6, force_cross, force
 
 
 @njit(cache=True, inline="always")
+def _put(contract, mu, Tf, H, x, y, z, nn, nv, val):
+    """Store T[x, y, z] = val, or with ``contract`` accumulate H[y, z] += mu[x] * val (the
+    co-state-weighted sum over the output index).  The sweep below writes every entry exactly
+    once (Alg. 1 line 50 writes the dM pair twice when k == j; we write it once), so both agree."""
+    if contract:
+        H[y, z] += mu[x] * val
+    else:
+        Tf[x * nn + y * nv + z] = val
+
+
+@njit(cache=True, inline="always")
 def _sym_from_forcecross(s, I, tmp, out):
     """out = X + X^T with X = (s x*) I  (= (s x*) I - I (s x) for symmetric I)."""
     for c in range(6):
@@ -46,9 +57,15 @@ def _sym_from_forcecross(s, I, tmp, out):
 
 
 @njit(cache=True, fastmath=True)
-def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
+def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM, contract, mu, Hq, Hv,
+                   Hqv, G):
     """IDSVA-SO at one knot.  All outputs must be zero on entry (only structurally non-zero
-    entries are written)."""
+    entries are written, each once).
+
+    With ``contract`` the four (n, n, n) tensors are not formed (``d2q``... may be empty) and the
+    (n, n) matrices Hq, Hv, Hqv, G receive their mu-weighted sums over the output index:
+    ``Hq[j, k] = sum_i mu_i d2q[i, j, k]`` and likewise, ``G[j, k] = sum_i mu_i dM[i, j, k]``.
+    """
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     oR = np.empty((nj, 3, 3))
@@ -108,8 +125,6 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
         B = BC[i]
         f = FC[i]
         for pa in range(m.iv[i], m.iv[i] + m.nvj[i]):
-            n2a = pa * nn
-            n1a = pa * nv
             s = S0[pa]
             psd = Psid[pa]
             psdd = Psidd[pa]
@@ -151,8 +166,6 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
             j = i
             while j > 0:
                 for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
-                    n2b = pb * nn
-                    n1b = pb * nv
                     st = S0[pb]
                     pdt = Psid[pb]
                     pddt = Psidd[pb]
@@ -217,50 +230,49 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
                     k = j
                     while k > 0:
                         for pc in range(m.iv[k], m.iv[k] + m.nvj[k]):
-                            n2c = pc * nn
-                            n1c = pc * nv
                             sr = tup6(S0[pc])
                             pdr = tup6(Psid[pc])
                             pddr = tup6(Psidd[pc])
                             psr = tup6(PsSd[pc])
                             p1 = dot6(t_u11, pdr)
                             p2 = dot6(t_u5, pdr) + dot6(t_u9, pddr)
-                            d2qf[n2a + n1b + pc] = p2
-                            d2qvf[n2a + n1c + pb] = -p1
+                            _put(contract, mu, d2qf, Hq, pa, pb, pc, nn, nv, p2)
+                            _put(contract, mu, d2qvf, Hqv, pa, pc, pb, nn, nv, -p1)
                             if j != i:
                                 x = dot6(t_u1, pdr) + dot6(t_A1s, pddr)
-                                d2qf[n2b + n1c + pa] = x
-                                d2qf[n2b + n1a + pc] = x
-                                d2qvf[n2b + n1a + pc] = dot6(t_u1, sr) + dot6(t_A1s, psr)
-                                d2qvf[n2b + n1c + pa] = p1
+                                _put(contract, mu, d2qf, Hq, pb, pc, pa, nn, nv, x)
+                                _put(contract, mu, d2qf, Hq, pb, pa, pc, nn, nv, x)
+                                _put(contract, mu, d2qvf, Hqv, pb, pa, pc, nn, nv, dot6(t_u1, sr) + dot6(t_A1s, psr))
+                                _put(contract, mu, d2qvf, Hqv, pb, pc, pa, nn, nv, p1)
                                 y = dot6(t_u11, sr)
-                                d2vf[n2b + n1c + pa] = y
-                                d2vf[n2b + n1a + pc] = y
+                                _put(contract, mu, d2vf, Hv, pb, pc, pa, nn, nv, y)
+                                _put(contract, mu, d2vf, Hv, pb, pa, pc, nn, nv, y)
                                 z = dot6(sr, t_A1s)
-                                dMf[n2c + n1b + pa] = z
-                                dMf[n2b + n1c + pa] = z
+                                _put(contract, mu, dMf, G, pc, pb, pa, nn, nv, z)
+                                if k != j:  # for k == j the (t, r) loops visit both orders
+                                    _put(contract, mu, dMf, G, pb, pc, pa, nn, nv, z)
                             if k != j:
-                                d2qf[n2a + n1c + pb] = p2
+                                _put(contract, mu, d2qf, Hq, pa, pc, pb, nn, nv, p2)
                                 x3 = dot6(sr, t_u3)
-                                d2qf[n2c + n1a + pb] = x3
+                                _put(contract, mu, d2qf, Hq, pc, pa, pb, nn, nv, x3)
                                 y = -dot6(t_u11, sr)
-                                d2vf[n2a + n1b + pc] = y
-                                d2vf[n2a + n1c + pb] = y
-                                d2qvf[n2a + n1b + pc] = dot6(sr, t_u5) + dot6(t_u9, psr)
-                                d2qvf[n2c + n1b + pa] = dot6(sr, t_u6)
+                                _put(contract, mu, d2vf, Hv, pa, pb, pc, nn, nv, y)
+                                _put(contract, mu, d2vf, Hv, pa, pc, pb, nn, nv, y)
+                                _put(contract, mu, d2qvf, Hqv, pa, pb, pc, nn, nv, dot6(sr, t_u5) + dot6(t_u9, psr))
+                                _put(contract, mu, d2qvf, Hqv, pc, pb, pa, nn, nv, dot6(sr, t_u6))
                                 z2 = dot6(sr, t_u9)
-                                dMf[n2c + n1a + pb] = z2
-                                dMf[n2a + n1c + pb] = z2
+                                _put(contract, mu, dMf, G, pc, pa, pb, nn, nv, z2)
+                                _put(contract, mu, dMf, G, pa, pc, pb, nn, nv, z2)
                                 if j != i:
-                                    d2qf[n2c + n1b + pa] = x3
-                                    d2qvf[n2c + n1a + pb] = dot6(sr, t_u7)
+                                    _put(contract, mu, d2qf, Hq, pc, pb, pa, nn, nv, x3)
+                                    _put(contract, mu, d2qvf, Hqv, pc, pa, pb, nn, nv, dot6(sr, t_u7))
                                     y = dot6(sr, t_A1s) + z2  # u10 . s_r, u10 = A1 s_t + u9
-                                    d2vf[n2c + n1a + pb] = y
-                                    d2vf[n2c + n1b + pa] = y
+                                    _put(contract, mu, d2vf, Hv, pc, pa, pb, nn, nv, y)
+                                    _put(contract, mu, d2vf, Hv, pc, pb, pa, nn, nv, y)
                                 else:
-                                    d2vf[n2c + n1b + pa] = dot6(sr, t_u4)
+                                    _put(contract, mu, d2vf, Hv, pc, pb, pa, nn, nv, dot6(sr, t_u4))
                             else:
-                                d2vf[n2a + n1b + pc] = -dot6(t_A1s, sr)
+                                _put(contract, mu, d2vf, Hv, pa, pb, pc, nn, nv, -dot6(t_A1s, sr))
                         k = m.parent[k]
                 j = m.parent[j]
         lam = m.parent[i]
@@ -311,7 +323,9 @@ def _idsva_so_knot(ints, floats, Q, V, A, buf, t):
     d2v[t] = 0.0
     d2qv[t] = 0.0
     dM[t] = 0.0
-    idsva_so_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t], d2q[t], d2v[t], d2qv[t], dM[t])
+    e2 = np.empty((0, 0))
+    idsva_so_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t], d2q[t], d2v[t], d2qv[t], dM[t],
+                   False, tau[t], e2, e2, e2, e2)
 
 
 @njit(cache=True, parallel=True)

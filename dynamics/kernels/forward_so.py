@@ -1,0 +1,201 @@
+"""FDSVA-SO: second-order derivatives of forward dynamics from those of inverse dynamics
+(second-order paper Sec. VI, eq. 44-52), compiled with numba.
+
+Differentiating ID(x, FD(x, tau)) = tau twice (u = x_j first, w = x_k second, x = (q, v)):
+
+    d2a[:, j, k] = -M^{-1} ( d2tau[:, j, k] + dM/dx_k da[:, j] + dM/dx_j da[:, k] )     (eq. 46)
+                   `-Outer-´ `------------------- Inner-Term ---------------------´
+
+with dM/dv = 0 (eq. 47-49) and d2a/dtau dq_k = dMinv/dq_k = -M^{-1} dM/dq_k M^{-1} (eq. 44).
+The Inner-Term is formed by DTM (direct tensor-matrix products) or IDFOZA (eq. 52: IDSVA with
+qdot = 0, no gravity and a = b returns dM/dq b, one column at a time); the Outer-Term by DTM
+(M^{-1} times the tensor as one matrix product) or AZA (ABA-Zero-Algorithm per column).
+
+Contracted with a co-state lam (what the DDP backward pass needs), with mu = M^{-1} lam and
+G[m, k] = sum_l mu_l dM[l, m, k]:
+
+    lam . d2a_dq2   = -(Hq(mu) + da_dq^T G + G^T da_dq)
+    lam . d2a_dv2   = -Hv(mu)
+    lam . d2a_dqdv  = -(Hqv(mu) + G^T da_dv)
+    lam . d2a_dtaudq = -M^{-1} G
+
+where H(mu) are the mu-weighted ID second derivatives, accumulated by IDSVA-SO's own sweep without
+forming any n^3 tensor (O(N d^2) + a few n^3 products instead of O(n^4)).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .forward import IPR_LTDL, aza_apply, fdsva_core
+from .inverse import idsva_point
+from .layout import KernelModel, unpack
+from .second_order import id_so_views, idsva_so_point
+
+INNER_DTM, INNER_IDFOZA = 0, 1
+OUTER_DTM, OUTER_AZA = 0, 1
+
+
+@njit(cache=True)
+def _zero_gravity(m):
+    return KernelModel(m.parent, m.jtype, m.axis, m.iq, m.nqj, m.iv, m.nvj, m.place_R, m.place_p,
+                       m.mass, m.com, m.Icom, m.S_local, m.dof_parent, np.zeros(6))
+
+
+@njit(cache=True)
+def idfoza(mz, q, b, out, zv, tau, dv, M):
+    """IDFOZA (eq. 52): out[l, k] = sum_m dM[l, m, k] b_m, i.e. IDSVA at (q, 0, b) with the
+    zero-gravity model ``mz``.  ``zv`` is a zero n-vector; tau, dv, M are scratch."""
+    out[:, :] = 0.0
+    dv[:, :] = 0.0
+    M[:, :] = 0.0
+    idsva_point(mz, q, zv, b, tau, out, dv, M)
+
+
+@njit(cache=True)
+def _first_order(m, q, v, tau, qdd, da_dq, da_dv, Minv, S0, U, Dinv):
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    M = np.zeros((nv, nv))
+    dtq = np.zeros((nv, nv))
+    dtv = np.zeros((nv, nv))
+    IA = np.empty((nj, 6, 6))
+    fdsva_core(m, q, v, tau, IPR_LTDL, qdd, da_dq, da_dv, Minv, M, dtq, dtv, S0, IA, U, Dinv)
+
+
+@njit(cache=True)
+def fdsva_so_point(m, q, v, tau, inner, outer, qdd, da_dq, da_dv, Minv, d2q, d2v, d2qv, d2t):
+    """Full FDSVA-SO tensors at one knot (outputs overwritten, no need to zero them)."""
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    S0 = np.empty((nv, 6))
+    U = np.empty((nv, 6))
+    Dinv = np.empty((nv, 6))
+    _first_order(m, q, v, tau, qdd, da_dq, da_dv, Minv, S0, U, Dinv)
+
+    # ID second derivatives at (q, v, qdd), written straight into the outputs; dM kept aside
+    dM = np.zeros((nv, nv, nv))
+    d2q[:] = 0.0
+    d2v[:] = 0.0
+    d2qv[:] = 0.0
+    t_id = np.empty(nv)
+    e2 = np.empty((0, 0))
+    z2 = np.zeros((3, nv, nv))
+    idsva_so_point(m, q, v, qdd, t_id, z2[0], z2[1], z2[2], d2q, d2v, d2qv, dM, False, t_id, e2,
+                   e2, e2, e2)
+
+    # Inner-Term
+    if inner == INNER_DTM:
+        for l in range(nv):
+            P = np.dot(dM[l].T, da_dq)  # P[k, j] = sum_m dM[l, m, k] da_dq[m, j]
+            d2q[l] += P + P.T
+            d2qv[l] += np.dot(dM[l].T, da_dv)
+    else:
+        mz = _zero_gravity(m)
+        zv = np.zeros(nv)
+        Y = np.empty((nv, nv))
+        b = np.empty(nv)
+        s_tau = np.empty(nv)
+        s_dv = np.empty((nv, nv))
+        s_M = np.empty((nv, nv))
+        for j in range(nv):
+            b[:] = da_dq[:, j]
+            idfoza(mz, q, b, Y, zv, s_tau, s_dv, s_M)  # Y[l, k] = sum_m dM[l, m, k] da_dq[m, j]
+            d2q[:, j, :] += Y
+            d2q[:, :, j] += Y
+            b[:] = da_dv[:, j]
+            idfoza(mz, q, b, Y, zv, s_tau, s_dv, s_M)  # Y[l, i] = sum_m dM[l, m, i] da_dv[m, j]
+            d2qv[:, :, j] += Y
+    for l in range(nv):
+        d2t[l] = np.dot(Minv, dM[l])  # X[l, j, k] = sum_m Minv[j, m] dM[l, m, k]
+
+    # Outer-Term: X <- -M^{-1} X over the first index
+    if outer == OUTER_DTM:
+        for X in (d2q, d2v, d2qv, d2t):
+            X2 = X.reshape((nv, nv * nv))
+            X2[:] = -np.dot(Minv, X2)
+    else:
+        PA = np.empty((nj, 6))
+        Acc = np.empty((nj, 6))
+        bb = np.empty(nv)
+        x = np.empty(nv)
+        for X in (d2q, d2v, d2qv, d2t):
+            for j in range(nv):
+                for k in range(nv):
+                    for l in range(nv):
+                        bb[l] = -X[l, j, k]
+                    aza_apply(m, S0, U, Dinv, bb, x, PA, Acc)
+                    for l in range(nv):
+                        X[l, j, k] = x[l]
+
+
+@njit(cache=True)
+def fdsva_so_lam_point(m, q, v, tau, lam, qdd, da_dq, da_dv, Minv, Lq, Lv, Lqv, Lt):
+    """FDSVA-SO contracted with the co-state ``lam`` at one knot: the (n, n) matrices
+    Lq = sum_i lam_i d2a_dq2[i], Lv, Lqv, Lt (= sum_i lam_i dMinv_i./dq)."""
+    nv = m.S_local.shape[0]
+    S0 = np.empty((nv, 6))
+    U = np.empty((nv, 6))
+    Dinv = np.empty((nv, 6))
+    _first_order(m, q, v, tau, qdd, da_dq, da_dv, Minv, S0, U, Dinv)
+    mu = np.dot(Minv, lam)
+    Hq = np.zeros((nv, nv))
+    Hv = np.zeros((nv, nv))
+    Hqv = np.zeros((nv, nv))
+    G = np.zeros((nv, nv))
+    t_id = np.empty(nv)
+    z2 = np.zeros((3, nv, nv))
+    e3 = np.empty((0, 0, 0))
+    idsva_so_point(m, q, v, qdd, t_id, z2[0], z2[1], z2[2], e3, e3, e3, e3, True, mu, Hq, Hv, Hqv,
+                   G)
+    GT_daq = np.dot(G.T, da_dq)
+    Lq[:, :] = -(Hq + GT_daq.T + GT_daq)
+    Lv[:, :] = -Hv
+    Lqv[:, :] = -(Hqv + np.dot(G.T, da_dv))
+    Lt[:, :] = -np.dot(Minv, G)
+
+
+def fd_lam_size(T, nv):
+    return T * (nv + 7 * nv * nv)
+
+
+@njit(cache=True)
+def fd_lam_views(buf, T, nv):
+    """a (T, n) and seven (T, n, n) blocks: da_dq, da_dv, da_dtau, Lq, Lv, Lqv, Lt."""
+    n2 = nv * nv
+    a = buf[:T * nv].reshape((T, nv))
+    o = T * nv
+    mats = []
+    for _ in range(7):
+        mats.append(buf[o:o + T * n2].reshape((T, nv, nv)))
+        o += T * n2
+    return a, mats[0], mats[1], mats[2], mats[3], mats[4], mats[5], mats[6]
+
+
+@njit(cache=True)
+def _fd_so_knot(ints, floats, Q, V, TAU, inner, outer, buf, t):
+    m = unpack(ints, floats)
+    a, dq, dv, Minv, d2q, d2v, d2qv, d2t = id_so_views(buf, Q.shape[0], ints[1])
+    fdsva_so_point(m, Q[t], V[t], TAU[t], inner, outer, a[t], dq[t], dv[t], Minv[t], d2q[t], d2v[t],
+                   d2qv[t], d2t[t])
+
+
+@njit(cache=True, parallel=True)
+def fdsva_so_batch(ints, floats, Q, V, TAU, inner, outer, buf):
+    """Full FDSVA-SO over a batch, in place into ``buf`` (layout of ``id_so_views``)."""
+    for t in prange(Q.shape[0]):
+        _fd_so_knot(ints, floats, Q, V, TAU, inner, outer, buf, t)
+
+
+@njit(cache=True)
+def _fd_lam_knot(ints, floats, Q, V, TAU, LAM, buf, t):
+    m = unpack(ints, floats)
+    a, dq, dv, Minv, Lq, Lv, Lqv, Lt = fd_lam_views(buf, Q.shape[0], ints[1])
+    fdsva_so_lam_point(m, Q[t], V[t], TAU[t], LAM[t], a[t], dq[t], dv[t], Minv[t], Lq[t], Lv[t],
+                       Lqv[t], Lt[t])
+
+
+@njit(cache=True, parallel=True)
+def fdsva_so_lam_batch(ints, floats, Q, V, TAU, LAM, buf):
+    """Contracted FDSVA-SO over a batch, in place into ``buf`` (layout of ``fd_lam_views``)."""
+    for t in prange(Q.shape[0]):
+        _fd_lam_knot(ints, floats, Q, V, TAU, LAM, buf, t)
