@@ -11,10 +11,12 @@ from .algorithms import (aba, fd_derivatives, fd_second_derivatives, id_derivati
                          id_second_derivatives,
                          inverse_mass_matrix, mass_matrix, rnea)
 from .model import RobotModel
+from .protocol import AnalyticalDynamics, Dynamics, EuclideanDynamics
 from .results import FDDerivatives, IDDerivatives
 
 __all__ = [
     "RobotModel", "robots", "rnea", "aba", "mass_matrix", "inverse_mass_matrix", "id_derivatives",
     "id_second_derivatives", "fd_second_derivatives",
-    "fd_derivatives", "IDDerivatives", "FDDerivatives",
+    "fd_derivatives", "IDDerivatives", "FDDerivatives", "Dynamics", "AnalyticalDynamics",
+    "EuclideanDynamics",
 ]

@@ -1,0 +1,192 @@
+"""The ``Dynamics`` protocol: what a solver needs from a system, whatever computes it.
+
+Backends: :class:`AnalyticalDynamics` (our compiled kernels), the CasADi and finite-difference
+backends, or a user's own system (:class:`EuclideanDynamics` for systems on a vector space).
+
+Every method takes one point or a batch with a leading knot axis, like the kernels.  Shapes for
+one point (n = nv):
+
+==========================================  ================================================
+``integrate(q, dq)``                        q (+) dq, (nq,)
+``difference(q0, q1)``                      q1 (-) q0, (n,)
+``integrate_jacobians(q, dq)``              (J_q, J_dq), each (n, n): tangent-space
+                                            Jacobians of q (+) dq w.r.t. q and dq
+``difference_jacobians(q0, q1)``            (J_q0, J_q1), each (n, n)
+``aba(q, v, tau)`` / ``rnea(q, v, a)``      (n,)
+``fd_derivatives(q, v, tau, order, lam)``   :class:`~dynamics.results.FDDerivatives`
+``id_derivatives(q, v, a, order)``          :class:`~dynamics.results.IDDerivatives`
+==========================================  ================================================
+
+``order=1`` leaves the second-order fields ``None``; ``order=2`` fills them: (n, n, n) tensors, or
+(n, n) matrices contracted with the co-state ``lam`` over the output index when ``lam`` is given.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from . import algorithms as _alg
+from .results import FDDerivatives, IDDerivatives
+
+
+@runtime_checkable
+class Dynamics(Protocol):
+    nq: int
+    nv: int
+
+    def integrate(self, q, dq): ...
+
+    def difference(self, q0, q1): ...
+
+    def integrate_jacobians(self, q, dq): ...
+
+    def difference_jacobians(self, q0, q1): ...
+
+    def aba(self, q, v, tau): ...
+
+    def rnea(self, q, v, a): ...
+
+    def fd_derivatives(self, q, v, tau, order: int = 1, lam=None) -> FDDerivatives: ...
+
+    def id_derivatives(self, q, v, a, order: int = 1) -> IDDerivatives: ...
+
+
+def _check_order(order):
+    if order not in (1, 2):
+        raise ValueError(f"order: expected 1 or 2; got {order!r}")
+
+
+class AnalyticalDynamics:
+    """The analytical backend: IDSVA / FDSVA (first order), IDSVA-SO / FDSVA-SO (second order)
+    on a :class:`~dynamics.model.RobotModel`, batched and parallel over knots."""
+
+    def __init__(self, model):
+        self.model = model
+        self.nq = model.nq
+        self.nv = model.nv
+
+    def __repr__(self):
+        return f"AnalyticalDynamics({self.model!r})"
+
+    def integrate(self, q, dq):
+        return self.model.integrate(q, dq)
+
+    def difference(self, q0, q1):
+        return self.model.difference(q0, q1)
+
+    def integrate_jacobians(self, q, dq):
+        return _pin_jacobians(self.model, "dIntegrate", q, dq)
+
+    def difference_jacobians(self, q0, q1):
+        return _pin_jacobians(self.model, "dDifference", q0, q1)
+
+    def aba(self, q, v, tau):
+        return _alg.aba(self.model, q, v, tau)
+
+    def rnea(self, q, v, a):
+        return _alg.rnea(self.model, q, v, a)
+
+    def fd_derivatives(self, q, v, tau, order=1, lam=None):
+        _check_order(order)
+        if order == 1:
+            if lam is not None:
+                raise ValueError("lam: only used with order=2")
+            return _alg.fd_derivatives(self.model, q, v, tau)
+        return _alg.fd_second_derivatives(self.model, q, v, tau, lam=lam)
+
+    def id_derivatives(self, q, v, a, order=1):
+        _check_order(order)
+        if order == 1:
+            return _alg.id_derivatives(self.model, q, v, a)
+        return _alg.id_second_derivatives(self.model, q, v, a)
+
+
+def _pin_jacobians(model, which, x0, x1):
+    """Tangent-space Jacobians of pinocchio.integrate / pinocchio.difference (both arguments)."""
+    import pinocchio as pin
+
+    from .inputs import prepare
+
+    b = prepare(model, q=x0, dq=x1) if which == "dIntegrate" else prepare(model, q0=x0, q1=x1)
+    A, B = (b["q"], b["dq"]) if which == "dIntegrate" else (b["q0"], b["q1"])
+    fn = getattr(pin, which)
+    J0 = np.empty((b.T, model.nv, model.nv))
+    J1 = np.empty((b.T, model.nv, model.nv))
+    for t in range(b.T):
+        J0[t] = fn(model.pin_model, A[t], B[t], pin.ArgumentPosition.ARG0)
+        J1[t] = fn(model.pin_model, A[t], B[t], pin.ArgumentPosition.ARG1)
+    return b.unbatch((J0, J1))
+
+
+class EuclideanDynamics:
+    """Base class for a user-defined system on a vector space (nq = nv = n).
+
+    A subclass sets ``nq = nv = n`` and implements, for one point, ``aba(q, v, tau)`` and
+    ``fd_derivatives(q, v, tau, order=1, lam=None)`` returning an
+    :class:`~dynamics.results.FDDerivatives` (second-order fields when ``order=2``: (n, n, n)
+    tensors, or (n, n) contracted with ``lam``).  This class supplies the vector-space operations
+    and makes those methods (and ``rnea`` / ``id_derivatives`` if given) accept batches with a
+    leading knot axis, by a Python loop over knots (a user system is not compiled).
+    """
+
+    nq: int
+    nv: int
+
+    _BATCHED = ("aba", "rnea", "fd_derivatives", "id_derivatives")
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in cls._BATCHED:
+            if name in cls.__dict__:
+                setattr(cls, name, _batching(cls.__dict__[name]))
+
+    def integrate(self, q, dq):
+        return np.asarray(q, dtype=float) + np.asarray(dq, dtype=float)
+
+    def difference(self, q0, q1):
+        return np.asarray(q1, dtype=float) - np.asarray(q0, dtype=float)
+
+    def integrate_jacobians(self, q, dq):
+        I = self._eye_like(q)
+        return I, I.copy()
+
+    def difference_jacobians(self, q0, q1):
+        I = self._eye_like(q0)
+        return -I, I.copy()
+
+    def _eye_like(self, q):
+        q = np.asarray(q)
+        I = np.eye(self.nv)
+        return np.broadcast_to(I, (q.shape[0], self.nv, self.nv)).copy() if q.ndim == 2 else I
+
+    def rnea(self, q, v, a):
+        raise NotImplementedError(f"{type(self).__name__} does not implement rnea")
+
+    def id_derivatives(self, q, v, a, order=1):
+        raise NotImplementedError(f"{type(self).__name__} does not implement id_derivatives")
+
+
+def _batching(fn):
+    """Wrap a single-point method so that it also takes batches (leading knot axis)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(self, x, *args, **kwargs):
+        x = np.asarray(x, dtype=float)
+        if x.ndim == 1:
+            return fn(self, x, *args, **kwargs)
+        lam = kwargs.pop("lam", None)
+        outs = []
+        for t in range(x.shape[0]):
+            extra = {} if lam is None else {"lam": np.asarray(lam)[t]}
+            outs.append(fn(self, x[t], *(np.asarray(y)[t] for y in args), **kwargs, **extra))
+        if isinstance(outs[0], (FDDerivatives, IDDerivatives)):
+            fields = {k: (None if getattr(outs[0], k) is None
+                          else np.stack([getattr(o, k) for o in outs]))
+                      for k in type(outs[0]).__dataclass_fields__}
+            return type(outs[0])(**fields)
+        return np.stack(outs)
+
+    return wrapper

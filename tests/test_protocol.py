@@ -1,0 +1,88 @@
+"""The Dynamics protocol: the analytical backend and a user's EuclideanDynamics subclass."""
+
+import numpy as np
+import pytest
+
+import dynamics as dyn
+from dynamics import robots
+from conftest import random_state, rel_err
+import pinocchio_ref as ref
+
+
+def test_analytical_backend_matches_the_kernels():
+    m = robots.load("hyq")
+    d = dyn.AnalyticalDynamics(m)
+    assert isinstance(d, dyn.Dynamics) and (d.nq, d.nv) == (19, 18)
+    q, v, a, tau = random_state(m, 0)
+    np.testing.assert_array_equal(d.aba(q, v, tau), dyn.aba(m, q, v, tau))
+    np.testing.assert_array_equal(d.rnea(q, v, a), dyn.rnea(m, q, v, a))
+    f1 = d.fd_derivatives(q, v, tau)
+    assert f1.d2a_dq2 is None
+    np.testing.assert_array_equal(f1.da_dq, dyn.fd_derivatives(m, q, v, tau).da_dq)
+    f2 = d.fd_derivatives(q, v, tau, order=2)
+    assert f2.d2a_dq2.shape == (18, 18, 18)
+    lam = np.ones(18)
+    f2l = d.fd_derivatives(q, v, tau, order=2, lam=lam)
+    assert f2l.d2a_dq2.shape == (18, 18)
+    i2 = d.id_derivatives(q, v, a, order=2)
+    np.testing.assert_array_equal(i2.dM_dq, dyn.id_second_derivatives(m, q, v, a).dM_dq)
+    assert d.id_derivatives(q, v, a).dM_dq is None
+    with pytest.raises(ValueError, match="order: expected 1 or 2; got 3"):
+        d.fd_derivatives(q, v, tau, order=3)
+
+
+def test_manifold_jacobians_against_pinocchio_and_finite_differences():
+    m = robots.load("hyq")
+    d = dyn.AnalyticalDynamics(m)
+    rng = np.random.default_rng(1)
+    q = m.random_configuration(rng)
+    dq = 0.3 * rng.normal(size=m.nv)
+    Jq, Jdq = d.integrate_jacobians(q, dq)
+    eps = 1e-6
+    for k in (0, 3, 5, 10):
+        e = np.eye(m.nv)[k] * eps
+        fd_q = m.difference(m.integrate(q, dq), m.integrate(m.integrate(q, e), dq)) / eps
+        fd_dq = m.difference(m.integrate(q, dq), m.integrate(q, dq + e)) / eps
+        assert rel_err(Jq[:, k], fd_q) < 1e-5 and rel_err(Jdq[:, k], fd_dq) < 1e-5
+    Q = np.stack([q, q])
+    JQ, _ = d.integrate_jacobians(Q, np.stack([dq, dq]))
+    np.testing.assert_array_equal(JQ[1], Jq)
+    J0, J1 = d.difference_jacobians(q, m.integrate(q, dq))
+    assert J0.shape == J1.shape == (18, 18)
+
+
+class DoubleIntegrator(dyn.EuclideanDynamics):
+    """x'' = tau - c x' (a user system: only aba and fd_derivatives)."""
+
+    nq = nv = 2
+    c = 0.5
+
+    def aba(self, q, v, tau):
+        return tau - self.c * v
+
+    def fd_derivatives(self, q, v, tau, order=1, lam=None):
+        n = self.nv
+        out = dyn.FDDerivatives(self.aba(q, v, tau), np.zeros((n, n)), -self.c * np.eye(n),
+                                np.eye(n))
+        if order == 2:
+            shape = (n, n) if lam is not None else (n, n, n)
+            out.d2a_dq2, out.d2a_dv2, out.d2a_dqdv, out.d2a_dtaudq = (np.zeros(shape)
+                                                                      for _ in range(4))
+        return out
+
+
+def test_euclidean_dynamics_subclass_is_a_dynamics_and_batches():
+    d = DoubleIntegrator()
+    assert isinstance(d, dyn.Dynamics)
+    q, v, tau = np.array([1.0, 2.0]), np.array([0.5, -1.0]), np.array([0.1, 0.2])
+    np.testing.assert_allclose(d.aba(q, v, tau), tau - 0.5 * v)
+    Q, V, TAU = np.stack([q, 2 * q]), np.stack([v, v]), np.stack([tau, -tau])
+    A = d.aba(Q, V, TAU)
+    assert A.shape == (2, 2) and np.allclose(A[1], -tau - 0.5 * v)
+    F = d.fd_derivatives(Q, V, TAU, order=2, lam=np.ones((2, 2)))
+    assert F.da_dv.shape == (2, 2, 2) and F.d2a_dq2.shape == (2, 2, 2) and F.d2a_dv2.shape == (2, 2, 2)
+    np.testing.assert_array_equal(d.integrate(q, v), q + v)
+    J0, J1 = d.difference_jacobians(Q, Q)
+    assert J0.shape == (2, 2, 2) and np.all(J1[0] == np.eye(2)) and np.all(J0[0] == -np.eye(2))
+    with pytest.raises(NotImplementedError, match="DoubleIntegrator does not implement rnea"):
+        d.rnea(q, v, tau)
