@@ -17,6 +17,7 @@ from numba import njit, prange
 
 from .layout import unpack
 
+from .dense import gemm
 from .inverse import crba_point, idsva_point, kinematics_and_inertias
 from .spatial import dot6, force_cross, matvec6, motion_cross
 
@@ -252,21 +253,6 @@ def minv_from_mass_matrix(m, M, Minv):
 
 
 @njit(cache=True)
-def neg_matmul(A, B, out):
-    """out = -A @ B (row-major loops, inner loop contiguous)."""
-    n, k = A.shape
-    p = B.shape[1]
-    for i in range(n):
-        for j in range(p):
-            out[i, j] = 0.0
-        for l in range(k):
-            a = -A[i, l]
-            if a != 0.0:
-                for j in range(p):
-                    out[i, j] += a * B[l, j]
-
-
-@njit(cache=True)
 def fdsva_point(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv):
     """FDSVA at one knot: qdd, da/dq, da/dqdot, Minv (= da/dtau); also leaves M and the ID
     derivatives at (q, qdot, qdd) in the given arrays (M, dtau_dq, dtau_dv zero on entry)."""
@@ -292,8 +278,8 @@ def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, 
     ltdl_factor(m, H)
     minv_from_factor(m, H, Minv)
     if ipr == IPR_DMM:
-        neg_matmul(Minv, dtau_dq, da_dq)
-        neg_matmul(Minv, dtau_dv, da_dv)
+        gemm(Minv, dtau_dq, da_dq, -1.0)
+        gemm(Minv, dtau_dv, da_dv, -1.0)
     elif ipr == IPR_LTDL:
         B = np.empty((nv, 2 * nv))
         for r in range(nv):

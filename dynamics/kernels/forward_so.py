@@ -26,6 +26,7 @@ forming any n^3 tensor (O(N d^2) + a few n^3 products instead of O(n^4)).
 import numpy as np
 from numba import njit, prange
 
+from .dense import gemm, gemm_tn
 from .forward import IPR_LTDL, aza_apply, fdsva_core
 from .inverse import idsva_point
 from .layout import KernelModel, unpack
@@ -85,10 +86,13 @@ def fdsva_so_point(m, q, v, tau, inner, outer, qdd, da_dq, da_dv, Minv, d2q, d2v
 
     # Inner-Term
     if inner == INNER_DTM:
+        P = np.empty((nv, nv))
         for l in range(nv):
-            P = np.dot(dM[l].T, da_dq)  # P[k, j] = sum_m dM[l, m, k] da_dq[m, j]
-            d2q[l] += P + P.T
-            d2qv[l] += np.dot(dM[l].T, da_dv)
+            gemm_tn(dM[l], da_dq, P, 1.0, 0.0)  # P[k, j] = sum_m dM[l, m, k] da_dq[m, j]
+            for r in range(nv):
+                for c in range(nv):
+                    d2q[l, r, c] += P[r, c] + P[c, r]
+            gemm_tn(dM[l], da_dv, d2qv[l], 1.0, 1.0)
     else:
         mz = _zero_gravity(m)
         zv = np.zeros(nv)
@@ -106,13 +110,15 @@ def fdsva_so_point(m, q, v, tau, inner, outer, qdd, da_dq, da_dv, Minv, d2q, d2v
             idfoza(mz, q, b, Y, zv, s_tau, s_dv, s_M)  # Y[l, i] = sum_m dM[l, m, i] da_dv[m, j]
             d2qv[:, :, j] += Y
     for l in range(nv):
-        d2t[l] = np.dot(Minv, dM[l])  # X[l, j, k] = sum_m Minv[j, m] dM[l, m, k]
+        gemm(Minv, dM[l], d2t[l], 1.0)  # X[l, j, k] = sum_m Minv[j, m] dM[l, m, k]
 
     # Outer-Term: X <- -M^{-1} X over the first index
     if outer == OUTER_DTM:
+        tmp = np.empty((nv, nv * nv))
         for X in (d2q, d2v, d2qv, d2t):
             X2 = X.reshape((nv, nv * nv))
-            X2[:] = -np.dot(Minv, X2)
+            gemm(Minv, X2, tmp, -1.0)
+            X2[:] = tmp
     else:
         PA = np.empty((nj, 6))
         Acc = np.empty((nj, 6))
@@ -137,7 +143,10 @@ def fdsva_so_lam_point(m, q, v, tau, lam, qdd, da_dq, da_dv, Minv, Lq, Lv, Lqv, 
     U = np.empty((nv, 6))
     Dinv = np.empty((nv, 6))
     _first_order(m, q, v, tau, qdd, da_dq, da_dv, Minv, S0, U, Dinv)
-    mu = np.dot(Minv, lam)
+    mu = np.zeros(nv)
+    for i in range(nv):
+        for j in range(nv):
+            mu[i] += Minv[i, j] * lam[j]
     Hq = np.zeros((nv, nv))
     Hv = np.zeros((nv, nv))
     Hqv = np.zeros((nv, nv))
@@ -147,11 +156,15 @@ def fdsva_so_lam_point(m, q, v, tau, lam, qdd, da_dq, da_dv, Minv, Lq, Lv, Lqv, 
     e3 = np.empty((0, 0, 0))
     idsva_so_point(m, q, v, qdd, t_id, z2[0], z2[1], z2[2], e3, e3, e3, e3, True, mu, Hq, Hv, Hqv,
                    G)
-    GT_daq = np.dot(G.T, da_dq)
-    Lq[:, :] = -(Hq + GT_daq.T + GT_daq)
-    Lv[:, :] = -Hv
-    Lqv[:, :] = -(Hqv + np.dot(G.T, da_dv))
-    Lt[:, :] = -np.dot(Minv, G)
+    GT_daq = np.empty((nv, nv))
+    gemm_tn(G, da_dq, GT_daq, 1.0, 0.0)
+    for r in range(nv):
+        for c in range(nv):
+            Lq[r, c] = -(Hq[r, c] + GT_daq[c, r] + GT_daq[r, c])
+            Lv[r, c] = -Hv[r, c]
+            Lqv[r, c] = -Hqv[r, c]
+    gemm_tn(G, da_dv, Lqv, -1.0, 1.0)
+    gemm(Minv, G, Lt, -1.0)
 
 
 def fd_lam_size(T, nv):
