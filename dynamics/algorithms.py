@@ -93,8 +93,10 @@ def fd_derivatives(model, q, v, tau, ipr: str = "auto") -> FDDerivatives:
 
 #: ``inner="auto"``/``outer="auto"`` choices of :func:`fd_second_derivatives`: DTM up to these
 #: sizes (nv), IDFOZA / AZA above.  Measured by ``python -m problems.bench crossover``
-#: (results/fd_so_crossover.md).
-INNER_CROSSOVER_NV = 45
+#: (results/fd_so_crossover.md): with our kernels DTM is faster for both terms on every size
+#: measured (serial chains and binary trees, N <= 60); IDFOZA above 60 DoFs is an extrapolation
+#: from its lower complexity, AZA is never chosen (4x slower than DTM at N = 60).
+INNER_CROSSOVER_NV = 60
 OUTER_CROSSOVER_NV = 10_000
 
 

@@ -287,6 +287,16 @@ def run_scaling(sizes=(2, 4, 8, 12, 16, 20, 30, 40, 50, 60, 80, 110), min_time=0
     return rows, fits
 
 
+def _n_axis(ax, ticks):
+    """A log x axis labelled with plain numbers of links at ``ticks`` (no crowded minor labels)."""
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    ax.set_xticks(ticks)
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("number of links N")
+
+
 def _plot_scaling(rows, fits):
     import matplotlib
 
@@ -302,12 +312,7 @@ def _plot_scaling(rows, fits):
                   label=f"IDSVA-SO, {kind} (slope {f['A']:.2f})")
         ax.loglog(N, [r["idsva_us"] for r in sel], style, color="C1", alpha=0.7,
                   label=f"IDSVA (first order), {kind}")
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
-
-    ax.set_xticks([2, 5, 10, 20, 50, 100])
-    ax.xaxis.set_major_formatter(ScalarFormatter())
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("number of links N")
+    _n_axis(ax, [2, 5, 10, 20, 50, 100])
     ax.set_ylabel("time per call [µs]")
     ax.set_title("Inverse-dynamics derivatives: run time against N")
     ax.grid(True, which="both", alpha=0.3)
@@ -317,12 +322,128 @@ def _plot_scaling(rows, fits):
     plt.close(fig)
 
 
+# ---------------------------------------------------------------------------------- FD second order
+FD_SO_COLUMNS = [("robot", "robot"), ("nv", "nv"), ("method", "method"),
+                 ("single_us", "single [us]"), ("batch_us", "batch, out= reused [us/knot]"),
+                 ("vs_id_so", "single / our ID-SO")]
+
+
+def bench_forward_second_order(robot_names=ROBOTS, T=100, min_time=0.2, log=print):
+    """FDSVA-SO, full tensors and lam-contracted, beside our IDSVA-SO and the C++ ID-SO."""
+    import dynamics as dyn
+    from dynamics import robots
+
+    rows = []
+    for name in robot_names:
+        model = robots.load(name)
+        log(f"FD second order: {name} (nv={model.nv})")
+        Q, V, A, TAU = random_states(model, T)
+        LAM = np.random.default_rng(1).normal(size=(T, model.nv))
+        q, v, a, tau, lam = Q[0], V[0], A[0], TAU[0], LAM[0]
+        o_id = dyn.id_second_derivatives(model, q, v, a)
+        t_id = time_us(lambda: dyn.id_second_derivatives(model, q, v, a, out=o_id), min_time)
+        cpp = (cpp_timings(model, log) or {}).get("rnea_so_derivs_us")
+        rows.append(dict(robot=name, nv=model.nv, method="ID-SO: IDSVA-SO (ours)", single_us=t_id,
+                         vs_id_so=1.0))
+        rows.append(dict(robot=name, nv=model.nv, method="ID-SO: Pinocchio C++", single_us=cpp,
+                         vs_id_so=_ratio(cpp, t_id)))
+        o1 = dyn.fd_second_derivatives(model, q, v, tau)
+        oT = dyn.fd_second_derivatives(model, Q[:10], V[:10], TAU[:10])
+        s = time_us(lambda: dyn.fd_second_derivatives(model, q, v, tau, out=o1), min_time, 5)
+        b = time_us(lambda: dyn.fd_second_derivatives(model, Q[:10], V[:10], TAU[:10], out=oT),
+                    min_time, 5) / 10
+        rows.append(dict(robot=name, nv=model.nv, method="FD-SO full tensors (FDSVA-SO, auto)",
+                         single_us=s, batch_us=b, vs_id_so=_ratio(s, t_id)))
+        l1 = dyn.fd_second_derivatives(model, q, v, tau, lam=lam)
+        lT = dyn.fd_second_derivatives(model, Q, V, TAU, lam=LAM)
+        s = time_us(lambda: dyn.fd_second_derivatives(model, q, v, tau, lam=lam, out=l1), min_time)
+        b = time_us(lambda: dyn.fd_second_derivatives(model, Q, V, TAU, lam=LAM, out=lT),
+                    min_time, 5) / T
+        rows.append(dict(robot=name, nv=model.nv, method="FD-SO contracted with lam",
+                         single_us=s, batch_us=b, vs_id_so=_ratio(s, t_id)))
+    return rows
+
+
+def run_forward_second_order(robot_names=ROBOTS, T=100, min_time=0.2, log=print):
+    rows = bench_forward_second_order(robot_names, T, min_time, log)
+    notes = ["full tensors: batch of 10 knots (a 100-knot batch of ATLAS FD-SO tensors is 150 MB); "
+             f"contracted: batch of {T} knots; both with out= reused, parallel on {os.cpu_count()} "
+             "cores",
+             "contracted: sum_i lam_i T[i] of all four second-order fields as (n, n) matrices, "
+             "via mu-weighted IDSVA-SO (no n^3 tensor formed): what the DDP backward pass uses",
+             "the paper reports about 2.1 ms for the full FD-SO tensors of ATLAS (200 us ID-SO)"]
+    write_table(rows, "derivatives_fd_so", "Second-order forward-dynamics derivatives: time per call",
+                FD_SO_COLUMNS, notes, log)
+    return rows
+
+
+def run_crossover(sizes=(5, 10, 20, 30, 45, 60), min_time=0.1, log=print):
+    """Inner-Term (DTM vs IDFOZA) and Outer-Term (DTM vs AZA) of FDSVA-SO against N on serial
+    chains and binary trees (the paper's Fig. 14): full FD-SO time with one choice varied."""
+    import dynamics as dyn
+    from dynamics import robots
+
+    rows = []
+    for kind, make in (("serial chain", robots.serial_chain), ("binary tree", robots.binary_tree)):
+        for N in sizes:
+            m = make(N)
+            rng = np.random.default_rng(0)
+            q = m.random_configuration(rng)
+            v, tau = rng.normal(size=(2, N))
+            r = dict(kind=kind, N=N)
+            for inner, outer in (("dtm", "dtm"), ("idfoza", "dtm"), ("dtm", "aza")):
+                o = dyn.fd_second_derivatives(m, q, v, tau, inner=inner, outer=outer)
+                r[f"{inner}_{outer}_us"] = time_us(lambda: dyn.fd_second_derivatives(
+                    m, q, v, tau, inner=inner, outer=outer, out=o), min_time, 3)
+            rows.append(r)
+            log(f"  {kind:12s} N={N:3d}: " + "  ".join(f"{k} {x:9.1f}" for k, x in r.items()
+                                                       if k.endswith("_us")))
+    cols = [("kind", "tree"), ("N", "N"), ("dtm_dtm_us", "inner DTM, outer DTM [us]"),
+            ("idfoza_dtm_us", "inner IDFOZA, outer DTM [us]"),
+            ("dtm_aza_us", "inner DTM, outer AZA [us]")]
+    notes = []
+    for kind in ("serial chain", "binary tree"):
+        sel = [r for r in rows if r["kind"] == kind]
+        inner_x = next((r["N"] for r in sel if r["idfoza_dtm_us"] < r["dtm_dtm_us"]), None)
+        outer_x = next((r["N"] for r in sel if r["dtm_aza_us"] < r["dtm_dtm_us"]), None)
+        notes.append(f"{kind}: IDFOZA beats DTM for the Inner-Term from N = {inner_x or '> max'}; "
+                     f"AZA beats DTM for the Outer-Term from N = {outer_x or '> max'} (paper: "
+                     f"inner crossover N = {45 if kind == 'serial chain' else 25}, outer > 100)")
+    write_table(rows, "fd_so_crossover", "FDSVA-SO Inner/Outer-Term crossover", cols, notes, log)
+    _plot_crossover(rows)
+    return rows
+
+
+def _plot_crossover(rows):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, kind in zip(axes, ("serial chain", "binary tree")):
+        sel = [r for r in rows if r["kind"] == kind]
+        N = [r["N"] for r in sel]
+        for key, label, style in (("dtm_dtm_us", "inner DTM, outer DTM", "-o"),
+                                  ("idfoza_dtm_us", "inner IDFOZA, outer DTM", "--s"),
+                                  ("dtm_aza_us", "inner DTM, outer AZA", ":^")):
+            ax.loglog(N, [r[key] for r in sel], style, label=label)
+        ax.set_title(f"FDSVA-SO, {kind}s")
+        _n_axis(ax, [5, 10, 20, 30, 45, 60])
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("time per call [µs]")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "fd_so_crossover.png", dpi=120)
+    plt.close(fig)
+
+
 def main(argv=None):
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m problems.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="?", default="fo", choices=["fo", "so", "scaling"],
+    p.add_argument("what", nargs="?", default="fo", choices=["fo", "so", "fdso", "scaling", "crossover"],
                    help="which benchmark")
     p.add_argument("--robots", nargs="+", default=list(ROBOTS))
     p.add_argument("--batch", type=int, default=100, help="knots in the batched calls")
@@ -332,6 +453,10 @@ def main(argv=None):
         run_first_order(a.robots, a.batch, a.min_time)
     elif a.what == "so":
         run_second_order(a.robots, a.batch, a.min_time)
+    elif a.what == "fdso":
+        run_forward_second_order(a.robots, a.batch, a.min_time)
+    elif a.what == "crossover":
+        run_crossover(min_time=a.min_time)
     else:
         run_scaling(min_time=a.min_time)
 
