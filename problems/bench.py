@@ -438,28 +438,38 @@ def _plot_crossover(rows):
     plt.close(fig)
 
 
-def main(argv=None):
-    import argparse
+BENCHMARKS = {
+    "fo": "first-order dynamics derivatives (results/derivatives_fo)",
+    "so": "IDSVA-SO beside the C++ reference and Finite-Diff-2 (results/derivatives_so)",
+    "fdso": "FDSVA-SO, full and lam-contracted (results/derivatives_fd_so)",
+    "scaling": "IDSVA-SO against N on chains and binary trees (results/scaling_so)",
+    "crossover": "FDSVA-SO Inner/Outer-Term crossover (results/fd_so_crossover)",
+}
 
-    p = argparse.ArgumentParser(prog="python -m problems.bench", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="?", default="fo", choices=["fo", "so", "fdso", "scaling", "crossover"],
-                   help="which benchmark")
-    p.add_argument("--robots", nargs="+", default=list(ROBOTS))
-    p.add_argument("--batch", type=int, default=100, help="knots in the batched calls")
-    p.add_argument("--min-time", type=float, default=0.2, help="seconds per timing round")
-    a = p.parse_args(argv)
-    if a.what == "fo":
-        run_first_order(a.robots, a.batch, a.min_time)
-    elif a.what == "so":
-        run_second_order(a.robots, a.batch, a.min_time)
-    elif a.what == "fdso":
-        run_forward_second_order(a.robots, a.batch, a.min_time)
-    elif a.what == "crossover":
-        run_crossover(min_time=a.min_time)
-    else:
-        run_scaling(min_time=a.min_time)
+
+def run(what, robot_names=ROBOTS, T=100, min_time=0.2, log=print):
+    """Run one benchmark of ``BENCHMARKS`` (or "all")."""
+    todo = list(BENCHMARKS) if what == "all" else [what]
+    for w in todo:
+        if w == "fo":
+            run_first_order(robot_names, T, min_time, log)
+        elif w == "so":
+            run_second_order(robot_names, T, min_time, log)
+        elif w == "fdso":
+            run_forward_second_order(robot_names, T, min_time, log)
+        elif w == "scaling":
+            run_scaling(min_time=min(min_time, 0.1), log=log)
+        elif w == "crossover":
+            run_crossover(min_time=min(min_time, 0.1), log=log)
+        else:
+            raise ValueError(f"what: expected one of {', '.join(BENCHMARKS)} or all; got {w!r}")
+
+
+def main(argv=None):
+    from .cli import main as cli_main
+
+    return cli_main(["bench", *(argv if argv is not None else __import__("sys").argv[1:])])
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,6 +1,7 @@
 """The ``soddp`` command.
 
-    soddp bench [fo] [--robots ...] [--batch T] [--build-cpp]   derivative benchmarks -> results/
+    soddp bench [fo|so|fdso|scaling|crossover|all] [--robots ...] [--batch T] [--build-cpp]
+        derivative benchmarks -> results/
 
 Every subcommand has ``--help``.  Wrong names give a one-line error and exit code 2.
 """
@@ -23,8 +24,7 @@ def _bench(args):
             print(f"soddp bench: error: unknown robot {r!r} (choose from {', '.join(robots.NAMES)})",
                   file=sys.stderr)
             return 2
-    if args.what == "fo":
-        bench.run_first_order(args.robots, args.batch, args.min_time)
+    bench.run(args.what, args.robots, args.batch, args.min_time)
     return 0
 
 
@@ -35,8 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="derivative benchmarks (tables in results/)",
                        description="Time our kernels beside Pinocchio (Python binding and the C++ "
                        "reference) and write results/derivatives_*.csv and .md.")
-    b.add_argument("what", nargs="?", default="fo", choices=["fo"],
-                   help="fo: first-order dynamics derivatives (default)")
+    from .bench import BENCHMARKS
+
+    b.add_argument("what", nargs="?", default="fo", choices=[*BENCHMARKS, "all"],
+                   help="; ".join(f"{k}: {v}" for k, v in BENCHMARKS.items())
+                   + "; all: every one (default: fo)")
     b.add_argument("--robots", nargs="+", default=["ur3", "hyq", "atlas", "talos"],
                    metavar="ROBOT", help="robots to time (default: ur3 hyq atlas talos)")
     b.add_argument("--batch", type=int, default=100, metavar="T", help="knots per batched call")

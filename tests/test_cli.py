@@ -1,0 +1,41 @@
+"""The soddp command: help everywhere, one-line errors with exit code 2, a real (small) run."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from problems import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _soddp(*args):
+    return subprocess.run([sys.executable, "-m", "problems.cli", *args], capture_output=True,
+                          text=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["bench", "--help"]])
+def test_help(args):
+    r = _soddp(*args)
+    assert r.returncode == 0 and "usage: soddp" in r.stdout
+
+
+def test_unknown_names_exit_2():
+    r = _soddp("bench", "fo", "--robots", "ur6")
+    assert r.returncode == 2 and "unknown robot 'ur6'" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = _soddp("bench", "nonsense")
+    assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
+def test_bench_first_order_small(tmp_path, monkeypatch):
+    from problems import bench
+
+    monkeypatch.setattr(bench, "RESULTS", tmp_path)
+    monkeypatch.setattr(bench, "compile_times", lambda **k: [])
+    assert cli.main(["bench", "fo", "--robots", "ur3", "--batch", "4", "--min-time", "0.01"]) == 0
+    text = (tmp_path / "derivatives_fo.md").read_text()
+    assert "| ur3 | 6 | fd_derivatives (FDSVA) |" in text
+    assert len((tmp_path / "derivatives_fo.csv").read_text().splitlines()) == 5  # header + 4 rows
