@@ -56,3 +56,14 @@ def rel_err(x, ref):
     """max abs error / max(1, max |ref|)."""
     x, ref = np.asarray(x), np.asarray(ref)
     return float(np.max(np.abs(x - ref)) / max(1.0, float(np.max(np.abs(ref)))))
+
+
+#: robots and trees for the second-order reference tests; ATLAS and Talos marked slow
+SO_CASES = [pytest.param(s, marks=pytest.mark.slow) if s in ("atlas", "talos") else s
+            for s in ROBOTS] + TREES
+
+
+@pytest.fixture(params=SO_CASES, ids=spec_id)
+def so_model(request):
+    """Every named robot (ATLAS and Talos marked slow) and every random tree."""
+    return build(request.param)

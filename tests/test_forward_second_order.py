@@ -7,47 +7,38 @@ import pytest
 
 import dynamics as dyn
 from dynamics import robots
-from conftest import ROBOTS, TREES, build, random_state, rel_err, spec_id
+from conftest import random_state, rel_err
 import pinocchio_ref as ref
 
 FIELDS = ("d2a_dq2", "d2a_dv2", "d2a_dqdv", "d2a_dtaudq")
-SLOW = {"talos", "atlas"}
-CASES = [pytest.param(s, marks=pytest.mark.slow) if s in SLOW else s for s in ROBOTS] + TREES
-
-
-@pytest.fixture(params=CASES, ids=spec_id)
-def fso_model(request):
-    return build(request.param)
-
-
-def test_against_pinocchio_finite_differences(fso_model):
-    q, v, _, tau = random_state(fso_model, 1)
-    f = dyn.fd_second_derivatives(fso_model, q, v, tau)
-    refs = ref.aba_second_order_fd(fso_model, q, v, tau)
+def test_against_pinocchio_finite_differences(so_model):
+    q, v, _, tau = random_state(so_model, 1)
+    f = dyn.fd_second_derivatives(so_model, q, v, tau)
+    refs = ref.aba_second_order_fd(so_model, q, v, tau)
     for name, r in zip(FIELDS, refs):
         assert rel_err(getattr(f, name), r) < 1e-6, name
-    a, da_dq, da_dv, Minv = ref.aba_derivatives(fso_model, q, v, tau)
+    a, da_dq, da_dv, Minv = ref.aba_derivatives(so_model, q, v, tau)
     assert rel_err(f.a, a) < 1e-10 and rel_err(f.da_dq, da_dq) < 1e-10
     assert rel_err(f.da_dv, da_dv) < 1e-10 and rel_err(f.da_dtau, Minv) < 1e-10
 
 
-def test_inner_outer_variants_agree(fso_model):
-    q, v, _, tau = random_state(fso_model, 2)
-    base = dyn.fd_second_derivatives(fso_model, q, v, tau, inner="dtm", outer="dtm")
+def test_inner_outer_variants_agree(so_model):
+    q, v, _, tau = random_state(so_model, 2)
+    base = dyn.fd_second_derivatives(so_model, q, v, tau, inner="dtm", outer="dtm")
     for inner, outer in (("idfoza", "dtm"), ("dtm", "aza"), ("idfoza", "aza")):
-        other = dyn.fd_second_derivatives(fso_model, q, v, tau, inner=inner, outer=outer)
+        other = dyn.fd_second_derivatives(so_model, q, v, tau, inner=inner, outer=outer)
         for name in FIELDS:
             assert rel_err(getattr(other, name), getattr(base, name)) < 1e-10, (inner, outer, name)
 
 
-def test_contracted_equals_contracted_full_tensors(fso_model):
-    q, v, _, tau = random_state(fso_model, 3)
-    lam = np.random.default_rng(3).normal(size=fso_model.nv)
-    full = dyn.fd_second_derivatives(fso_model, q, v, tau)
-    con = dyn.fd_second_derivatives(fso_model, q, v, tau, lam=lam)
+def test_contracted_equals_contracted_full_tensors(so_model):
+    q, v, _, tau = random_state(so_model, 3)
+    lam = np.random.default_rng(3).normal(size=so_model.nv)
+    full = dyn.fd_second_derivatives(so_model, q, v, tau)
+    con = dyn.fd_second_derivatives(so_model, q, v, tau, lam=lam)
     for name in FIELDS:
         expected = np.einsum("i,ijk->jk", lam, getattr(full, name))
-        assert getattr(con, name).shape == (fso_model.nv, fso_model.nv)
+        assert getattr(con, name).shape == (so_model.nv, so_model.nv)
         assert rel_err(getattr(con, name), expected) < 1e-10, name
     for name in ("a", "da_dq", "da_dv", "da_dtau"):
         np.testing.assert_allclose(getattr(con, name), getattr(full, name), rtol=0, atol=1e-12 *

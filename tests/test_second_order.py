@@ -6,19 +6,10 @@ import pytest
 
 import dynamics as dyn
 from dynamics import accuracy, robots
-from conftest import ROBOTS, TREES, build, random_state, rel_err, spec_id
+from conftest import random_state, rel_err
 import pinocchio_ref as ref
 
 FD_TOL = 1e-6
-SLOW = {"talos", "atlas"}
-CASES = [pytest.param(s, marks=pytest.mark.slow) if s in SLOW else s for s in ROBOTS] + TREES
-
-
-@pytest.fixture(params=CASES, ids=spec_id)
-def so_model(request):
-    return build(request.param)
-
-
 def test_against_pinocchio_finite_differences(so_model):
     q, v, a, _ = random_state(so_model, 1)
     d = dyn.id_second_derivatives(so_model, q, v, a)

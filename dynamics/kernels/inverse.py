@@ -139,19 +139,12 @@ def motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd):
 
 
 @njit(cache=True)
-def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
-    """IDSVA: tau, dtau/dq (Lie derivatives along S), dtau/dqdot and M at one knot.
-
-    For DoF p of joint i and DoF r of an ancestor-or-self joint j (paper eq. 12-13):
-        dtau_p/dq_r    = t4.Psid_r + t1.Psidd_r                     (j <= i)
-        dtau_r/dq_p    = S_r . t3                                   (j <  i)
-        dtau_p/dqdot_r = t4.S_r + t1.(Psid_r + Sd_r)                (j <= i)
-        dtau_r/dqdot_p = S_r . t2                                   (j <  i)
-        M_pr = M_rp    = S_r . t1
-    with t1 = IC S_p, t2 = 2 BC S_p + IC (Psid_p + Sd_p), t3 = 2 BC Psid_p + IC Psidd_p + S_p x* fC,
-    t4 = 2 BC^T S_p, where IC, BC, fC are the composite inertia, body-Coriolis matrix and force of
-    the subtree rooted at i.
-    """
+def idsva_forward_pass(m, q, v, a, bc_scale):
+    """The forward sweep shared by IDSVA and IDSVA-SO.  Returns, in the ground frame,
+    S0 (nv, 6), the body inertias IC and body-Coriolis matrices BC (njoints, 6, 6) scaled by
+    ``bc_scale`` (1: eq. 14 with its 1/2; 2: Alg. 1's convention without it), the body forces FC
+    (njoints, 6) and Psid, Psidd, Sd (nv, 6).  IC, BC and FC are per body; the backward sweeps
+    accumulate them into composites."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     oR = np.empty((nj, 3, 3))
@@ -167,17 +160,40 @@ def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
     Sd = np.empty((nv, 6))
     tmp66 = np.empty((6, 6))
     tmp6 = np.empty(6)
-    t1 = np.empty(6)
-    t2 = np.empty(6)
-    t3 = np.empty(6)
-    t4 = np.empty(6)
-    w = np.empty(6)
-
     kinematics_and_inertias(m, q, oR, op, S0, IC)
     velocity_acceleration_pass(m, S0, IC, v, a, Vel, Acc, FC)
     motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd)
     for i in range(1, nj):
         body_coriolis_add(IC[i], Vel[i], tmp66, tmp6, BC[i])
+        if bc_scale != 1.0:
+            for r in range(6):
+                for c in range(6):
+                    BC[i, r, c] *= bc_scale
+    return S0, IC, BC, FC, Psid, Psidd, Sd
+
+
+@njit(cache=True)
+def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
+    """IDSVA: tau, dtau/dq (Lie derivatives along S), dtau/dqdot and M at one knot.
+
+    For DoF p of joint i and DoF r of an ancestor-or-self joint j (paper eq. 12-13):
+        dtau_p/dq_r    = t4.Psid_r + t1.Psidd_r                     (j <= i)
+        dtau_r/dq_p    = S_r . t3                                   (j <  i)
+        dtau_p/dqdot_r = t4.S_r + t1.(Psid_r + Sd_r)                (j <= i)
+        dtau_r/dqdot_p = S_r . t2                                   (j <  i)
+        M_pr = M_rp    = S_r . t1
+    with t1 = IC S_p, t2 = 2 BC S_p + IC (Psid_p + Sd_p), t3 = 2 BC Psid_p + IC Psidd_p + S_p x* fC,
+    t4 = 2 BC^T S_p, where IC, BC, fC are the composite inertia, body-Coriolis matrix and force of
+    the subtree rooted at i.
+    """
+    nj = m.parent.shape[0]
+    S0, IC, BC, FC, Psid, Psidd, Sd = idsva_forward_pass(m, q, v, a, 1.0)
+    tmp6 = np.empty(6)
+    t1 = np.empty(6)
+    t2 = np.empty(6)
+    t3 = np.empty(6)
+    t4 = np.empty(6)
+    w = np.empty(6)
 
     for i in range(nj - 1, 0, -1):
         for p in range(m.iv[i], m.iv[i] + m.nvj[i]):

@@ -29,9 +29,9 @@ of every DoF is formed once.
 import numpy as np
 from numba import njit, prange
 
-from .inverse import kinematics_and_inertias, motion_subspace_rates, velocity_acceleration_pass
+from .inverse import idsva_forward_pass
 from .layout import unpack
-from .spatial import (add_force_bar, body_coriolis_add, dot6, force_cross, force_cross_add, matvec6,
+from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matvec6,
                       tup6)
 
 
@@ -68,20 +68,9 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM, con
     """
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
-    oR = np.empty((nj, 3, 3))
-    op = np.empty((nj, 3))
-    S0 = np.empty((nv, 6))
-    IC = np.empty((nj, 6, 6))
-    BC = np.zeros((nj, 6, 6))
-    Vel = np.empty((nj, 6))
-    Acc = np.empty((nj, 6))
-    FC = np.empty((nj, 6))
-    Psid = np.empty((nv, 6))
-    Psidd = np.empty((nv, 6))
-    Sd = np.empty((nv, 6))
+    S0, IC, BC, FC, Psid, Psidd, Sd = idsva_forward_pass(m, q, v, a, 2.0)  # B without the 1/2
     PsSd = np.empty((nv, 6))  # Psid + Sd
     tmp66 = np.empty((6, 6))
-    tmp6 = np.empty(6)
     A1 = np.empty((6, 6))
     A3 = np.empty((6, 6))
     w0 = np.empty(6)
@@ -98,7 +87,6 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM, con
     u6 = np.empty(6)
     u7 = np.empty(6)
     u9 = np.empty(6)
-    u10 = np.empty(6)
     u11 = np.empty(6)
 
     # flat views of the (nv, nv, nv) outputs: T[x, y, z] is Tf[x * nv^2 + y * nv + z]
@@ -108,17 +96,9 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM, con
     dMf = dM.reshape(-1)
     nn = nv * nv
 
-    kinematics_and_inertias(m, q, oR, op, S0, IC)
-    velocity_acceleration_pass(m, S0, IC, v, a, Vel, Acc, FC)
-    motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd)
     for k in range(nv):
         for r in range(6):
             PsSd[k, r] = Psid[k, r] + Sd[k, r]
-    for i in range(1, nj):
-        body_coriolis_add(IC[i], Vel[i], tmp66, tmp6, BC[i])
-        for r in range(6):
-            for c in range(6):
-                BC[i, r, c] *= 2.0  # Alg. 1 drops the 1/2 of the body-Coriolis matrix
 
     for i in range(nj - 1, 0, -1):
         I = IC[i]
