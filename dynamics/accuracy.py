@@ -99,7 +99,7 @@ def finite_diff_1(model, q, v, a, h: float = FD1_STEP) -> IDDerivatives:
     Vb = np.tile(v, (n * n, 1))
     Ab = np.tile(a, (n * n, 1))
     Qb = np.tile(q, (n * n, 1))
-    VV, AA, Qv, Vq, Qa, Aq = [], [], [], [], [], []
+    VV, Qv, Vq, Aq = [], [], [], []
     qj = {s: model.integrate(np.tile(q, (n, 1)), s * h * I) for s in (+1, -1)}
     for sj, sk in steps:
         VV.append(Vb + np.repeat(sk * h * I, n, axis=0) + np.tile(sj * h * I, (n, 1)))

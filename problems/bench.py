@@ -205,7 +205,6 @@ def bench_second_order(robot_names=ROBOTS, T=100, min_time=0.2, log=print, extra
         Q, V, A, _ = random_states(model, T)
         q, v, a = Q[0], V[0], A[0]
         cpp = (cpp_timings(model, log) or {}).get("rnea_so_derivs_us")
-        out1 = dyn.id_second_derivatives(model, q, v, a)
         outT = dyn.id_second_derivatives(model, Q, V, A)
         s = time_us(lambda: dyn.id_second_derivatives(model, q, v, a), min_time)
         b = time_us(lambda: dyn.id_second_derivatives(model, Q, V, A), 3 * min_time, rounds=5) / T
@@ -223,7 +222,6 @@ def bench_second_order(robot_names=ROBOTS, T=100, min_time=0.2, log=print, extra
             t = time_us(lambda: fn(model, q, v, a), min_time)
             rows.append(dict(robot=name, nv=model.nv, method=label, single_us=t,
                              single_vs_cpp=_ratio(t, cpp)))
-        del out1, outT
     return rows
 
 
@@ -241,6 +239,20 @@ def run_second_order(robot_names=ROBOTS, T=100, min_time=0.2, log=print, extra_m
     return rows
 
 
+def paper_trees(sizes):
+    """(kind, N, model, q, x1, x2) for the paper's serial chains and binary trees of each size,
+    with a seeded random configuration and two random n-vectors."""
+    from dynamics import robots
+
+    for kind, make in (("serial chain", robots.serial_chain), ("binary tree", robots.binary_tree)):
+        for N in sizes:
+            m = make(N)
+            rng = np.random.default_rng(0)
+            q = m.random_configuration(rng)
+            x1, x2 = rng.normal(size=(2, N))
+            yield kind, N, m, q, x1, x2
+
+
 FIT_MIN_N = 16  # below, the fixed per-call overhead of the Python API dominates
 
 
@@ -253,20 +265,14 @@ def run_scaling(sizes=(2, 4, 8, 12, 16, 20, 30, 40, 50, 60, 80, 110), min_time=0
     """IDSVA-SO (and IDSVA) time against N on the paper's serial chains and binary trees, with the
     least-squares fit log t = A log N + B of Table III."""
     import dynamics as dyn
-    from dynamics import robots
 
     rows = []
-    for kind, make in (("serial chain", robots.serial_chain), ("binary tree", robots.binary_tree)):
-        for N in sizes:
-            m = make(N)
-            rng = np.random.default_rng(0)
-            q = m.random_configuration(rng)
-            v, a = rng.normal(size=(2, N))
-            out = dyn.id_second_derivatives(m, q, v, a)
-            t_so = time_us(lambda: dyn.id_second_derivatives(m, q, v, a, out=out), min_time)
-            t_fo = time_us(lambda: dyn.id_derivatives(m, q, v, a), min_time)
-            rows.append(dict(kind=kind, N=N, idsva_so_us=t_so, idsva_us=t_fo))
-            log(f"  {kind:12s} N={N:3d}: IDSVA-SO {t_so:9.1f} us   IDSVA {t_fo:7.1f} us")
+    for kind, N, m, q, v, a in paper_trees(sizes):
+        out = dyn.id_second_derivatives(m, q, v, a)
+        t_so = time_us(lambda: dyn.id_second_derivatives(m, q, v, a, out=out), min_time)
+        t_fo = time_us(lambda: dyn.id_derivatives(m, q, v, a), min_time)
+        rows.append(dict(kind=kind, N=N, idsva_so_us=t_so, idsva_us=t_fo))
+        log(f"  {kind:12s} N={N:3d}: IDSVA-SO {t_so:9.1f} us   IDSVA {t_fo:7.1f} us")
     fits = []
     for kind in ("serial chain", "binary tree"):
         sel = [r for r in rows if r["kind"] == kind and r["N"] >= FIT_MIN_N]
@@ -381,23 +387,17 @@ def run_crossover(sizes=(5, 10, 20, 30, 45, 60), min_time=0.1, log=print):
     """Inner-Term (DTM vs IDFOZA) and Outer-Term (DTM vs AZA) of FDSVA-SO against N on serial
     chains and binary trees (the paper's Fig. 14): full FD-SO time with one choice varied."""
     import dynamics as dyn
-    from dynamics import robots
 
     rows = []
-    for kind, make in (("serial chain", robots.serial_chain), ("binary tree", robots.binary_tree)):
-        for N in sizes:
-            m = make(N)
-            rng = np.random.default_rng(0)
-            q = m.random_configuration(rng)
-            v, tau = rng.normal(size=(2, N))
-            r = dict(kind=kind, N=N)
-            for inner, outer in (("dtm", "dtm"), ("idfoza", "dtm"), ("dtm", "aza")):
-                o = dyn.fd_second_derivatives(m, q, v, tau, inner=inner, outer=outer)
-                r[f"{inner}_{outer}_us"] = time_us(lambda: dyn.fd_second_derivatives(
-                    m, q, v, tau, inner=inner, outer=outer, out=o), min_time, 3)
-            rows.append(r)
-            log(f"  {kind:12s} N={N:3d}: " + "  ".join(f"{k} {x:9.1f}" for k, x in r.items()
-                                                       if k.endswith("_us")))
+    for kind, N, m, q, v, tau in paper_trees(sizes):
+        r = dict(kind=kind, N=N)
+        for inner, outer in (("dtm", "dtm"), ("idfoza", "dtm"), ("dtm", "aza")):
+            o = dyn.fd_second_derivatives(m, q, v, tau, inner=inner, outer=outer)
+            r[f"{inner}_{outer}_us"] = time_us(lambda: dyn.fd_second_derivatives(
+                m, q, v, tau, inner=inner, outer=outer, out=o), min_time, 3)
+        rows.append(r)
+        log(f"  {kind:12s} N={N:3d}: " + "  ".join(f"{k} {x:9.1f}" for k, x in r.items()
+                                                   if k.endswith("_us")))
     cols = [("kind", "tree"), ("N", "N"), ("dtm_dtm_us", "inner DTM, outer DTM [us]"),
             ("idfoza_dtm_us", "inner IDFOZA, outer DTM [us]"),
             ("dtm_aza_us", "inner DTM, outer AZA [us]")]

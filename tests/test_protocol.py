@@ -6,7 +6,6 @@ import pytest
 import dynamics as dyn
 from dynamics import robots
 from conftest import random_state, rel_err
-import pinocchio_ref as ref
 
 
 def test_analytical_backend_matches_the_kernels():

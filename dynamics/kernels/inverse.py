@@ -25,16 +25,15 @@ from .layout import unpack
 
 from .kinematics import forward_kinematics
 from .spatial import (
-    tup6,
     body_coriolis_add,
     dot6,
-    force_cross,
     force_cross_add,
     ground_inertia,
     matTvec6,
     matvec6,
     motion_cross,
     motion_cross_add,
+    tup6,
 )
 
 

@@ -150,7 +150,10 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM, con
                     pdt = Psid[pb]
                     pddt = Psidd[pb]
                     sdt = Sd[pb]
-                    # ---- first order (IDSVA) and the mass matrix
+                    # ---- first order (IDSVA) and the mass matrix: the same entries as the
+                    # j-loop of inverse.idsva_point (t1..t4 = w0, w7, w5, w4).  Written out twice
+                    # on purpose: a shared helper measured 30% slower here (ATLAS 116 -> 150 us)
+                    # and ~20% slower in idsva_point, inlined or not.
                     dtau_dq[pa, pb] = dot6(w4, pdt) + dot6(w0, pddt)
                     dtau_dv[pa, pb] = dot6(w4, st) + dot6(w0, pdt) + dot6(w0, sdt)
                     mm = dot6(st, w0)

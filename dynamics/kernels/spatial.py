@@ -11,7 +11,6 @@ quantities are never transformed between body frames once computed.
 Every helper writes into an output array given by the caller (no allocation in hot loops).
 """
 
-import numpy as np
 from numba import njit
 
 _JIT = dict(cache=True, fastmath=False, inline="always")
