@@ -10,6 +10,8 @@ from . import robots
 from .algorithms import (aba, fd_derivatives, fd_second_derivatives, id_derivatives,
                          id_second_derivatives,
                          inverse_mass_matrix, mass_matrix, rnea)
+from .casadi_backend import CasadiDynamics, CodegenLimitError, CodegenLimits
+from .finite_difference import FiniteDifferenceDynamics
 from .model import RobotModel
 from .protocol import AnalyticalDynamics, Dynamics, EuclideanDynamics
 from .results import FDDerivatives, IDDerivatives
@@ -18,5 +20,6 @@ __all__ = [
     "RobotModel", "robots", "rnea", "aba", "mass_matrix", "inverse_mass_matrix", "id_derivatives",
     "id_second_derivatives", "fd_second_derivatives",
     "fd_derivatives", "IDDerivatives", "FDDerivatives", "Dynamics", "AnalyticalDynamics",
-    "EuclideanDynamics",
+    "EuclideanDynamics", "CasadiDynamics", "CodegenLimits", "CodegenLimitError",
+    "FiniteDifferenceDynamics",
 ]

@@ -1,0 +1,313 @@
+"""`CasadiDynamics`: the automatic-differentiation baseline of the second-order paper (Sec. V-B).
+
+RNEA and ABA are written once in CasADi ``SX`` (:mod:`dynamics.symbolic`) from the same
+:class:`~dynamics.model.RobotModel` as the analytical kernels; every derivative comes from CasADi's
+``jacobian`` / ``gradient`` / ``hessian``:
+
+* first order: ``jacobian`` of tau (or a) w.r.t. the local perturbation ``delta``, v and a (or tau);
+* full second-order tensors: ``jacobian`` of the vectorised first-order Jacobians w.r.t. the second
+  perturbation ``eps``, v or a, giving ``T[i, j, k] = L_{x_k}(L_{x_j} f_i)``;
+* the ``lam``-contracted form: reverse mode on ``lam . f`` (one gradient) then ``jacobian``, without
+  the n^3 tensor.
+
+Functions are built once per model and kind and kept in memory.  With ``codegen=True`` each one is
+turned into C (``casadi.CodeGenerator``), compiled by the system C compiler (``cc -O3 -shared``)
+into a shared library cached on disk under ``~/.cache/soddp/casadi`` (key: the model arrays, the
+function kind, CasADi's version, the flags and this backend's source), and loaded with
+``casadi.external``.  :class:`CodegenLimits` bounds the expression size, the C size and the compile
+time; exceeding one raises :class:`CodegenLimitError` naming the limit and the measured value.
+Batches are evaluated with ``Function.map(T, "thread", n_threads)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import casadi as cs
+import numpy as np
+
+from .inputs import prepare
+from .protocol import _check_order, _pin_jacobians
+from .results import FDDerivatives, IDDerivatives
+from .symbolic import SymbolicTree
+
+#: kinds of function a CasadiDynamics builds: name -> (dynamics, order, contracted)
+KINDS = {
+    "rnea": ("rnea", 0, False), "aba": ("aba", 0, False),
+    "id1": ("rnea", 1, False), "id2": ("rnea", 2, False), "id2_lam": ("rnea", 2, True),
+    "fd1": ("aba", 1, False), "fd2": ("aba", 2, False), "fd2_lam": ("aba", 2, True),
+}
+
+
+class CodegenLimitError(RuntimeError):
+    """Code generation exceeded a limit of :class:`CodegenLimits`."""
+
+
+@dataclass
+class CodegenLimits:
+    """Limits of ``codegen=True`` (None = no limit).
+
+    ``max_instructions``: CasADi ``n_instructions()`` of the function, checked before generating C;
+    ``max_code_mb``: size of the generated C file, checked before compiling;
+    ``max_compile_s``: wall time of the C compiler (the compiler is killed when exceeded).
+    """
+
+    max_instructions: int | None = 20_000_000
+    max_code_mb: float | None = 500.0
+    max_compile_s: float | None = 1800.0
+
+
+@dataclass
+class BuildReport:
+    """What building one function cost: symbolic build time, expression size and, with codegen,
+    generation and compile times and file sizes (from the disk cache if ``cached``)."""
+
+    kind: str
+    build_s: float
+    n_instructions: int
+    codegen_s: float | None = None
+    compile_s: float | None = None
+    c_bytes: int | None = None
+    so_bytes: int | None = None
+    cached: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("SODDP_CACHE", Path.home() / ".cache" / "soddp")) / "casadi"
+
+
+class CasadiDynamics:
+    """The :class:`~dynamics.protocol.Dynamics` protocol by CasADi automatic differentiation.
+
+    ``codegen``: compile the functions to C (see module docstring); ``limits``: a
+    :class:`CodegenLimits`; ``cflags``: compiler flags (default ``("-O3",)``); ``n_threads``:
+    threads of batched evaluation; ``cache_dir``: where compiled libraries are kept.
+    ``reports`` holds a :class:`BuildReport` per function built.
+    """
+
+    def __init__(self, model, codegen: bool = False, limits: CodegenLimits | None = None,
+                 cflags=("-O3",), n_threads: int | None = None, cache_dir=None):
+        self.model = model
+        self.nq, self.nv = model.nq, model.nv
+        self.codegen = bool(codegen)
+        self.limits = limits or CodegenLimits()
+        self.cflags = tuple(cflags)
+        self.n_threads = n_threads or os.cpu_count() or 1
+        self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+        self.reports: dict[str, BuildReport] = {}
+        self._tree = None
+        self._functions: dict[str, cs.Function] = {}
+        self._maps: dict[tuple, cs.Function] = {}
+
+    def __repr__(self):
+        return f"CasadiDynamics({self.model!r}, codegen={self.codegen})"
+
+    # ------------------------------------------------------------------ Lie group
+    def integrate(self, q, dq):
+        return self.model.integrate(q, dq)
+
+    def difference(self, q0, q1):
+        return self.model.difference(q0, q1)
+
+    def integrate_jacobians(self, q, dq):
+        return _pin_jacobians(self.model, "dIntegrate", q, dq)
+
+    def difference_jacobians(self, q0, q1):
+        return _pin_jacobians(self.model, "dDifference", q0, q1)
+
+    # ------------------------------------------------------------------ dynamics
+    def rnea(self, q, v, a):
+        b = prepare(self.model, q=q, v=v, a=a)
+        return b.unbatch(self._eval("rnea", b, "q", "v", "a")[0])
+
+    def aba(self, q, v, tau):
+        b = prepare(self.model, q=q, v=v, tau=tau)
+        return b.unbatch(self._eval("aba", b, "q", "v", "tau")[0])
+
+    def id_derivatives(self, q, v, a, order=1):
+        _check_order(order)
+        b = prepare(self.model, q=q, v=v, a=a)
+        outs = self._eval("id1" if order == 1 else "id2", b, "q", "v", "a")
+        return IDDerivatives(*b.unbatch(tuple(outs)))
+
+    def fd_derivatives(self, q, v, tau, order=1, lam=None):
+        _check_order(order)
+        if order == 1:
+            if lam is not None:
+                raise ValueError("lam: only used with order=2")
+            b = prepare(self.model, q=q, v=v, tau=tau)
+            outs = self._eval("fd1", b, "q", "v", "tau")
+        elif lam is None:
+            b = prepare(self.model, q=q, v=v, tau=tau)
+            outs = self._eval("fd2", b, "q", "v", "tau")
+        else:
+            b = prepare(self.model, q=q, v=v, tau=tau, lam=lam)
+            outs = self._eval("fd2_lam", b, "q", "v", "tau", "lam")
+        return FDDerivatives(*b.unbatch(tuple(outs)))
+
+    # ------------------------------------------------------------------ functions
+    def function(self, kind: str) -> cs.Function:
+        """The CasADi Function of ``kind`` (one of :data:`KINDS`), built (and with codegen
+        compiled) on first use.  Inputs (q, v, a|tau[, lam]); outputs column vectors, tensors
+        vectorised column-major (see :func:`output_shapes`)."""
+        if kind not in KINDS:
+            raise ValueError(f"kind: expected one of {sorted(KINDS)}; got {kind!r}")
+        if kind not in self._functions:
+            if self.codegen:
+                self._functions[kind] = self._compiled(kind)
+            else:
+                self._functions[kind] = self._symbolic(kind)
+        return self._functions[kind]
+
+    def output_shapes(self, kind: str):
+        n = self.nv
+        _, order, contracted = KINDS[kind]
+        shapes = [(n,)]
+        if order >= 1:
+            shapes += [(n, n)] * 3
+        if order == 2:
+            shapes += [(n, n) if contracted else (n, n, n)] * 4
+        return shapes
+
+    def _symbolic(self, kind: str) -> cs.Function:
+        t0 = time.perf_counter()
+        f = build_function(self._symbolic_tree(), kind)
+        self.reports[kind] = BuildReport(kind, time.perf_counter() - t0, f.n_instructions())
+        return f
+
+    def _symbolic_tree(self):
+        if self._tree is None:
+            self._tree = SymbolicTree(self.model)
+        return self._tree
+
+    def _eval(self, kind, b, *names):
+        f = self.function(kind)
+        args = [b[k] for k in names]
+        if b.T == 1:
+            res = f(*[x[0] for x in args])
+            res = res if isinstance(res, (list, tuple)) else [res]
+            cols = [np.asarray(r).reshape(-1, 1) for r in res]
+        else:
+            key = (kind, b.T)
+            if key not in self._maps:
+                self._maps[key] = f.map(b.T, "thread", self.n_threads)
+            res = self._maps[key](*[x.T for x in args])
+            res = res if isinstance(res, (list, tuple)) else [res]
+            cols = [np.asarray(r) for r in res]
+        return [_unvec(c, shape) for c, shape in zip(cols, self.output_shapes(kind))]
+
+    # ------------------------------------------------------------------ code generation
+    def _cache_key(self, kind: str) -> str:
+        h = hashlib.sha256()
+        for x in self.model.kernel_args:
+            h.update(np.ascontiguousarray(x).tobytes())
+        h.update(f"{kind}|{cs.__version__}|{' '.join(self.cflags)}".encode())
+        for src in (Path(__file__), Path(__file__).with_name("symbolic.py")):
+            h.update(src.read_bytes())
+        return h.hexdigest()[:20]
+
+    def _compiled(self, kind: str) -> cs.Function:
+        name = f"soddp_{kind}"
+        d = self.cache_dir / f"{self.model.name}-{self._cache_key(kind)}"
+        so = d / f"{name}.so"
+        meta = d / "build.json"
+        if so.is_file() and meta.is_file():
+            rep = BuildReport(**json.loads(meta.read_text()))
+            rep.cached = True
+            self.reports[kind] = rep
+            return cs.external(name, str(so))
+        lim = self.limits
+        t0 = time.perf_counter()
+        f = build_function(self._symbolic_tree(), kind, name=name)
+        build_s = time.perf_counter() - t0
+        n_ins = f.n_instructions()
+        if lim.max_instructions is not None and n_ins > lim.max_instructions:
+            raise CodegenLimitError(
+                f"codegen of {kind!r} for {self.model.name}: the expression has {n_ins:,} "
+                f"instructions, above limits.max_instructions = {lim.max_instructions:,} "
+                f"(symbolic build took {build_s:.1f} s); raise the limit or use codegen=False")
+        tmp = Path(tempfile.mkdtemp(prefix="soddp-casadi-"))
+        try:
+            t0 = time.perf_counter()
+            cg = cs.CodeGenerator(f"{name}.c", {"with_header": False})
+            cg.add(f)
+            cg.generate(str(tmp) + os.sep)
+            codegen_s = time.perf_counter() - t0
+            c_file = tmp / f"{name}.c"
+            c_bytes = c_file.stat().st_size
+            if lim.max_code_mb is not None and c_bytes > lim.max_code_mb * 1e6:
+                raise CodegenLimitError(
+                    f"codegen of {kind!r} for {self.model.name}: the C file is "
+                    f"{c_bytes / 1e6:.1f} MB, above limits.max_code_mb = {lim.max_code_mb} MB")
+            cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+            if cc is None:
+                raise RuntimeError("codegen=True needs a C compiler (cc or gcc, or set CC)")
+            so_tmp = tmp / f"{name}.so"
+            t0 = time.perf_counter()
+            try:
+                proc = subprocess.run([cc, *self.cflags, "-shared", "-fPIC", "-o", str(so_tmp),
+                                       str(c_file), "-lm"], capture_output=True, text=True,
+                                      timeout=lim.max_compile_s)
+            except subprocess.TimeoutExpired:
+                raise CodegenLimitError(
+                    f"codegen of {kind!r} for {self.model.name}: compiling {c_bytes / 1e6:.1f} MB "
+                    f"of C with {cc} {' '.join(self.cflags)} exceeded limits.max_compile_s = "
+                    f"{lim.max_compile_s} s (compiler stopped)") from None
+            compile_s = time.perf_counter() - t0
+            if proc.returncode != 0:
+                raise RuntimeError(f"compiling {c_file} failed:\n{proc.stderr[-2000:]}")
+            rep = BuildReport(kind, build_s, n_ins, codegen_s, compile_s, c_bytes,
+                              so_tmp.stat().st_size)
+            d.mkdir(parents=True, exist_ok=True)
+            shutil.copy(so_tmp, so)
+            meta.write_text(json.dumps(rep.__dict__))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self.reports[kind] = rep
+        return cs.external(name, str(so))
+
+
+def _unvec(col: np.ndarray, shape) -> np.ndarray:
+    """(size, T) column-major vectorised outputs -> (T, *shape)."""
+    T = col.shape[1]
+    return np.ascontiguousarray(col.T.reshape(T, *shape[::-1]).transpose(0, *range(len(shape), 0, -1)))
+
+
+def build_function(tree: SymbolicTree, kind: str, name: str | None = None) -> cs.Function:
+    """The CasADi Function of ``kind`` (see :data:`KINDS`) for a :class:`SymbolicTree`."""
+    dyn, order, contracted = KINDS[kind]
+    n, nq = tree.model.nv, tree.model.nq
+    q, v, x = cs.SX.sym("q", nq), cs.SX.sym("v", n), cs.SX.sym("a" if dyn == "rnea" else "tau", n)
+    eps, delta = cs.SX.sym("eps", n), cs.SX.sym("delta", n)
+    inputs = [q, v, x]
+    X = tree.placements(q, eps if order == 2 else None, delta if order >= 1 else None)
+    f = tree.rnea(X, v, x) if dyn == "rnea" else tree.aba(X, v, x)
+    outs = [f]
+    if order >= 1:
+        Jq, Jv, Jx = cs.jacobian(f, delta), cs.jacobian(f, v), cs.jacobian(f, x)
+        outs += [cs.vec(Jq), cs.vec(Jv), cs.vec(Jx)]
+    if order == 2 and not contracted:
+        outs += [cs.vec(cs.jacobian(cs.vec(Jq), eps)), cs.vec(cs.jacobian(cs.vec(Jv), v)),
+                 cs.vec(cs.jacobian(cs.vec(Jq), v)), cs.vec(cs.jacobian(cs.vec(Jx), eps))]
+    elif order == 2:
+        lam = cs.SX.sym("lam", n)
+        inputs.append(lam)
+        s = cs.dot(lam, f)
+        g_delta, g_x = cs.gradient(s, delta), cs.gradient(s, x)
+        outs += [cs.vec(cs.jacobian(g_delta, eps)), cs.vec(cs.hessian(s, v)[0]),
+                 cs.vec(cs.jacobian(g_delta, v)), cs.vec(cs.jacobian(g_x, eps))]
+    pert = [p for p, used in ((eps, order == 2), (delta, order >= 1)) if used]
+    if pert:
+        outs = cs.substitute(outs, pert, [cs.SX.zeros(n)] * len(pert))
+    in_names = ["q", "v", "a" if dyn == "rnea" else "tau", "lam"][:len(inputs)]
+    return cs.Function(name or f"soddp_{kind}", inputs, outs, in_names,
+                       [f"out{i}" for i in range(len(outs))])

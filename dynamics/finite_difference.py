@@ -1,0 +1,222 @@
+"""Finite-difference derivatives on the manifold (App. A of the second-order paper) and the
+:class:`FiniteDifferenceDynamics` backend.
+
+Two methods, for inverse dynamics tau = ID(q, v, a) and forward dynamics a = FD(q, v, tau) alike
+(below f(q, v, x) is either, x = a or tau):
+
+* ``"fd1"`` (Finite-Diff-1, App. A.II.1): second-order central differences of f itself (RNEA or
+  ABA), first derivatives by central differences; default step ``FD1_STEP`` = 3e-4 (the paper found
+  the best between 1e-4 and 1e-3).
+* ``"fd2"`` (Finite-Diff-2, App. A.II.2): first-order central differences of the analytical first
+  derivatives (IDSVA / FDSVA); first derivatives exact; default step ``FD2_STEP`` = 1e-5.
+
+Configuration steps are taken on the manifold, ``q (+) h e_k``; a second derivative along (j, k)
+perturbs along k first and then along j, matching ``T[i, j, k] = L_{x_k}(L_{x_j} f_i)``.  Each method
+evaluates all perturbed states of one knot in one batched (parallel) kernel call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import algorithms as _alg
+from .inputs import prepare
+from .protocol import _check_order, _pin_jacobians
+from .results import FDDerivatives, IDDerivatives
+
+FD1_STEP = 3e-4
+FD2_STEP = 1e-5
+METHODS = ("fd1", "fd2")
+
+
+def _one_point(model, q, v, x):
+    q, v, x = (np.asarray(y, dtype=float) for y in (q, v, x))
+    if q.ndim != 1:
+        raise ValueError(f"q: the finite-difference methods take one point, shape ({model.nv},); "
+                         f"got shape {q.shape}")
+    return q, v, x
+
+
+def differentiate_first_order(model, first_order, q, v, x, h: float = FD2_STEP):
+    """Finite-Diff-2 at one point: ``first_order(Q, V, X)`` is a batched analytical first-order
+    function returning (f, df_dq, df_dv, df_dx).  Returns (f, df_dq, df_dv, df_dx, H_qq, H_vv,
+    H_qv, H_xq) with ``H_xq[i, j, k] = d/dq_k (df_i/dx_j)``."""
+    q, v, x = _one_point(model, q, v, x)
+    n = model.nv
+    E = np.eye(n) * h
+    Qn = np.tile(q, (n, 1))
+    Q = np.concatenate([model.integrate(Qn, E), model.integrate(Qn, -E), np.tile(q, (2 * n, 1))])
+    V = np.concatenate([np.tile(v, (2 * n, 1)), v + E, v - E])
+    d = first_order(Q, V, np.tile(x, (4 * n, 1)))
+    c = first_order(q, v, x)
+    sl = [slice(k * n, (k + 1) * n) for k in range(4)]  # q+, q-, v+, v-
+    diff = lambda X, p, m: np.moveaxis((X[sl[p]] - X[sl[m]]) / (2 * h), 0, -1)
+    return (*c, diff(d[1], 0, 1), diff(d[2], 2, 3), diff(d[1], 2, 3), diff(d[3], 0, 1))
+
+
+def differentiate_function(model, f, q, v, x, h: float = FD1_STEP):
+    """Finite-Diff-1 at one point: ``f(Q, V, X)`` a batched function (RNEA or ABA).  Returns the
+    same tuple as :func:`differentiate_first_order`, all by central differences (eq. 55-56)."""
+    q, v, x = _one_point(model, q, v, x)
+    n = model.nv
+    I = np.eye(n)
+    steps = [(+1, +1), (+1, -1), (-1, +1), (-1, -1)]
+    Vb, Xb, Qb = np.tile(v, (n * n, 1)), np.tile(x, (n * n, 1)), np.tile(q, (n * n, 1))
+    Qqq, VV, Qv, Vq, Xq = [], [], [], [], []
+    qj = {s: model.integrate(np.tile(q, (n, 1)), s * h * I) for s in (+1, -1)}
+    for sj, sk in steps:
+        # index (k * n + j): q (+) sk h e_k (+) sj h e_j ; v + sk h e_k + sj h e_j
+        Qk = np.repeat(qj[sk], n, axis=0)
+        Qqq.append(model.integrate(Qk, np.tile(sj * h * I, (n, 1))))
+        VV.append(Vb + np.repeat(sk * h * I, n, axis=0) + np.tile(sj * h * I, (n, 1)))
+        # index (j * n + k): q (+) sj h e_j with v + sk h e_k, or with x + sk h e_k
+        Qv.append(np.repeat(qj[sj], n, axis=0))
+        Vq.append(Vb + np.tile(sk * h * I, (n, 1)))
+        Xq.append(Xb + np.tile(sk * h * I, (n, 1)))
+    cat = np.concatenate
+    Qall = cat([cat(Qqq), np.tile(Qb, (4, 1)), cat(Qv), cat(Qv)])
+    Vall = cat([np.tile(Vb, (4, 1)), cat(VV), cat(Vq), np.tile(Vb, (4, 1))])
+    Xall = cat([np.tile(Xb, (4, 1)), np.tile(Xb, (4, 1)), np.tile(Xb, (4, 1)), cat(Xq)])
+    F = f(Qall, Vall, Xall).reshape(4, 4, n, n, n)  # block, signs, outer, inner, output i
+    mix = lambda b: (F[b, 0] - F[b, 1] - F[b, 2] + F[b, 3]) / (4 * h * h)
+    Hqq = np.transpose(mix(0), (2, 1, 0))       # outer k, inner j -> [i, j, k]
+    Hvv = np.transpose(mix(1), (2, 1, 0))
+    Hqv = np.transpose(mix(2), (2, 0, 1))       # outer j (q), inner k (v) -> [i, j, k]
+    Hxq = np.transpose(mix(3), (2, 1, 0))       # outer j (q), inner k (x) -> [i, k, j]
+    # diagonal entries of the pure blocks: the three-point formula (eq. 55)
+    f0 = f(q, v, x)
+    fq = f(cat([qj[+1], qj[-1]]), np.tile(v, (2 * n, 1)), np.tile(x, (2 * n, 1)))
+    fv = f(np.tile(q, (2 * n, 1)), cat([v + h * I, v - h * I]), np.tile(x, (2 * n, 1)))
+    fx = f(np.tile(q, (2 * n, 1)), np.tile(v, (2 * n, 1)), cat([x + h * I, x - h * I]))
+    for j in range(n):
+        Hqq[:, j, j] = (fq[j] - 2 * f0 + fq[n + j]) / (h * h)
+        Hvv[:, j, j] = (fv[j] - 2 * f0 + fv[n + j]) / (h * h)
+    central = lambda t: ((t[:n] - t[n:]) / (2 * h)).T
+    return f0, central(fq), central(fv), central(fx), Hqq, Hvv, Hqv, Hxq
+
+
+def _steps(method, step):
+    if method not in METHODS:
+        raise ValueError(f"method: expected 'fd1' or 'fd2'; got {method!r}")
+    h = (FD1_STEP if method == "fd1" else FD2_STEP) if step is None else float(step)
+    if not (np.isfinite(h) and h > 0):
+        raise ValueError(f"step: expected a positive finite float; got {step!r}")
+    return h
+
+
+def id_second_derivatives(model, q, v, a, method: str = "fd2", step=None) -> IDDerivatives:
+    """Second-order ID derivatives of one point by finite differences (``"fd1"`` or ``"fd2"``)."""
+    h = _steps(method, step)
+    if method == "fd2":
+        first = lambda Q, V, A: _first_four(_alg.id_derivatives(model, Q, V, A))
+        return IDDerivatives(*differentiate_first_order(model, first, q, v, a, h))
+    return IDDerivatives(*differentiate_function(model, lambda Q, V, A: _alg.rnea(model, Q, V, A),
+                                                 q, v, a, h))
+
+
+def fd_second_derivatives(model, q, v, tau, method: str = "fd2", step=None) -> FDDerivatives:
+    """Second-order FD derivatives of one point by finite differences (``"fd1"`` or ``"fd2"``)."""
+    h = _steps(method, step)
+    if method == "fd2":
+        first = lambda Q, V, X: _first_four(_alg.fd_derivatives(model, Q, V, X))
+        return FDDerivatives(*differentiate_first_order(model, first, q, v, tau, h))
+    return FDDerivatives(*differentiate_function(model, lambda Q, V, X: _alg.aba(model, Q, V, X),
+                                                 q, v, tau, h))
+
+
+class FiniteDifferenceDynamics:
+    """The :class:`~dynamics.protocol.Dynamics` protocol with second derivatives by finite
+    differences on the manifold (``method`` "fd1" or "fd2", ``step`` h; see module docstring).
+    Values and, for "fd2", first derivatives come from the analytical kernels.  Batches are
+    evaluated knot by knot; with ``lam`` the full tensors are contracted over the output index."""
+
+    def __init__(self, model, method: str = "fd2", step=None):
+        self.step = _steps(method, step)
+        self.method = method
+        self.model = model
+        self.nq, self.nv = model.nq, model.nv
+
+    def __repr__(self):
+        return f"FiniteDifferenceDynamics({self.model!r}, method={self.method!r}, step={self.step:g})"
+
+    def integrate(self, q, dq):
+        return self.model.integrate(q, dq)
+
+    def difference(self, q0, q1):
+        return self.model.difference(q0, q1)
+
+    def integrate_jacobians(self, q, dq):
+        return _pin_jacobians(self.model, "dIntegrate", q, dq)
+
+    def difference_jacobians(self, q0, q1):
+        return _pin_jacobians(self.model, "dDifference", q0, q1)
+
+    def aba(self, q, v, tau):
+        return _alg.aba(self.model, q, v, tau)
+
+    def rnea(self, q, v, a):
+        return _alg.rnea(self.model, q, v, a)
+
+    def id_derivatives(self, q, v, a, order=1):
+        _check_order(order)
+        if order == 1:
+            return self._first_order(_alg.id_derivatives, q, v, a)
+        b = prepare(self.model, q=q, v=v, a=a)
+        res = [id_second_derivatives(self.model, b["q"][t], b["v"][t], b["a"][t], self.method,
+                                     self.step) for t in range(b.T)]
+        return _stack(IDDerivatives, res, b)
+
+    def fd_derivatives(self, q, v, tau, order=1, lam=None):
+        _check_order(order)
+        if order == 1:
+            if lam is not None:
+                raise ValueError("lam: only used with order=2")
+            return self._first_order(_alg.fd_derivatives, q, v, tau)
+        b = prepare(self.model, q=q, v=v, tau=tau) if lam is None else \
+            prepare(self.model, q=q, v=v, tau=tau, lam=lam)
+        res = []
+        for t in range(b.T):
+            d = fd_second_derivatives(self.model, b["q"][t], b["v"][t], b["tau"][t], self.method,
+                                      self.step)
+            if lam is not None:
+                for k in ("d2a_dq2", "d2a_dv2", "d2a_dqdv", "d2a_dtaudq"):
+                    setattr(d, k, np.tensordot(b["lam"][t], getattr(d, k), axes=(0, 0)))
+            res.append(d)
+        return _stack(FDDerivatives, res, b)
+
+    def _first_order(self, fn, q, v, x):
+        if self.method == "fd2":
+            return fn(self.model, q, v, x)
+        # fd1: first derivatives by central differences of the function itself
+        f = _alg.rnea if fn is _alg.id_derivatives else _alg.aba
+        cls = IDDerivatives if fn is _alg.id_derivatives else FDDerivatives
+        b = prepare(self.model, q=q, v=v, **({"a": x} if cls is IDDerivatives else {"tau": x}))
+        X = b["a"] if cls is IDDerivatives else b["tau"]
+        res = [cls(*_central_first(self.model, f, b["q"][t], b["v"][t], X[t], self.step))
+               for t in range(b.T)]
+        return _stack(cls, res, b)
+
+
+def _central_first(model, f, q, v, x, h):
+    n = model.nv
+    I = np.eye(n) * h
+    Qn = np.tile(q, (n, 1))
+    Q = np.concatenate([model.integrate(Qn, I), model.integrate(Qn, -I), np.tile(q, (4 * n, 1))])
+    V = np.concatenate([np.tile(v, (2 * n, 1)), v + I, v - I, np.tile(v, (2 * n, 1))])
+    X = np.concatenate([np.tile(x, (4 * n, 1)), x + I, x - I])
+    F = f(model, Q, V, X).reshape(6, n, n)
+    d = lambda p, m: ((F[p] - F[m]) / (2 * h)).T
+    return f(model, q, v, x), d(0, 1), d(2, 3), d(4, 5)
+
+
+def _stack(cls, results, b):
+    fields = {}
+    for k in cls.__dataclass_fields__:
+        vals = [getattr(r, k) for r in results]
+        fields[k] = None if vals[0] is None else (vals[0] if b.single else np.stack(vals))
+    return cls(**fields)
+
+
+def _first_four(d):
+    """(f, df_dq, df_dv, df_dx) of an IDDerivatives / FDDerivatives."""
+    return tuple(getattr(d, k) for k in list(type(d).__dataclass_fields__)[:4])

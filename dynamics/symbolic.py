@@ -1,0 +1,227 @@
+"""RNEA and ABA written once for CasADi ``SX``, from the same :class:`~dynamics.model.RobotModel`
+arrays as the compiled kernels (no per-robot code).
+
+The dynamics is written in body-local frames (Featherstone), spatial vectors ``[lin, ang]``.  Each
+joint transform carries two local perturbations of its configuration, ``eps`` and ``delta``
+(tangent vectors of size nv)::
+
+    X_J(q) -> X_J(q) E(S eps) E(S delta),        E(xi) = (I + [w]x, v)  for xi = [v, w]
+
+E agrees with the group exponential to first order, which is all that the derivatives below use:
+the Jacobian in ``delta`` at 0 is the Lie derivative along the right perturbation ``q (+) delta``,
+and the mixed Jacobian in ``delta`` then ``eps`` is ``L_{eps_k}(L_{delta_j} f)`` exactly (a mixed
+second derivative of f(X E(eps) E(delta)) involves only the first-order terms of E).  So the
+symbolic derivatives follow the convention of the analytical kernels,
+``T[i, j, k] = L_{x_k}(L_{x_j} f_i)``, including the non-symmetric q-q blocks of multi-DoF joints.
+"""
+
+from __future__ import annotations
+
+import casadi as cs
+import numpy as np
+
+from .kernels import kinematics as _kin
+
+
+def _skew(w):
+    return cs.vertcat(cs.horzcat(0, -w[2], w[1]), cs.horzcat(w[2], 0, -w[0]),
+                      cs.horzcat(-w[1], w[0], 0))
+
+
+def _rodrigues(u, c, s):
+    u = cs.DM(u)
+    return c * cs.DM.eye(3) + s * _skew(u) + (1 - c) * cs.mtimes(u, u.T)
+
+
+def _quat_rot(x, y, z, w):
+    n = cs.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / n, y / n, z / n, w / n
+    return cs.vertcat(
+        cs.horzcat(1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+        cs.horzcat(2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+        cs.horzcat(2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)))
+
+
+def _joint_transform(jtype, axis, qj):
+    """(R, p) of X_J(q) for one joint (child frame in the joint's parent-side frame)."""
+    zero = cs.SX.zeros(3, 1)
+    if jtype == _kin.REV:
+        return _rodrigues(axis, cs.cos(qj[0]), cs.sin(qj[0])), zero
+    if jtype == _kin.RUB:
+        n = cs.sqrt(qj[0] ** 2 + qj[1] ** 2)
+        return _rodrigues(axis, qj[0] / n, qj[1] / n), zero
+    if jtype == _kin.PRI:
+        return cs.SX.eye(3), qj[0] * cs.DM(axis)
+    if jtype == _kin.SPH:
+        return _quat_rot(qj[0], qj[1], qj[2], qj[3]), zero
+    if jtype == _kin.FF:
+        return _quat_rot(qj[3], qj[4], qj[5], qj[6]), cs.vertcat(qj[0], qj[1], qj[2])
+    if jtype == _kin.PLA:
+        n = cs.sqrt(qj[2] ** 2 + qj[3] ** 2)
+        c, s = qj[2] / n, qj[3] / n
+        R = cs.vertcat(cs.horzcat(c, -s, 0), cs.horzcat(s, c, 0), cs.horzcat(0, 0, 1))
+        return R, cs.vertcat(qj[0], qj[1], 0)
+    raise ValueError(f"joint type code {jtype} is not supported by the symbolic dynamics")
+
+
+def _compose(A, B):
+    return cs.mtimes(A[0], B[0]), A[1] + cs.mtimes(A[0], B[1])
+
+
+def _first_order_exp(xi):
+    return cs.SX.eye(3) + _skew(xi[3:]), xi[:3]
+
+
+def _motion_to_child(X, m):
+    """Motion m given in the parent frame, expressed in the child frame X = parent_M_child."""
+    R, p = X
+    w = m[3:]
+    return cs.vertcat(cs.mtimes(R.T, m[:3] - cs.cross(p, w)), cs.mtimes(R.T, w))
+
+
+def _force_to_parent(X, f):
+    R, p = X
+    fl = cs.mtimes(R, f[:3])
+    return cs.vertcat(fl, cs.mtimes(R, f[3:]) + cs.cross(p, fl))
+
+
+def _motion_matrix(X):
+    """6x6 matrix of :func:`_motion_to_child`; forces go to the parent with its transpose."""
+    R, p = X
+    Z = cs.SX.zeros(3, 3)
+    return cs.vertcat(cs.horzcat(R.T, -cs.mtimes(R.T, _skew(p))), cs.horzcat(Z, R.T))
+
+
+def _mcross(v, m):
+    return cs.vertcat(cs.cross(v[3:], m[:3]) + cs.cross(v[:3], m[3:]), cs.cross(v[3:], m[3:]))
+
+
+def _fcross(v, f):
+    return cs.vertcat(cs.cross(v[3:], f[:3]), cs.cross(v[3:], f[3:]) + cs.cross(v[:3], f[:3]))
+
+
+def _spatial_inertia(mass, com, Icom):
+    c = _skew(cs.DM(com))
+    return cs.DM(np.block([[mass * np.eye(3), -mass * np.array(c)],
+                           [mass * np.array(c), Icom - mass * np.array(c @ c)]]))
+
+
+def spd_solve(A, B):
+    """Solve A X = B for a small symmetric positive-definite SX matrix A by an unpivoted
+    L D L^T factorization written out in scalar operations (no symbolic pivoting)."""
+    n = A.shape[0]
+    L = [[None] * n for _ in range(n)]
+    d = [None] * n
+    for j in range(n):
+        d[j] = A[j, j] - sum((L[j][k] ** 2 * d[k] for k in range(j)), cs.SX(0))
+        for i in range(j + 1, n):
+            L[i][j] = (A[i, j] - sum((L[i][k] * L[j][k] * d[k] for k in range(j)), cs.SX(0))) / d[j]
+    X = []
+    for c in range(B.shape[1]):
+        y = [None] * n
+        for i in range(n):
+            y[i] = B[i, c] - sum((L[i][k] * y[k] for k in range(i)), cs.SX(0))
+        x = [None] * n
+        for i in reversed(range(n)):
+            x[i] = y[i] / d[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)), cs.SX(0))
+        X.append(cs.vertcat(*x))
+    return cs.horzcat(*X)
+
+
+class SymbolicTree:
+    """The kinematic tree of a RobotModel with the perturbed joint transforms as SX expressions.
+
+    ``placements(q, eps, delta)`` gives, for every joint i >= 1, parent_M_i(q (+) eps (+) delta)
+    to the order needed (see module docstring).
+    """
+
+    def __init__(self, model):
+        a = model.arrays
+        self.model = model
+        self.nj = model.njoints
+        self.parent = [int(x) for x in a.parent]
+        self.jtype = [int(x) for x in a.jtype]
+        self.iq = [int(x) for x in a.iq]
+        self.nqj = [int(x) for x in a.nqj]
+        self.iv = [int(x) for x in a.iv]
+        self.nvj = [int(x) for x in a.nvj]
+        self.S = [cs.DM(a.S_local[self.iv[i]:self.iv[i] + self.nvj[i]].T) if i else None
+                  for i in range(self.nj)]
+        self.inertia = [_spatial_inertia(a.mass[i], a.com[i], a.Icom[i]) for i in range(self.nj)]
+        self.gravity = cs.DM(a.gravity)
+        self._axis = a.axis
+        self._place = [(cs.DM(a.place_R[i]), cs.DM(a.place_p[i])) for i in range(self.nj)]
+
+    def placements(self, q, eps, delta):
+        out = [None]
+        for i in range(1, self.nj):
+            qj = q[self.iq[i]:self.iq[i] + self.nqj[i]]
+            XJ = _joint_transform(self.jtype[i], self._axis[i], qj)
+            sl = slice(self.iv[i], self.iv[i] + self.nvj[i])
+            for pert in (eps, delta):
+                if pert is not None:
+                    XJ = _compose(XJ, _first_order_exp(cs.mtimes(self.S[i], pert[sl])))
+            out.append(_compose(self._place[i], XJ))
+        return out
+
+    def rnea(self, X, v, a):
+        """tau (nv x 1 SX) for placements X, velocity v and acceleration a."""
+        nj, par = self.nj, self.parent
+        V = [cs.SX.zeros(6, 1)] * nj
+        A = [-self.gravity] * nj
+        F = [None] * nj
+        for i in range(1, nj):
+            sl = slice(self.iv[i], self.iv[i] + self.nvj[i])
+            vJ = cs.mtimes(self.S[i], v[sl])
+            V[i] = _motion_to_child(X[i], V[par[i]]) + vJ
+            A[i] = (_motion_to_child(X[i], A[par[i]]) + cs.mtimes(self.S[i], a[sl])
+                    + _mcross(V[i], vJ))
+            I = self.inertia[i]
+            F[i] = cs.mtimes(I, A[i]) + _fcross(V[i], cs.mtimes(I, V[i]))
+        tau = [None] * self.model.nv
+        for i in range(nj - 1, 0, -1):
+            t = cs.mtimes(self.S[i].T, F[i])
+            for r in range(self.nvj[i]):
+                tau[self.iv[i] + r] = t[r]
+            if par[i] > 0:
+                F[par[i]] = F[par[i]] + _force_to_parent(X[i], F[i])
+        return cs.vertcat(*tau)
+
+    def aba(self, X, v, tau):
+        """Joint accelerations (nv x 1 SX) by the articulated-body algorithm."""
+        nj, par = self.nj, self.parent
+        V = [cs.SX.zeros(6, 1)] * nj
+        c = [None] * nj
+        IA = [None] * nj
+        pA = [None] * nj
+        for i in range(1, nj):
+            sl = slice(self.iv[i], self.iv[i] + self.nvj[i])
+            vJ = cs.mtimes(self.S[i], v[sl])
+            V[i] = _motion_to_child(X[i], V[par[i]]) + vJ
+            c[i] = _mcross(V[i], vJ)
+            IA[i] = cs.SX(self.inertia[i])
+            pA[i] = _fcross(V[i], cs.mtimes(self.inertia[i], V[i]))
+        U, Dinv_u, Dinv_UT = [None] * nj, [None] * nj, [None] * nj
+        for i in range(nj - 1, 0, -1):
+            sl = slice(self.iv[i], self.iv[i] + self.nvj[i])
+            S = self.S[i]
+            U[i] = cs.mtimes(IA[i], S)
+            D = cs.mtimes(S.T, U[i])
+            u = tau[sl] - cs.mtimes(S.T, pA[i])
+            sol = spd_solve(D, cs.horzcat(u, U[i].T))
+            Dinv_u[i], Dinv_UT[i] = sol[:, 0], sol[:, 1:]
+            if par[i] > 0:
+                Ia = IA[i] - cs.mtimes(U[i], Dinv_UT[i])
+                pa = pA[i] + cs.mtimes(Ia, c[i]) + cs.mtimes(U[i], Dinv_u[i])
+                Xm = _motion_matrix(X[i])
+                IA[par[i]] = IA[par[i]] + cs.mtimes(Xm.T, cs.mtimes(Ia, Xm))
+                pA[par[i]] = pA[par[i]] + cs.mtimes(Xm.T, pa)
+        Acc = [-self.gravity] * nj
+        qdd = [None] * self.model.nv
+        for i in range(1, nj):
+            ai = _motion_to_child(X[i], Acc[par[i]]) + c[i]
+            ddq = Dinv_u[i] - cs.mtimes(Dinv_UT[i], ai)
+            Acc[i] = ai + cs.mtimes(self.S[i], ddq)
+            for r in range(self.nvj[i]):
+                qdd[self.iv[i] + r] = ddq[r]
+        return cs.vertcat(*qdd)
