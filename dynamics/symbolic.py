@@ -72,6 +72,21 @@ def _first_order_exp(xi):
     return cs.SX.eye(3) + _skew(xi[3:]), xi[:3]
 
 
+def _exact_exp(xi):
+    from . import lie
+
+    M = lie.exp_group(_kin.FF, xi)
+    return M[:3, :3], M[:3, 3]
+
+
+def world_placements(tree, X):
+    """oM_i (R, p) of every joint from the parent placements X of :meth:`SymbolicTree.placements`."""
+    out = [(cs.SX.eye(3), cs.SX.zeros(3, 1))]
+    for i in range(1, tree.nj):
+        out.append(_compose(out[tree.parent[i]], X[i]))
+    return out
+
+
 def _motion_to_child(X, m):
     """Motion m given in the parent frame, expressed in the child frame X = parent_M_child."""
     R, p = X
@@ -152,7 +167,10 @@ class SymbolicTree:
         self._axis = a.axis
         self._place = [(cs.DM(a.place_R[i]), cs.DM(a.place_p[i])) for i in range(self.nj)]
 
-    def placements(self, q, eps, delta):
+    def placements(self, q, eps, delta, exact: bool = False):
+        """parent_M_i for every joint; ``exact`` uses the group exponential Exp(S d) instead of
+        its first-order part (needed for a Hessian in a single perturbation)."""
+        exp = _exact_exp if exact else _first_order_exp
         out = [None]
         for i in range(1, self.nj):
             qj = q[self.iq[i]:self.iq[i] + self.nqj[i]]
@@ -160,7 +178,7 @@ class SymbolicTree:
             sl = slice(self.iv[i], self.iv[i] + self.nvj[i])
             for pert in (eps, delta):
                 if pert is not None:
-                    XJ = _compose(XJ, _first_order_exp(cs.mtimes(self.S[i], pert[sl])))
+                    XJ = _compose(XJ, exp(cs.mtimes(self.S[i], pert[sl])))
             out.append(_compose(self._place[i], XJ))
         return out
 

@@ -444,11 +444,14 @@ BENCHMARKS = {
     "fdso": "FDSVA-SO, full and lam-contracted (results/derivatives_fd_so)",
     "scaling": "IDSVA-SO against N on chains and binary trees (results/scaling_so)",
     "crossover": "FDSVA-SO Inner/Outer-Term crossover (results/fd_so_crossover)",
+    "accuracy": "errors of IDSVA-SO and finite differences against CasADi AD (results/accuracy_so)",
+    "casadi": "CasADi AD baseline, SX and compiled C, beside ours (results/casadi_baseline)",
 }
 
 
-def run(what, robot_names=ROBOTS, T=100, min_time=0.2, log=print):
-    """Run one benchmark of ``BENCHMARKS`` (or "all")."""
+def run(what, robot_names=ROBOTS, T=100, min_time=0.2, log=print, casadi_options=None):
+    """Run one benchmark of ``BENCHMARKS`` (or "all").  ``casadi_options``: keyword arguments of
+    :func:`problems.bench_backends.run_casadi` (cflags, max_compile_s, codegen)."""
     todo = list(BENCHMARKS) if what == "all" else [what]
     for w in todo:
         if w == "fo":
@@ -461,6 +464,12 @@ def run(what, robot_names=ROBOTS, T=100, min_time=0.2, log=print):
             run_scaling(min_time=min(min_time, 0.1), log=log)
         elif w == "crossover":
             run_crossover(min_time=min(min_time, 0.1), log=log)
+        elif w == "accuracy":
+            from .bench_backends import run_accuracy
+            run_accuracy(log=log)
+        elif w == "casadi":
+            from .bench_backends import run_casadi
+            run_casadi(robot_names, min(T, 20), min_time, log=log, **(casadi_options or {}))
         else:
             raise ValueError(f"what: expected one of {', '.join(BENCHMARKS)} or all; got {w!r}")
 

@@ -1,6 +1,7 @@
 """The ``soddp`` command.
 
-    soddp bench [fo|so|fdso|scaling|crossover|all] [--robots ...] [--batch T] [--build-cpp]
+    soddp bench [fo|so|fdso|scaling|crossover|accuracy|casadi|all] [--robots ...] [--batch T]
+                [--build-cpp] [--cflags FLAGS] [--codegen-timeout S] [--no-codegen]
         derivative benchmarks -> results/
 
 Every subcommand has ``--help``.  Wrong names give a one-line error and exit code 2.
@@ -24,7 +25,9 @@ def _bench(args):
             print(f"soddp bench: error: unknown robot {r!r} (choose from {', '.join(robots.NAMES)})",
                   file=sys.stderr)
             return 2
-    bench.run(args.what, args.robots, args.batch, args.min_time)
+    bench.run(args.what, args.robots, args.batch, args.min_time,
+              casadi_options=dict(cflags=tuple(args.cflags.split()),
+                                  max_compile_s=args.codegen_timeout, codegen=not args.no_codegen))
     return 0
 
 
@@ -47,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds per timing round (default 0.2)")
     b.add_argument("--build-cpp", action="store_true",
                    help="build the C++ Pinocchio reference first if it is not built (minutes)")
+    b.add_argument("--cflags", default="-O3", metavar="FLAGS",
+                   help="casadi: C compiler flags of the code-generated baseline (default -O3)")
+    b.add_argument("--codegen-timeout", type=float, default=900.0, metavar="S",
+                   help="casadi: stop compiling a generated function after S seconds (default 900)")
+    b.add_argument("--no-codegen", action="store_true",
+                   help="casadi: time only the SX virtual machine, no C code generation")
     b.set_defaults(func=_bench)
     return p
 

@@ -1,0 +1,211 @@
+"""Exact first and second derivatives of the configuration-space operations ``integrate`` and
+``difference`` (CasADi, per joint group), as the DDP integrator and the costs need them.
+
+Every joint's configuration is an element of a matrix Lie group written as a homogeneous matrix
+(revolute / prismatic: R, handled additively; unbounded revolute: SO(2); spherical: SO(3);
+planar: SE(2); free-flyer: SE(3)), with ``q (+) d = X(q) Exp(d)`` and ``q1 (-) q0 =
+Log(X(q0)^-1 X(q1))``, exactly as Pinocchio.  ``Exp`` and ``Log`` are written in closed form with
+Taylor series below a small angle, so that they and their derivatives are exact at and near the
+identity (where the derivatives are evaluated).  ``Log`` assumes rotation angles below pi.
+
+:func:`integrate_expansion` gives, for ``G(dq, dw) = ((q (+) dq) (+) (w + dw)) (-) (q (+) w)``,
+the Jacobians ``J_q = dG/ddq``, ``J_w = dG/ddw`` at 0 (Pinocchio's ``dIntegrate``) and the
+``lam``-contracted Hessian ``sum_i lam_i d^2 G_i / d(dq, dw)^2`` (2n x 2n): the second-order terms
+of ``(+)`` that an exact second-order model of a discrete step on the manifold needs (zero for
+vector-space joints).  G does not depend on q (left invariance).
+"""
+
+from __future__ import annotations
+
+import casadi as cs
+import numpy as np
+
+from .inputs import prepare
+from .kernels import kinematics as _kin
+
+_SMALL = 1e-2  # theta^2 below which the Taylor series are used (truncation error < 1e-17)
+
+
+def _series(s, coeffs):
+    out = 0
+    for c in reversed(coeffs):
+        out = out * s + c
+    return out
+
+
+def _guarded(s, closed, coeffs):
+    """closed(theta) for theta^2 = s above _SMALL, else the Taylor series in s."""
+    safe = cs.if_else(s < _SMALL, _SMALL, s)  # keeps the closed branch finite (and its AD)
+    return cs.if_else(s < _SMALL, _series(s, coeffs), closed(cs.sqrt(safe)))
+
+
+def sinc(s):      # sin(t) / t
+    return _guarded(s, lambda t: cs.sin(t) / t, [1, -1 / 6, 1 / 120, -1 / 5040, 1 / 362880])
+
+
+def cosc(s):      # (1 - cos t) / t^2
+    return _guarded(s, lambda t: (1 - cs.cos(t)) / t ** 2,
+                    [1 / 2, -1 / 24, 1 / 720, -1 / 40320, 1 / 3628800])
+
+
+def sinc3(s):     # (t - sin t) / t^3
+    return _guarded(s, lambda t: (t - cs.sin(t)) / t ** 3,
+                    [1 / 6, -1 / 120, 1 / 5040, -1 / 362880, 1 / 39916800])
+
+
+def vinv_coeff(s):  # (1 - t sin t / (2 (1 - cos t))) / t^2
+    return _guarded(s, lambda t: (1 - t * cs.sin(t) / (2 * (1 - cs.cos(t)))) / t ** 2,
+                    [1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160])
+
+
+def skew(w):
+    return cs.vertcat(cs.horzcat(0, -w[2], w[1]), cs.horzcat(w[2], 0, -w[0]),
+                      cs.horzcat(-w[1], w[0], 0))
+
+
+def exp_so3(w):
+    W = skew(w)
+    s = cs.dot(w, w)
+    return cs.SX.eye(3) + sinc(s) * W + cosc(s) * cs.mtimes(W, W)
+
+
+def log_so3(R):
+    """Rotation vector of R (angle below pi): theta / (2 sin theta) (R - R^T)^vee."""
+    c = (R[0, 0] + R[1, 1] + R[2, 2] - 1) / 2
+    # theta / (2 sin theta) as a function of t = 1 - cos(theta): series near 0, else closed form
+    t = 1 - c
+    t_safe = cs.if_else(t < _SMALL / 2, _SMALL / 2, t)
+    closed = cs.acos(1 - t_safe) / (2 * cs.sqrt(t_safe * (2 - t_safe)))
+    series = _series(t, [1 / 2, 1 / 6, 2 / 45, 4 / 315, 2 / 525, 4 / 3465])
+    f = cs.if_else(t < _SMALL / 2, series, closed)
+    return f * cs.vertcat(R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1])
+
+
+def _hom(R, p):
+    n = R.shape[0]
+    return cs.vertcat(cs.horzcat(R, p), cs.horzcat(cs.SX.zeros(1, n), 1))
+
+
+def exp_group(jtype, d):
+    """Exp of a tangent vector d of the joint's group, as a homogeneous matrix (SE(3): 4x4,
+    SO(3): 3x3, SE(2): 3x3, SO(2): 2x2)."""
+    if jtype == _kin.SPH:
+        return exp_so3(d)
+    if jtype == _kin.FF:
+        v, w = d[:3], d[3:]
+        W = skew(w)
+        s = cs.dot(w, w)
+        V = cs.SX.eye(3) + cosc(s) * W + sinc3(s) * cs.mtimes(W, W)
+        return _hom(exp_so3(w), cs.mtimes(V, v))
+    if jtype == _kin.PLA:
+        w = d[2]
+        s = w * w
+        R = cs.vertcat(cs.horzcat(cs.cos(w), -cs.sin(w)), cs.horzcat(cs.sin(w), cs.cos(w)))
+        V = cs.vertcat(cs.horzcat(sinc(s), -w * cosc(s)), cs.horzcat(w * cosc(s), sinc(s)))
+        return _hom(R, cs.mtimes(V, d[:2]))
+    if jtype == _kin.RUB:
+        return cs.vertcat(cs.horzcat(cs.cos(d[0]), -cs.sin(d[0])),
+                          cs.horzcat(cs.sin(d[0]), cs.cos(d[0])))
+    raise ValueError(f"joint type {jtype} is a vector space")
+
+
+def log_group(jtype, M):
+    """Inverse of :func:`exp_group` (rotation angles below pi)."""
+    if jtype == _kin.SPH:
+        return log_so3(M)
+    if jtype == _kin.FF:
+        R, p = M[:3, :3], M[:3, 3]
+        w = log_so3(R)
+        W = skew(w)
+        Vinv = cs.SX.eye(3) - 0.5 * W + vinv_coeff(cs.dot(w, w)) * cs.mtimes(W, W)
+        return cs.vertcat(cs.mtimes(Vinv, p), w)
+    if jtype == _kin.PLA:
+        w = cs.atan2(M[1, 0], M[0, 0])
+        s = w * w
+        A, B = sinc(s), w * cosc(s)
+        Vinv = cs.vertcat(cs.horzcat(A, B), cs.horzcat(-B, A)) / (A * A + B * B)
+        return cs.vertcat(cs.mtimes(Vinv, M[:2, 2]), w)
+    if jtype == _kin.RUB:
+        return cs.atan2(M[1, 0], M[0, 0])
+    raise ValueError(f"joint type {jtype} is a vector space")
+
+
+def inverse(jtype, M):
+    n = M.shape[0]
+    if jtype in (_kin.SPH, _kin.RUB):
+        return M.T
+    R, p = M[:n - 1, :n - 1], M[:n - 1, n - 1]
+    return _hom(R.T, -cs.mtimes(R.T, p))
+
+
+def element(jtype, qj):
+    """The joint configuration qj (Pinocchio layout) as a homogeneous matrix."""
+    from .symbolic import _quat_rot
+
+    if jtype == _kin.SPH:
+        return _quat_rot(qj[0], qj[1], qj[2], qj[3])
+    if jtype == _kin.FF:
+        return _hom(_quat_rot(qj[3], qj[4], qj[5], qj[6]), qj[:3])
+    if jtype == _kin.PLA:
+        n = cs.sqrt(qj[2] ** 2 + qj[3] ** 2)
+        c, s = qj[2] / n, qj[3] / n
+        return _hom(cs.vertcat(cs.horzcat(c, -s), cs.horzcat(s, c)), qj[:2])
+    if jtype == _kin.RUB:
+        n = cs.sqrt(qj[0] ** 2 + qj[1] ** 2)
+        c, s = qj[0] / n, qj[1] / n
+        return cs.vertcat(cs.horzcat(c, -s), cs.horzcat(s, c))
+    raise ValueError(f"joint type {jtype} is a vector space")
+
+
+LIE_TYPES = (_kin.RUB, _kin.SPH, _kin.FF, _kin.PLA)
+_NV = {_kin.RUB: 1, _kin.SPH: 3, _kin.FF: 6, _kin.PLA: 3}
+_EXPANSIONS: dict[int, cs.Function] = {}
+
+
+def _expansion_function(jtype) -> cs.Function:
+    """(w, lam) -> (J_q, J_w, H) for one joint group (see module docstring)."""
+    if jtype not in _EXPANSIONS:
+        n = _NV[jtype]
+        w, lam = cs.SX.sym("w", n), cs.SX.sym("lam", n)
+        dq, dw = cs.SX.sym("dq", n), cs.SX.sym("dw", n)
+        G = log_group(jtype, cs.mtimes([inverse(jtype, exp_group(jtype, w)),
+                                        exp_group(jtype, dq), exp_group(jtype, w + dw)]))
+        z = cs.vertcat(dq, dw)
+        H = cs.hessian(cs.dot(lam, G), z)[0]
+        outs = cs.substitute([cs.jacobian(G, dq), cs.jacobian(G, dw), H], [z],
+                             [cs.SX.zeros(2 * n)])
+        _EXPANSIONS[jtype] = cs.Function(f"integrate_expansion_{jtype}", [w, lam], outs)
+    return _EXPANSIONS[jtype]
+
+
+def integrate_expansion(model, q, w, lam):
+    """(J_q, J_w, H) of ``(q (+) dq) (+) (w + dw)`` at dq = dw = 0 (module docstring).
+
+    q (nq,), w (nv,), lam (nv,) or batches (T, ...); returns J_q, J_w (n, n) and H (2n, 2n) in
+    the coordinates (dq, dw), or with a leading T axis.
+    """
+    b = prepare(model, q=q, dq=w, lam=lam)
+    T, n = b.T, model.nv
+    Jq = np.broadcast_to(np.eye(n), (T, n, n)).copy()
+    Jw = Jq.copy()
+    H = np.zeros((T, 2 * n, 2 * n))
+    a = model.arrays
+    for jtype in LIE_TYPES:
+        joints = [i for i in range(1, model.njoints) if a.jtype[i] == jtype]
+        if not joints:
+            continue
+        f = _expansion_function(jtype).map(T * len(joints))
+        sl = [slice(int(a.iv[i]), int(a.iv[i] + a.nvj[i])) for i in joints]
+        W = np.concatenate([b["dq"][:, s] for s in sl]).T
+        L = np.concatenate([b["lam"][:, s] for s in sl]).T
+        N, m = T * len(joints), _NV[jtype]
+        # a mapped (r x c) output is (r, c N); instance c * T + t is joint c at knot t
+        jq, jw, h = (np.asarray(x).reshape(x.shape[0], N, -1).transpose(1, 0, 2).reshape(
+            len(joints), T, x.shape[0], -1) for x in f(W, L))
+        for c, s in enumerate(sl):
+            Jq[:, s, s] = jq[c]
+            Jw[:, s, s] = jw[c]
+            sw = slice(n + s.start, n + s.stop)
+            H[:, s, s], H[:, s, sw] = h[c][:, :m, :m], h[c][:, :m, m:]
+            H[:, sw, s], H[:, sw, sw] = h[c][:, m:, :m], h[c][:, m:, m:]
+    return b.unbatch((Jq, Jw, H))
