@@ -110,7 +110,7 @@ def _chol_solve(L, b):
 
 def solve(problem, method="ddp", xs=None, us=None, max_iter=100, tol=1e-6,
           hessians="exact", callbacks=(), verbose=False, u_min=None, u_max=None,
-          reg_init=1e-9, reg_min=1e-9, reg_max=1e9, c1=1e-4, alphas=None) -> Solution:
+          reg_init=0.0, reg_min=1e-9, reg_max=1e9, c1=1e-4, alphas=None) -> Solution:
     """Solve ``problem`` by full second-order DDP (``method="ddp"``) or iLQR (``"ilqr"``).
 
     ``us``: initial controls (T, nu) (default zeros); ``xs``: accepted for API symmetry with
@@ -118,6 +118,9 @@ def solve(problem, method="ddp", xs=None, us=None, max_iter=100, tol=1e-6,
     ``hessians``: cost Hessians "exact" or "gauss-newton".  ``callbacks``: callables
     ``cb(iteration: Iteration)`` called after every iteration; one returning True stops the solve.
     ``u_min``, ``u_max``: control bounds (scalars or (nu,)), enabling the box-QP backward pass.
+    Regularization ``reg`` (added to Q_uu) starts at ``reg_init``, is multiplied by 10 (at least
+    to ``reg_min``) when Q_uu is not positive definite or no step is accepted, and divided by 10
+    (to 0 below ``reg_min``) after a full step.
     """
     if method not in ("ddp", "ilqr"):
         raise ValueError(f"method: expected 'ddp' or 'ilqr'; got {method!r}")
@@ -217,7 +220,8 @@ def solve(problem, method="ddp", xs=None, us=None, max_iter=100, tol=1e-6,
             it += 1
             break
         xs, us, cost = xn, un, cn
-        reg = max(reg / 10, reg_min) if alpha == 1.0 else reg
+        if alpha == 1.0:
+            reg = 0.0 if reg / 10 < reg_min else reg / 10
         it += 1
         if expected < 1e-12 * (1 + abs(cost)):
             g2 = _gradient_norm(*P.calc_diff(xs, us, hessians), us, lo, hi)

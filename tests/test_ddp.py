@@ -1,0 +1,256 @@
+"""DDP / iLQR: the discrete step's Taylor model, cost derivatives, Riccati optimality, convergence
+rates and failure statuses."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import ddp
+import dynamics as dyn
+from dynamics import lie, robots
+from conftest import rel_err
+
+
+# ---------------------------------------------------------------------------------- (+) expansion
+@pytest.mark.parametrize("name", ["hyq", "tree"])
+def test_integrate_expansion_against_pinocchio_and_differences(name):
+    m = (robots.random_tree(6, joint_types=robots.JOINT_TYPES, seed=1, floating_base=True)
+         if name == "tree" else robots.load(name))
+    n = m.nv
+    rng = np.random.default_rng(0)
+    for scale in (1.0, 0.0):  # a finite step and the identity (small-angle series)
+        q = m.random_configuration(rng)
+        w, lam = scale * rng.normal(size=n), rng.normal(size=n)
+        Jq, Jw, H = lie.integrate_expansion(m, q, w, lam)
+        np.testing.assert_allclose(Jq, pin.dIntegrate(m.pin_model, q, w, pin.ArgumentPosition.ARG0),
+                                   atol=1e-12)
+        np.testing.assert_allclose(Jw, pin.dIntegrate(m.pin_model, q, w, pin.ArgumentPosition.ARG1),
+                                   atol=1e-12)
+        q1 = m.integrate(q, w)
+        G = lambda z: lam @ m.difference(q1, m.integrate(m.integrate(q, z[:n]), w + z[n:]))
+        h, E = 1e-3, np.eye(2 * n) * 1e-3
+        Hfd = np.array([[(G(E[j] + E[k]) - G(E[j] - E[k]) - G(E[k] - E[j]) + G(-E[j] - E[k]))
+                         / (4 * h * h) for k in range(2 * n)] for j in range(2 * n)])
+        assert rel_err(H, Hfd) < 1e-5
+
+
+# ---------------------------------------------------------------------------------- discrete step
+@pytest.mark.parametrize("name", ["ur3", "hyq", pytest.param("atlas", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("second_order", ["tensor", "contracted"])
+def test_step_taylor_model_error_is_third_order(name, second_order):
+    m = robots.load(name)
+    n = m.nv
+    B = np.eye(n)[:, 6:] if m.has_free_flyer else np.eye(n)
+    F = ddp.SemiImplicitEuler(dyn.AnalyticalDynamics(m), 0.05, B, second_order=second_order)
+    rng = np.random.default_rng(1)
+    x = np.concatenate([m.random_configuration(rng), 2 * rng.normal(size=n)])
+    u = 10 * rng.normal(size=F.nu)
+    lam = rng.normal(size=2 * n)
+    d = F.derivatives(x[None], u[None], order=2)
+    Fxx, Fxu, Fuu = F.hessians(x, u, lam, d, 0)
+    H = np.block([[Fxx, Fxu], [Fxu.T, Fuu]])
+    J = np.concatenate([d.Fx[0], d.Fu[0]], axis=1)
+    x1 = F.step(x, u)
+    dz = rng.normal(size=2 * n + F.nu)
+    errs = []
+    for eps in (1e-2, 1e-3):
+        z = eps * dz
+        h = F.difference(x1, F.step(F.integrate(x, z[:2 * n]), u + z[2 * n:]))
+        errs.append(abs(lam @ (h - J @ z) - 0.5 * z @ H @ z))
+    # O(eps^3): a decade in eps is three decades in the error (two for a wrong Hessian)
+    assert errs[1] < errs[0] * 3e-3, errs
+
+
+# ---------------------------------------------------------------------------------- costs
+def _cost_fd(m, c, x, u):
+    n, nu = m.nv, len(u)
+    q, v = x[:m.nq], x[m.nq:]
+
+    def f(z):
+        xx = np.concatenate([m.integrate(q, z[:n]), v + z[n:2 * n]])
+        return c.calc(xx[None], (u + z[2 * n:])[None])[0]
+
+    N, h = 2 * n + nu, 1e-4
+    E = np.eye(N) * h
+    g = np.array([(f(E[k]) - f(-E[k])) / (2 * h) for k in range(N)])
+    H = np.array([[(f(E[j] + E[k]) - f(E[j] - E[k]) - f(E[k] - E[j]) + f(-E[j] - E[k]))
+                   / (4 * h * h) for k in range(N)] for j in range(N)])
+    return g, H
+
+
+@pytest.mark.parametrize("name,frame", [("ur3", "tool0"), ("hyq", "lf_foot")])
+def test_cost_values_and_derivatives(name, frame):
+    m = robots.load(name)
+    n, nu = m.nv, 3
+    rng = np.random.default_rng(2)
+    q, v, u = m.random_configuration(rng), rng.normal(size=n), rng.normal(size=nu)
+    x = np.concatenate([q, v])
+    q_ref = m.random_configuration(rng)
+    x_ref = np.concatenate([q_ref, rng.normal(size=n)])
+    target = pin.SE3(pin.exp3(np.array([0.3, -0.2, 0.5])), np.array([0.2, 0.1, 0.3]))
+    data = m.pin_model.createData()
+    pin.framesForwardKinematics(m.pin_model, data, q)
+    oMf = data.oMf[m.pin_model.getFrameId(frame)]
+    r_place = pin.log6(target.inverse() * oMf).vector
+    r_state = np.concatenate([pin.difference(m.pin_model, q_ref, q), v - x_ref[m.nq:]])
+    cases = [(ddp.StateRegularization(m, x_ref, 2.0), 1.0 * r_state @ r_state),
+             (ddp.FramePlacement(m, frame, target, 3.0), 1.5 * r_place @ r_place),
+             (ddp.FrameTranslation(m, frame, np.ones(3), 5.0),
+              2.5 * np.sum((oMf.translation - 1) ** 2)),
+             (ddp.ControlRegularization(nu, 0.1, u_ref=np.ones(nu)), 0.05 * np.sum((u - 1) ** 2))]
+    for c, value in cases:
+        c = ddp.costs.bind(c, m.nq, n, nu)
+        d = c.calc_diff(x[None], u[None])
+        assert d.l[0] == pytest.approx(value, rel=1e-10)
+        g, H = _cost_fd(m, c, x, u)
+        assert rel_err(np.concatenate([d.lx[0], d.lu[0]]), g) < 1e-7
+        HH = np.block([[d.lxx[0], d.lxu[0]], [d.lxu[0].T, d.luu[0]]])
+        assert rel_err(HH, H) < 1e-5, type(c).__name__
+        gn = c.calc_diff(x[None], u[None], hessians="gauss-newton")
+        assert np.all(np.linalg.eigvalsh(gn.lxx[0]) > -1e-9)
+
+
+def test_cost_arguments_are_checked():
+    m = robots.load("ur3")
+    with pytest.raises(ValueError, match="frame_name: no frame 'hand'"):
+        ddp.FrameTranslation(m, "hand", np.zeros(3), 1.0)
+    with pytest.raises(ValueError, match="x_ref: expected 12 finite values"):
+        ddp.StateRegularization(m, np.zeros(5), 1.0)
+    with pytest.raises(ValueError, match="StateRegularization weight: expected a non-negative"):
+        ddp.StateRegularization(m, np.zeros(12), -1.0)
+
+
+# ---------------------------------------------------------------------------------- solver
+class Linear(dyn.EuclideanDynamics):
+    """q'' = A [q; v] + tau: linear dynamics (zero second derivatives)."""
+
+    nq = nv = 2
+    A = np.array([[-1.0, 0.5, -0.2, 0.1], [0.3, -2.0, 0.0, -0.4]])
+
+    def aba(self, q, v, tau):
+        return self.A @ np.concatenate([q, v]) + tau
+
+    def fd_derivatives(self, q, v, tau, order=1, lam=None):
+        z = np.zeros((2, 2)) if lam is not None else np.zeros((2, 2, 2))
+        return dyn.FDDerivatives(self.aba(q, v, tau), self.A[:, :2], self.A[:, 2:], np.eye(2),
+                                 *([z] * 4 if order == 2 else []))
+
+
+def _linear_problem(T=20):
+    d = Linear()
+    x_ref = np.array([1.0, -1.0, 0.0, 0.0])
+    run = ddp.Sum([ddp.StateRegularization(d, x_ref, 1.0), ddp.ControlRegularization(2, 0.1)])
+    return ddp.ShootingProblem(d, np.array([0.0, 0.5, 0.2, 0.0]), T, 0.05, run,
+                               ddp.StateRegularization(d, x_ref, 10.0))
+
+
+def _riccati_reference(P):
+    """The exact optimum of the linear-quadratic problem as one dense least-squares problem."""
+    T, nu = P.T, P.nu
+    base = P.rollout(np.zeros((T, nu)))
+    cols = []
+    for k in range(T * nu):
+        e = np.zeros(T * nu)
+        e[k] = 1.0
+        cols.append((P.rollout(e.reshape(T, nu)) - base).ravel())
+    S = np.array(cols).T  # xs = base + S u (linear system)
+    x_ref = P.running_cost.costs[0].x_ref
+    w_run, w_term = np.sqrt(P.dt * 1.0), np.sqrt(10.0)
+    rows, rhs = [], []
+    for t in range(T + 1):
+        St = S[t * 4:(t + 1) * 4]
+        w = w_term if t == T else w_run
+        rows.append(w * St)
+        rhs.append(-w * (base[t] - x_ref))
+    rows.append(np.sqrt(P.dt * 0.1) * np.eye(T * nu))
+    rhs.append(np.zeros(T * nu))
+    u, *_ = np.linalg.lstsq(np.vstack(rows), np.concatenate(rhs), rcond=None)
+    return u.reshape(T, nu)
+
+
+@pytest.mark.parametrize("method", ["ddp", "ilqr"])
+def test_linear_quadratic_problem_converges_in_one_iteration_to_riccati(method):
+    P = _linear_problem()
+    sol = ddp.solve(P, method, tol=1e-9)
+    assert sol.converged and sol.status == "converged"
+    assert sol.history[0].alpha == 1.0 and sol.history[1].grad_norm < 1e-9
+    np.testing.assert_allclose(sol.us, _riccati_reference(P), atol=1e-8)
+
+
+def _ur3_problem(T=30, backend=dyn.AnalyticalDynamics):
+    m = robots.load("ur3")
+    q0 = np.array([0, -np.pi / 2, np.pi / 2, -np.pi / 2, -np.pi / 2, 0])
+    x0 = np.concatenate([q0, np.zeros(6)])
+    data = m.pin_model.createData()
+    pin.framesForwardKinematics(m.pin_model, data, q0 + np.array([0.6, 0.4, -0.5, 0.3, 0.5, 0.2]))
+    target = data.oMf[m.pin_model.getFrameId("tool0")].copy()
+    run = ddp.Sum([ddp.FramePlacement(m, "tool0", target, 1.0),
+                   ddp.StateRegularization(m, x0, 1e-1), ddp.ControlRegularization(6, 1e-3)])
+    term = ddp.Sum([ddp.FramePlacement(m, "tool0", target, 1e3),
+                    ddp.StateRegularization(m, x0, 1e-1)])
+    return ddp.ShootingProblem(backend(m), x0, T, 0.01, run, term)
+
+
+def test_ddp_and_ilqr_reach_the_same_optimum_with_quadratic_vs_linear_rates():
+    P = _ur3_problem()
+    d = ddp.solve(P, "ddp", tol=1e-8, max_iter=200)
+    i = ddp.solve(P, "ilqr", tol=1e-8, max_iter=200)
+    assert d.converged and i.converged, (d.message, i.message)
+    assert d.cost == pytest.approx(i.cost, rel=1e-9)
+    assert rel_err(d.us, i.us) < 1e-5
+    # the last steps: DDP's ratio of successive gradient norms shrinks with the gradient
+    # (quadratic, g_{k+1} ~ g_k^2), iLQR's stays bounded away from 0 (linear)
+    # (ratios taken above the rounding floor of the gradient, about 4e-8 on this problem)
+    ratios = lambda g: (g[1:] / g[:-1])[g[1:] > 1e-7]
+    rd, ri = ratios(d.grad_norms), ratios(i.grad_norms)
+    assert rd[-1] < 1e-2 and rd[-1] < rd[-2]
+    assert np.median(ri[-4:]) > 10 * rd[-1]
+
+
+def test_box_constrained_solve_respects_bounds_and_box_qp_is_optimal():
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(4, 4))
+    H, g = A @ A.T + 0.1 * np.eye(4), rng.normal(size=4) * 5
+    lo, hi = -np.ones(4), np.ones(4)
+    x, free, _ = ddp.box_qp(H, g, lo, hi, np.zeros(4))
+    ref = minimize(lambda y: 0.5 * y @ H @ y + g @ y, np.zeros(4), jac=lambda y: H @ y + g,
+                   bounds=list(zip(lo, hi)), method="L-BFGS-B", options=dict(ftol=1e-15,
+                                                                           gtol=1e-12))
+    np.testing.assert_allclose(x, ref.x, atol=1e-6)
+    P = _ur3_problem(T=20)
+    sol = ddp.solve(P, "ddp", u_min=-2.0, u_max=2.0, max_iter=100)
+    assert sol.converged, sol.message
+    assert np.all(sol.us <= 2.0 + 1e-12) and np.all(sol.us >= -2.0 - 1e-12)
+    assert np.any(np.isclose(np.abs(sol.us), 2.0))  # some bound is active
+
+
+class Exploding(Linear):
+    def aba(self, q, v, tau):
+        return np.full(2, np.nan) if abs(tau[0]) > 0.5 else super().aba(q, v, tau)
+
+
+def test_failure_statuses():
+    sol = ddp.solve(_ur3_problem(T=10), "ddp", max_iter=1)
+    assert sol.status == "max-iterations" and not sol.converged and sol.iterations == 1
+    P = _linear_problem()
+    sol = ddp.solve(P, "ilqr", u_min=[1.0, 0.0], u_max=[0.0, 1.0])
+    assert sol.status == "infeasible" and "u_min > u_max for control 0" in sol.message
+    sol = ddp.solve(P, "ddp", c1=10.0)  # no step can decrease 10x more than predicted
+    assert sol.status == "line-search-failed"
+    d = Exploding()
+    P2 = ddp.ShootingProblem(d, P.x0, 10, 0.05, ddp.ControlRegularization(2, 1.0),
+                             ddp.StateRegularization(d, np.zeros(4), 1.0))
+    sol = ddp.solve(P2, "ddp", us=np.ones((10, 2)))
+    assert sol.status == "diverged" and not np.isfinite(sol.cost)
+    with pytest.raises(ValueError, match="method: expected 'ddp' or 'ilqr'"):
+        ddp.solve(P, "newton")
+    with pytest.raises(ValueError, match=r"us: expected shape \(20, 2\)"):
+        ddp.solve(P, "ddp", us=np.zeros((3, 2)))
+
+
+def test_verbose_prints_the_iteration_table(capsys):
+    ddp.solve(_linear_problem(), "ddp", verbose=True)
+    out = capsys.readouterr().out
+    assert "iter" in out and "|grad|" in out and "status: converged" in out
