@@ -93,9 +93,15 @@ class SemiImplicitEuler:
         """F(x, u) for one knot (nx,), (nu,) or a batch (T, nx), (T, nu)."""
         x, u = np.asarray(x, dtype=float), np.asarray(u, dtype=float)
         q, v = x[..., :self.nq], x[..., self.nq:]
-        a = self.dynamics.aba(q, v, u @ self.B.T)
-        v1 = v + self.dt * a
-        return np.concatenate([self.dynamics.integrate(q, self.dt * v1), v1], axis=-1)
+        with np.errstate(all="ignore"):
+            a = self.dynamics.aba(q, v, u @ self.B.T)
+            v1 = v + self.dt * a
+        bad = ~np.all(np.isfinite(v1), axis=-1)
+        if np.any(bad):  # a diverged step: NaN state, no exception (the solver reports it)
+            v1 = np.where(bad[..., None], 0.0, v1)
+        x1 = np.concatenate([self.dynamics.integrate(q, self.dt * v1), v1], axis=-1)
+        x1[bad] = np.nan
+        return x1
 
     def derivatives(self, xs, us, order: int = 1) -> StepDerivatives:
         """Fx, Fu of a batch (T, nx), (T, nu), with one batched (parallel) FD call; with

@@ -118,9 +118,10 @@ def solve(problem, method="ddp", xs=None, us=None, max_iter=100, tol=1e-6,
     ``hessians``: cost Hessians "exact" or "gauss-newton".  ``callbacks``: callables
     ``cb(iteration: Iteration)`` called after every iteration; one returning True stops the solve.
     ``u_min``, ``u_max``: control bounds (scalars or (nu,)), enabling the box-QP backward pass.
-    Regularization ``reg`` (added to Q_uu) starts at ``reg_init``, is multiplied by 10 (at least
-    to ``reg_min``) when Q_uu is not positive definite or no step is accepted, and divided by 10
-    (to 0 below ``reg_min``) after a full step.
+    Regularization ``reg`` (added to Q_uu) starts at ``reg_init`` and follows the schedule of
+    Tassa, Erez, Todorov (2012): increased when Q_uu is not positive definite or no step is
+    accepted, decreased (to 0 below ``reg_min``) after every accepted step, by factors that grow
+    while the same direction repeats.
     """
     if method not in ("ddp", "ilqr"):
         raise ValueError(f"method: expected 'ddp' or 'ilqr'; got {method!r}")
@@ -146,7 +147,7 @@ def solve(problem, method="ddp", xs=None, us=None, max_iter=100, tol=1e-6,
         xs = P.rollout(us)
     cost = P.cost(xs, us)
     history = []
-    reg = reg_init
+    reg = _Regularization(reg_init, reg_min)
     status, message = "max-iterations", f"stopped after max_iter = {max_iter} iterations"
     if not np.isfinite(cost):
         return Solution(xs, us, cost, 0, False, "diverged",
@@ -174,11 +175,8 @@ def solve(problem, method="ddp", xs=None, us=None, max_iter=100, tol=1e-6,
         # backward pass, increasing the regularization until it succeeds
         t0 = time.perf_counter()
         while True:
-            out = _backward(P, method, xs, us, run, term, D, reg, lo, hi, bounded)
-            if out is not None:
-                break
-            reg = max(reg * 10, reg_min)
-            if reg > reg_max:
+            out = _backward(P, method, xs, us, run, term, D, reg.value, lo, hi, bounded)
+            if out is not None or reg.increase() > reg_max:
                 break
         rec.t_backward = time.perf_counter() - t0
         rec.t_derivatives = t_der
@@ -200,12 +198,11 @@ def solve(problem, method="ddp", xs=None, us=None, max_iter=100, tol=1e-6,
                 accepted = True
                 break
         rec.t_forward = time.perf_counter() - t0
-        rec.reg = reg
+        rec.reg = reg.value
         if not accepted:
             history.append(rec)
             table.row(rec)
-            reg = max(reg * 10, reg_min)
-            if reg > reg_max:
+            if reg.increase() > reg_max:
                 status, message = "line-search-failed", (f"no step length gave a decrease; "
                                                          f"regularization above {reg_max:g}")
                 break
@@ -220,8 +217,7 @@ def solve(problem, method="ddp", xs=None, us=None, max_iter=100, tol=1e-6,
             it += 1
             break
         xs, us, cost = xn, un, cn
-        if alpha == 1.0:
-            reg = 0.0 if reg / 10 < reg_min else reg / 10
+        reg.decrease()
         it += 1
         if expected < 1e-12 * (1 + abs(cost)):
             g2 = _gradient_norm(*P.calc_diff(xs, us, hessians), us, lo, hi)
@@ -232,6 +228,25 @@ def solve(problem, method="ddp", xs=None, us=None, max_iter=100, tol=1e-6,
     sol = Solution(xs, us, cost, it, status == "converged", status, message, history, method)
     table.end(sol)
     return sol
+
+
+class _Regularization:
+    """Tassa et al.'s schedule: factor delta grows (x1.6) on repeated increases / decreases."""
+
+    FACTOR = 1.6
+
+    def __init__(self, value, minimum):
+        self.value, self.minimum, self.delta = float(value), float(minimum), 1.0
+
+    def increase(self):
+        self.delta = max(self.FACTOR, self.delta * self.FACTOR)
+        self.value = max(self.minimum, self.value * self.delta)
+        return self.value
+
+    def decrease(self):
+        self.delta = min(1 / self.FACTOR, self.delta / self.FACTOR)
+        self.value = self.value * self.delta if self.value * self.delta > self.minimum else 0.0
+        return self.value
 
 
 def _gradient_norm(run, term, D, us, lo, hi):

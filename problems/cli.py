@@ -1,5 +1,13 @@
 """The ``soddp`` command.
 
+    soddp solve PROBLEM [--method ddp|ilqr] [--backend analytical|casadi|finite-diff]
+                [--max-iter N] [--plot]
+        solve one example problem: iteration table, status, plot and trajectory -> results/
+    soddp compare PROBLEM [--max-iter N]
+        DDP / iLQR / DDP with CasADi / DDP with finite differences side by side -> results/
+    soddp study [--quick]
+        compare on every problem, with a progress bar -> results/study.{csv,md,png}
+
     soddp bench [fo|so|fdso|scaling|crossover|accuracy|casadi|all] [--robots ...] [--batch T]
                 [--build-cpp] [--cflags FLAGS] [--codegen-timeout S] [--no-codegen]
         derivative benchmarks -> results/
@@ -31,8 +39,69 @@ def _bench(args):
     return 0
 
 
+def _solve(args):
+    from .runs import solve_command
+
+    solve_command(args.problem, args.method, args.backend, args.max_iter, args.plot)
+    return 0
+
+
+def _compare(args):
+    from .runs import compare_command
+
+    compare_command(args.problem, args.max_iter)
+    return 0
+
+
+def _study(args):
+    from .runs import study
+
+    study(quick=args.quick, problems=args.problems)
+    return 0
+
+
+def _add_solver_commands(sub):
+    from .examples import BACKENDS, PROBLEMS
+
+    names = ", ".join(PROBLEMS)
+    s = sub.add_parser("solve", help="solve one example problem",
+                       description="Solve an example problem, print the iteration table and the "
+                       "final status, and write a convergence plot and the trajectory (csv) to "
+                       "results/.")
+    s.add_argument("problem", choices=list(PROBLEMS), metavar="PROBLEM", help=f"one of: {names}")
+    s.add_argument("--method", choices=["ddp", "ilqr"], default="ddp",
+                   help="full second-order DDP (default) or iLQR")
+    s.add_argument("--backend", choices=list(BACKENDS), default="analytical",
+                   help="dynamics derivatives: analytical (default), casadi (AD) or finite-diff")
+    s.add_argument("--max-iter", type=int, default=200, metavar="N", help="default 200")
+    s.add_argument("--plot", action="store_true",
+                   help="also plot the trajectory (q, v, u against time)")
+    s.set_defaults(func=_solve)
+    c = sub.add_parser("compare", help="DDP vs iLQR vs CasADi vs finite differences on a problem",
+                       description="Solve a problem with DDP (analytical), iLQR, DDP with CasADi "
+                       "AD derivatives and DDP with finite-difference second derivatives; write "
+                       "one table and one convergence plot to results/compare_PROBLEM.*")
+    c.add_argument("problem", choices=list(PROBLEMS), metavar="PROBLEM", help=f"one of: {names}")
+    c.add_argument("--max-iter", type=int, default=200, metavar="N", help="default 200")
+    c.set_defaults(func=_compare)
+    st = sub.add_parser("study", help="the DDP-versus-iLQR study on every problem",
+                        description="Run compare on every example problem with a progress bar; "
+                        "write results/study.csv, study.md, study.png and compare_*.png.")
+    st.add_argument("--quick", action="store_true", help="at most 100 iterations per run")
+    st.add_argument("--problems", nargs="+", choices=list(PROBLEMS), metavar="PROBLEM",
+                    help=f"a subset of: {names}")
+    st.set_defaults(func=_study)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Errors as one line (``soddp solve: error: ...``) and exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="soddp", description="Full second-order DDP for rigid-body "
+    p = _Parser(prog="soddp", description="Full second-order DDP for rigid-body "
                                 "robots: exact dynamics derivatives, solvers, studies.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     b = sub.add_parser("bench", help="derivative benchmarks (tables in results/)",
@@ -57,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--no-codegen", action="store_true",
                    help="casadi: time only the SX virtual machine, no C code generation")
     b.set_defaults(func=_bench)
+    _add_solver_commands(sub)
     return p
 
 

@@ -16,7 +16,8 @@ def _soddp(*args):
                           text=True, cwd=ROOT)
 
 
-@pytest.mark.parametrize("args", [["--help"], ["bench", "--help"]])
+@pytest.mark.parametrize("args", [["--help"], ["bench", "--help"], ["solve", "--help"],
+                                  ["compare", "--help"], ["study", "--help"]])
 def test_help(args):
     r = _soddp(*args)
     assert r.returncode == 0 and "usage: soddp" in r.stdout
@@ -28,6 +29,36 @@ def test_unknown_names_exit_2():
     assert len(r.stderr.strip().splitlines()) == 1
     r = _soddp("bench", "nonsense")
     assert r.returncode == 2 and "invalid choice" in r.stderr
+    for args in (["solve", "cartpole"], ["solve", "ur3", "--backend", "pinocchio"],
+                 ["compare", "walker"], ["study", "--problems", "ur5"]):
+        r = _soddp(*args)
+        assert r.returncode == 2 and "invalid choice" in r.stderr, args
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_solve_writes_table_plot_and_trajectory(tmp_path, monkeypatch, capsys):
+    from problems import bench
+
+    monkeypatch.setattr(bench, "RESULTS", tmp_path)
+    assert cli.main(["solve", "pendulum", "--max-iter", "50", "--plot"]) == 0
+    out = capsys.readouterr().out
+    assert "|grad|" in out and "converged" in out
+    for f in ("solve_pendulum_ddp_analytical.png", "solve_pendulum_ddp_analytical_trajectory.csv",
+              "solve_pendulum_ddp_analytical_trajectory.png"):
+        assert (tmp_path / f).stat().st_size > 0
+    rows = (tmp_path / "solve_pendulum_ddp_analytical_trajectory.csv").read_text().splitlines()
+    assert rows[0] == "t,q0,v0,u0" and len(rows) == 102
+
+
+def test_compare_runs_every_backend(tmp_path, monkeypatch):
+    from problems import bench
+
+    monkeypatch.setattr(bench, "RESULTS", tmp_path)
+    assert cli.main(["compare", "pendulum", "--max-iter", "100"]) == 0
+    text = (tmp_path / "compare_pendulum.md").read_text()
+    for run in ("DDP, analytical", "iLQR, analytical", "DDP, CasADi AD", "DDP, finite differences"):
+        assert f"| pendulum | 1 | {run} | converged |" in text
+    assert (tmp_path / "compare_pendulum.png").stat().st_size > 0
 
 
 def test_bench_first_order_small(tmp_path, monkeypatch):

@@ -5,7 +5,7 @@ import math
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def first_nonfinite(X):
     """Flat index of the first NaN/inf of a C-contiguous array, or -1."""
     x = X.ravel()
@@ -15,7 +15,7 @@ def first_nonfinite(X):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def first_unit_norm_violation(Q, idx, tol):
     """(knot, block) of the first unit-norm block of Q (T, nq) whose norm is off by more than tol,
     or (-1, -1).  idx (k, 4) holds the q-indices of each block, padded with -1."""

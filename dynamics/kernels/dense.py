@@ -12,7 +12,7 @@ from numba import njit
 _BLOCK = 64  # columns of B per panel: a k x 64 panel of B stays in L1 while all rows use it
 
 
-@njit(cache=True, fastmath=True)
+@njit(cache=True, error_model="numpy", fastmath=True)
 def gemm(A, B, out, alpha):
     """out = alpha * A @ B   (A: (n, k), B: (k, p), out: (n, p)).
 
@@ -47,7 +47,7 @@ def gemm(A, B, out, alpha):
                     o[j] *= alpha
 
 
-@njit(cache=True, fastmath=True)
+@njit(cache=True, error_model="numpy", fastmath=True)
 def gemm_tn(A, B, out, alpha, beta):
     """out = alpha * A.T @ B + beta * out   (A: (k, n), B: (k, p), out: (n, p))."""
     k, n = A.shape

@@ -26,7 +26,7 @@ IPR_AZA = 1  # ABA-Zero-Algorithm, column by column
 IPR_LTDL = 2  # block solve with the sparse L^T D L factor of M
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def small_spd_inverse(D, n, out):
     """Inverse of the leading n x n block of the SPD matrix D (n <= 6) by Gauss-Jordan."""
     A = np.empty((6, 12))
@@ -49,7 +49,7 @@ def small_spd_inverse(D, n, out):
             out[r, c] = A[r, n + c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def aba_point(m, q, v, tau, qdd, S0, I0, U, Dinv):
     """ABA at one knot.  ``S0`` and ``I0`` are filled by the kinematics; ``U`` (nv, 6) and ``Dinv``
     (nv, 6) are left for :func:`aza_apply`."""
@@ -140,7 +140,7 @@ def aba_point(m, q, v, tau, qdd, S0, I0, U, Dinv):
                 Acc[i, r] += S0[i0 + a_, r] * qdd[i0 + a_]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def aza_apply(m, S0, U, Dinv, b, x, PA, Acc):
     """x = M^{-1} b with the ABA-Zero-Algorithm (qdot = 0, no gravity), reusing U and Dinv from
     :func:`aba_point`.  ``PA`` and ``Acc`` are (njoints, 6) scratch arrays."""
@@ -189,7 +189,7 @@ def aza_apply(m, S0, U, Dinv, b, x, PA, Acc):
             Acc[i, r] = s
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def ltdl_factor(m, H):
     """In place: H = M (lower triangle read) becomes L (strictly lower, unit diagonal implied) and
     D (diagonal) with M = L^T D L, following the DoF-parent array ``m.dof_parent``."""
@@ -207,7 +207,7 @@ def ltdl_factor(m, H):
             i = lp[i]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def ltdl_solve_rows(m, H, B):
     """In place: B <- M^{-1} B for a block of right-hand sides B (n, k), with the factor from
     :func:`ltdl_factor`.  Each elimination step is a contiguous row operation on B (vectorized)."""
@@ -233,7 +233,7 @@ def ltdl_solve_rows(m, H, B):
             j = lp[j]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def minv_from_factor(m, H, Minv):
     """Minv = M^{-1} from the L^T D L factor H."""
     n = H.shape[0]
@@ -244,7 +244,7 @@ def minv_from_factor(m, H, Minv):
     ltdl_solve_rows(m, H, Minv)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def minv_from_mass_matrix(m, M, Minv):
     """Minv = M^{-1} via the sparse L^T D L factorization (M is left untouched)."""
     H = M.copy()
@@ -252,7 +252,7 @@ def minv_from_mass_matrix(m, M, Minv):
     minv_from_factor(m, H, Minv)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def fdsva_point(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv):
     """FDSVA at one knot: qdd, da/dq, da/dqdot, Minv (= da/dtau); also leaves M and the ID
     derivatives at (q, qdot, qdd) in the given arrays (M, dtau_dq, dtau_dv zero on entry)."""
@@ -265,7 +265,7 @@ def fdsva_point(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv)
     fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, S0, IA, U, Dinv)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, S0, IA, U, Dinv):
     """:func:`fdsva_point` with the ABA work arrays supplied by the caller, who may reuse S0, U
     and Dinv afterwards for :func:`aza_apply`."""
@@ -307,7 +307,7 @@ def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, 
                     out[r, k] = x[r]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def aba_batch(ints, floats, Q, V, TAU):
     T = Q.shape[0]
     nj = ints[0]
@@ -323,7 +323,7 @@ def aba_batch(ints, floats, Q, V, TAU):
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def minv_batch(ints, floats, Q):
     """M^{-1} per knot: CRBA, then the sparse L^T D L factorization."""
     T = Q.shape[0]
@@ -337,7 +337,7 @@ def minv_batch(ints, floats, Q):
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def fdsva_batch(ints, floats, Q, V, TAU, ipr):
     T = Q.shape[0]
     nv = ints[1]

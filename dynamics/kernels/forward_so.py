@@ -36,13 +36,13 @@ INNER_DTM, INNER_IDFOZA = 0, 1
 OUTER_DTM, OUTER_AZA = 0, 1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _zero_gravity(m):
     return KernelModel(m.parent, m.jtype, m.axis, m.iq, m.nqj, m.iv, m.nvj, m.place_R, m.place_p,
                        m.mass, m.com, m.Icom, m.S_local, m.dof_parent, np.zeros(6))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def idfoza(mz, q, b, out, zv, tau, dv, M):
     """IDFOZA (eq. 52): out[l, k] = sum_m dM[l, m, k] b_m, i.e. IDSVA at (q, 0, b) with the
     zero-gravity model ``mz``.  ``zv`` is a zero n-vector; tau, dv, M are scratch."""
@@ -52,7 +52,7 @@ def idfoza(mz, q, b, out, zv, tau, dv, M):
     idsva_point(mz, q, zv, b, tau, out, dv, M)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _first_order(m, q, v, tau, qdd, da_dq, da_dv, Minv, S0, U, Dinv):
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
@@ -63,7 +63,7 @@ def _first_order(m, q, v, tau, qdd, da_dq, da_dv, Minv, S0, U, Dinv):
     fdsva_core(m, q, v, tau, IPR_LTDL, qdd, da_dq, da_dv, Minv, M, dtq, dtv, S0, IA, U, Dinv)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def fdsva_so_point(m, q, v, tau, inner, outer, qdd, da_dq, da_dv, Minv, d2q, d2v, d2qv, d2t):
     """Full FDSVA-SO tensors at one knot (outputs overwritten, no need to zero them)."""
     nj = m.parent.shape[0]
@@ -134,7 +134,7 @@ def fdsva_so_point(m, q, v, tau, inner, outer, qdd, da_dq, da_dv, Minv, d2q, d2v
                         X[l, j, k] = x[l]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def fdsva_so_lam_point(m, q, v, tau, lam, qdd, da_dq, da_dv, Minv, Lq, Lv, Lqv, Lt):
     """FDSVA-SO contracted with the co-state ``lam`` at one knot: the (n, n) matrices
     Lq = sum_i lam_i d2a_dq2[i], Lv, Lqv, Lt (= sum_i lam_i dMinv_i./dq)."""
@@ -171,7 +171,7 @@ def fd_lam_size(T, nv):
     return T * (nv + 7 * nv * nv)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def fd_lam_views(buf, T, nv):
     """a (T, n) and seven (T, n, n) blocks: da_dq, da_dv, da_dtau, Lq, Lv, Lqv, Lt."""
     n2 = nv * nv
@@ -184,7 +184,7 @@ def fd_lam_views(buf, T, nv):
     return a, mats[0], mats[1], mats[2], mats[3], mats[4], mats[5], mats[6]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _fd_so_knot(ints, floats, Q, V, TAU, inner, outer, buf, t):
     m = unpack(ints, floats)
     a, dq, dv, Minv, d2q, d2v, d2qv, d2t = id_so_views(buf, Q.shape[0], ints[1])
@@ -192,14 +192,14 @@ def _fd_so_knot(ints, floats, Q, V, TAU, inner, outer, buf, t):
                    d2qv[t], d2t[t])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def fdsva_so_batch(ints, floats, Q, V, TAU, inner, outer, buf):
     """Full FDSVA-SO over a batch, in place into ``buf`` (layout of ``id_so_views``)."""
     for t in prange(Q.shape[0]):
         _fd_so_knot(ints, floats, Q, V, TAU, inner, outer, buf, t)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _fd_lam_knot(ints, floats, Q, V, TAU, LAM, buf, t):
     m = unpack(ints, floats)
     a, dq, dv, Minv, Lq, Lv, Lqv, Lt = fd_lam_views(buf, Q.shape[0], ints[1])
@@ -207,7 +207,7 @@ def _fd_lam_knot(ints, floats, Q, V, TAU, LAM, buf, t):
                        Lqv[t], Lt[t])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def fdsva_so_lam_batch(ints, floats, Q, V, TAU, LAM, buf):
     """Contracted FDSVA-SO over a batch, in place into ``buf`` (layout of ``fd_lam_views``)."""
     for t in prange(Q.shape[0]):

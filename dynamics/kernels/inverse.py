@@ -37,7 +37,7 @@ from .spatial import (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def kinematics_and_inertias(m, q, oR, op, S0, I0):
     """Forward kinematics plus the ground-frame spatial inertia I0[i] of every body."""
     forward_kinematics(m, q, oR, op, S0)
@@ -48,7 +48,7 @@ def kinematics_and_inertias(m, q, oR, op, S0, I0):
         ground_inertia(oR[i], op[i], m.mass[i], m.com[i], m.Icom[i], I0[i])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def velocity_acceleration_pass(m, S0, I0, v, a, Vel, Acc, F):
     """Forward sweep of RNEA: body velocities/accelerations (ground frame, spatial) and body
     forces F[i] = I_i a_i + v_i x* I_i v_i.  Acc[0] = -gravity."""
@@ -75,7 +75,7 @@ def velocity_acceleration_pass(m, S0, I0, v, a, Vel, Acc, F):
         force_cross_add(Vel[i], h, F[i])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def rnea_point(m, q, v, a, tau):
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
@@ -97,7 +97,7 @@ def rnea_point(m, q, v, a, tau):
                 F[lam, r] += F[i, r]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def crba_point(m, q, M):
     """Composite-rigid-body algorithm: the full (symmetric) joint-space mass matrix."""
     nj = m.parent.shape[0]
@@ -125,7 +125,7 @@ def crba_point(m, q, M):
                     IC[lam, r, c] += IC[i, r, c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd):
     """Psid, Psidd and Sd for every DoF (see module docstring)."""
     for i in range(1, m.parent.shape[0]):
@@ -137,7 +137,7 @@ def motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd):
             motion_cross(Vel[i], S0[k], Sd[k])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def idsva_forward_pass(m, q, v, a, bc_scale):
     """The forward sweep shared by IDSVA and IDSVA-SO.  Returns, in the ground frame,
     S0 (nv, 6), the body inertias IC and body-Coriolis matrices BC (njoints, 6, 6) scaled by
@@ -171,7 +171,7 @@ def idsva_forward_pass(m, q, v, a, bc_scale):
     return S0, IC, BC, FC, Psid, Psidd, Sd
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
     """IDSVA: tau, dtau/dq (Lie derivatives along S), dtau/dqdot and M at one knot.
 
@@ -239,7 +239,7 @@ def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
                     BC[lam, r, c] += BC[i, r, c]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def rnea_batch(ints, floats, Q, V, A):
     out = np.empty(V.shape)
     for t in prange(Q.shape[0]):
@@ -248,7 +248,7 @@ def rnea_batch(ints, floats, Q, V, A):
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def crba_batch(ints, floats, Q):
     nv = ints[1]
     out = np.empty((Q.shape[0], nv, nv))
@@ -259,7 +259,7 @@ def crba_batch(ints, floats, Q):
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def idsva_batch(ints, floats, Q, V, A):
     T = Q.shape[0]
     nv = ints[1]

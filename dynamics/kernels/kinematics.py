@@ -28,10 +28,10 @@ from .layout import unpack
 
 REV, RUB, PRI, SPH, FF, PLA = 0, 1, 2, 3, 4, 5
 
-_JIT = dict(cache=True)
+_JIT = dict(cache=True, error_model="numpy")
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def quat_to_rot(x, y, z, w, R):
     n = math.sqrt(x * x + y * y + z * z + w * w)
     x, y, z, w = x / n, y / n, z / n, w / n
@@ -46,7 +46,7 @@ def quat_to_rot(x, y, z, w, R):
     R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def axis_angle_to_rot(u, c, s, R):
     """Rodrigues: R = c I + s [u]x + (1 - c) u u^T for a unit axis u."""
     t = 1.0 - c
@@ -61,7 +61,7 @@ def axis_angle_to_rot(u, c, s, R):
     R[2, 2] = c + t * u[2] * u[2]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def joint_transform(jtype, u, q, iq, R, p):
     """Rotation R and translation p of the joint transform X_J(q) (child frame in joint frame)."""
     if jtype == REV:
@@ -108,7 +108,7 @@ def joint_transform(jtype, u, q, iq, R, p):
         p[2] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def forward_kinematics(m, q, oR, op, S0):
     """World placements (oR[i], op[i]) of every joint frame and the ground-frame motion subspace
     columns S0[k] (one row per DoF, [lin, ang]).  Joint 0 is the universe."""
@@ -169,7 +169,7 @@ def forward_kinematics(m, q, oR, op, S0):
 # ----------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _quat_mul(a, b, out):
     """Hamilton product out = a * b, quaternions stored xyzw."""
     ax, ay, az, aw = a[0], a[1], a[2], a[3]
@@ -180,7 +180,7 @@ def _quat_mul(a, b, out):
     out[3] = aw * bw - ax * bx - ay * by - az * bz
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _quat_exp(w, out):
     th = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
     if th < 1e-8:
@@ -193,7 +193,7 @@ def _quat_exp(w, out):
     out[3] = math.cos(0.5 * th)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _quat_log(qr, out):
     """Rotation vector of the unit quaternion qr (shortest rotation)."""
     x, y, z, w = qr[0], qr[1], qr[2], qr[3]
@@ -210,7 +210,7 @@ def _quat_log(qr, out):
     out[2] = k * z
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _so3_V(w, x, out):
     """out = V(w) x with V = I + (1 - cos t)/t^2 [w]x + (t - sin t)/t^3 [w]x^2 (SE(3) exp)."""
     t2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
@@ -233,7 +233,7 @@ def _so3_V(w, x, out):
         out[r] = x[r] + a * wx[r] + b * wwx[r]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _so3_Vinv(w, x, out):
     """out = V(w)^{-1} x = x - 1/2 [w]x x + (1/t^2)(1 - t sin t / (2 (1 - cos t))) [w]x^2 x."""
     t2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
@@ -254,7 +254,7 @@ def _so3_Vinv(w, x, out):
         out[r] = x[r] - 0.5 * wx[r] + b * wwx[r]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _normalize_quat_like(q0, out):
     """Normalize ``out`` (xyzw) and give it a non-negative dot product with ``q0`` (Pinocchio)."""
     d = q0[0] * out[0] + q0[1] * out[1] + q0[2] * out[2] + q0[3] * out[3]
@@ -265,7 +265,7 @@ def _normalize_quat_like(q0, out):
         out[k] /= n
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def integrate_point(m, q, v, out):
     """out = q (+) v, joint by joint (q: nq, v: nv, out: nq)."""
     e = np.empty(4)
@@ -310,7 +310,7 @@ def integrate_point(m, q, v, out):
             out[iq + 3] = s * cw + c * sw
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def difference_point(m, q0, q1, out):
     """out = q1 (-) q0 = log(q0^{-1} q1), joint by joint (out: nv)."""
     qi = np.empty(4)
@@ -368,7 +368,7 @@ def difference_point(m, q0, q1, out):
             out[iv + 2] = th
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def integrate_batch(ints, floats, Q, V):
     out = np.empty_like(Q)
     for t in prange(Q.shape[0]):
@@ -377,7 +377,7 @@ def integrate_batch(ints, floats, Q, V):
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def difference_batch(ints, floats, Q0, Q1):
     out = np.empty((Q0.shape[0], ints[1]))
     for t in prange(Q0.shape[0]):

@@ -27,7 +27,7 @@ def pack(m: KernelModel):
     return np.ascontiguousarray(ints), np.ascontiguousarray(floats)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def unpack(ints, floats):
     nj, nv = ints[0], ints[1]
     o = 2

@@ -35,7 +35,7 @@ from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matvec6
                       tup6)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _put(contract, mu, Tf, H, x, y, z, nn, nv, val):
     """Store T[x, y, z] = val, or with ``contract`` accumulate H[y, z] += mu[x] * val (the
     co-state-weighted sum over the output index).  The sweep below writes every entry exactly
@@ -46,7 +46,7 @@ def _put(contract, mu, Tf, H, x, y, z, nn, nv, val):
         Tf[x * nn + y * nv + z] = val
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _sym_from_forcecross(s, I, tmp, out):
     """out = X + X^T with X = (s x*) I  (= (s x*) I - I (s x) for symmetric I)."""
     for c in range(6):
@@ -56,7 +56,7 @@ def _sym_from_forcecross(s, I, tmp, out):
             out[r, c] = tmp[r, c] + tmp[c, r]
 
 
-@njit(cache=True, fastmath=True)
+@njit(cache=True, error_model="numpy", fastmath=True)
 def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM, contract, mu, Hq, Hv,
                    Hqv, G):
     """IDSVA-SO at one knot.  All outputs must be zero on entry (only structurally non-zero
@@ -267,7 +267,7 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM, con
                     BC[lam, r, c] += BC[i, r, c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def id_so_views(buf, T, nv):
     """The eight outputs as views of one flat buffer of ``id_so_size(T, nv)`` floats (one argument
     to unbox instead of eight): tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM."""
@@ -295,7 +295,7 @@ def id_so_size(T, nv):
     return T * (nv + 3 * nv * nv + 4 * nv ** 3)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _idsva_so_knot(ints, floats, Q, V, A, buf, t):
     m = unpack(ints, floats)
     tau, dq, dv, M, d2q, d2v, d2qv, dM = id_so_views(buf, Q.shape[0], ints[1])
@@ -311,7 +311,7 @@ def _idsva_so_knot(ints, floats, Q, V, A, buf, t):
                    False, tau[t], e2, e2, e2, e2)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True)
 def idsva_so_batch(ints, floats, Q, V, A, buf):
     """IDSVA-SO over a batch of knots, in place into ``buf`` (see :func:`id_so_views`).  The buffer
     is allocated by the caller (numpy's allocator uses huge pages for large arrays, numba's does

@@ -1,0 +1,172 @@
+"""The example problems: functions returning a :class:`ddp.ShootingProblem`.
+
+=================  ====  ==================================================================
+name               nv    task
+=================  ====  ==================================================================
+pendulum           1     swing-up of a single pendulum from hanging to upright
+double_pendulum    2     swing-up of the (fully actuated) double pendulum
+ur3                6     end-effector reaching, written as Crocoddyl writes it
+hyq                18    mid-air reorientation of the free-floating quadruped (base unactuated)
+atlas              36    mid-air reorientation of the free-floating humanoid (base unactuated)
+=================  ====  ==================================================================
+
+Every function takes ``backend`` ("analytical", "casadi" or "finite-diff"), the horizon ``T`` and
+the time step ``dt`` with problem-specific defaults, and returns a ShootingProblem whose
+``info`` dict says what it is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import ddp
+import dynamics as dyn
+from dynamics import robots
+
+BACKENDS = ("analytical", "casadi", "finite-diff")
+
+
+def make_backend(model, backend: str):
+    """The Dynamics backend called ``backend`` for ``model``."""
+    if backend == "analytical":
+        return dyn.AnalyticalDynamics(model)
+    if backend == "casadi":
+        return dyn.CasadiDynamics(model)
+    if backend == "finite-diff":
+        return dyn.FiniteDifferenceDynamics(model, "fd2")
+    raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}; got {backend!r}")
+
+
+def _without_gravity(model):
+    import pinocchio as pin
+
+    pm = pin.Model(model.pin_model)
+    pm.gravity.setZero()
+    return dyn.RobotModel(pm, model.name, model.urdf_path, model.floating_base)
+
+
+def _swing_up(model, q_down, q_up, backend, T, dt, w_u):
+    D = make_backend(model, backend)
+    n = model.nv
+    x0 = np.concatenate([q_down, np.zeros(n)])
+    x_up = np.concatenate([q_up, np.zeros(n)])
+    run = ddp.Sum([ddp.StateRegularization(model, x_up, 1e-2), ddp.ControlRegularization(n, w_u)])
+    term = ddp.StateRegularization(model, x_up, 1e3)
+    return ddp.ShootingProblem(D, x0, T, dt, run, term)
+
+
+def pendulum(backend="analytical", T=100, dt=0.02):
+    """Swing a 1 kg, 1 m pendulum from hanging (q = 0) to upright (q = pi) in T dt seconds
+    (default 2 s): running cost 1e-2 |x (-) x_up|^2 + 1e-2 |u|^2, terminal 1e3 |x (-) x_up|^2."""
+    m = robots.load("pendulum")
+    P = _swing_up(m, np.zeros(1), np.array([np.pi]), backend, T, dt, 1e-2)
+    P.info = dict(robot="pendulum", task="swing-up")
+    return P
+
+
+def double_pendulum(backend="analytical", T=100, dt=0.02):
+    """Swing the double pendulum of example-robot-data from hanging (q = [pi, 0]) to upright
+    (q = 0), both joints actuated, in T dt seconds (default 2 s); costs as :func:`pendulum` with
+    control weight 1e-3."""
+    m = robots.load("double_pendulum")
+    P = _swing_up(m, np.array([np.pi, 0.0]), np.zeros(2), backend, T, dt, 1e-3)
+    P.info = dict(robot="double_pendulum", task="swing-up")
+    return P
+
+
+UR3_Q0 = np.array([0.0, -np.pi / 2, np.pi / 2, -np.pi / 2, -np.pi / 2, 0.0])
+UR3_TARGET_POSITION = np.array([0.2, 0.25, 0.25])
+
+
+def ur3(backend="analytical", T=100, dt=0.01, target=None):
+    """UR3 end-effector reaching, as in Crocoddyl's arm examples: from rest at
+    q0 = [0, -pi/2, pi/2, -pi/2, -pi/2, 0], bring frame ``tool0`` to ``target`` (a pinocchio.SE3;
+    default: position UR3_TARGET_POSITION = (0.2, 0.25, 0.25) m, about 17 cm from the start, with
+    the start orientation of tool0).
+    Running cost: tool0 placement (weight 1) + state regularization towards x0 (1e-1) + control
+    regularization (1e-3); terminal: placement (1e3) + state regularization (1e-1).  dt = 0.01,
+    T = 100 knots."""
+    import pinocchio as pin
+
+    m = robots.load("ur3")
+    D = make_backend(m, backend)
+    x0 = np.concatenate([UR3_Q0, np.zeros(6)])
+    if target is None:
+        data = m.pin_model.createData()
+        pin.framesForwardKinematics(m.pin_model, data, UR3_Q0)
+        target = pin.SE3(data.oMf[m.pin_model.getFrameId("tool0")].rotation, UR3_TARGET_POSITION)
+    run = ddp.Sum([ddp.FramePlacement(m, "tool0", target, 1.0),
+                   ddp.StateRegularization(m, x0, 1e-1), ddp.ControlRegularization(6, 1e-3)])
+    term = ddp.Sum([ddp.FramePlacement(m, "tool0", target, 1e3),
+                    ddp.StateRegularization(m, x0, 1e-1)])
+    P = ddp.ShootingProblem(D, x0, T, dt, run, term)
+    P.info = dict(robot="ur3", task="reach tool0 placement", target=target)
+    return P
+
+
+def _reorientation(model, q_start, angle, axis, gravity, backend, T, dt):
+    """Free-floating reorientation: base unactuated, joints actuated; end with the base turned by
+    ``angle`` about ``axis`` (world frame), joints back at their start posture, all at rest."""
+    import pinocchio as pin
+
+    if not gravity:
+        model = _without_gravity(model)
+    D = make_backend(model, backend)
+    n, nj = model.nv, model.nv - 6
+    x0 = np.concatenate([q_start, np.zeros(n)])
+    R = pin.exp3(angle * np.asarray(axis, dtype=float)) @ pin.Quaternion(q_start[3:7]).matrix()
+    q_goal = q_start.copy()
+    q_goal[3:7] = pin.Quaternion(R).coeffs()
+    x_goal = np.concatenate([q_goal, np.zeros(n)])
+    # tangent weights: base translation free (it drifts or falls), base rotation, joints, velocities
+    w_term = np.concatenate([[0, 0, 0], [1e3] * 3, [1e2] * nj, [0, 0, 0], [10] * 3, [10] * nj])
+    w_run = np.concatenate([[0] * 6, [1e-1] * nj, [0] * 6, [1e-2] * nj])
+    B = np.eye(n)[:, 6:]
+    run = ddp.Sum([ddp.StateRegularization(model, x_goal, w_run),
+                   ddp.ControlRegularization(nj, 1e-3)])
+    term = ddp.StateRegularization(model, x_goal, w_term)
+    return ddp.ShootingProblem(D, x0, T, dt, run, term, actuation=B)
+
+
+HYQ_POSTURE = np.array([-0.2, 0.75, -1.5] * 2 + [-0.2, -0.75, 1.5] * 2)
+
+
+def hyq(backend="analytical", T=50, dt=0.02, gravity=False, angle=0.3):
+    """HyQ reorienting itself in mid-air: the 6 base coordinates are unactuated, the 12 leg
+    joints actuated.  From rest in a standing posture, turn the trunk by ``angle`` rad (default
+    0.3) about the vertical axis in T dt seconds (default 1 s) and end at rest with the legs back
+    in the start posture.  With zero total angular momentum this is the falling-cat problem: the
+    base can only turn through the legs' cyclic motion, so the task exercises exactly the
+    nonholonomic, configuration-dependent coupling that second-order dynamics derivatives capture.
+    ``gravity``: with gravity the robot falls meanwhile (base translation is left free), which
+    does not change the attitude dynamics; without (default) it floats."""
+    m = robots.load("hyq")
+    q = np.array(m.neutral())
+    q[7:] = HYQ_POSTURE
+    P = _reorientation(m, q, angle, [0, 0, 1], gravity, backend, T, dt)
+    P.info = dict(robot="hyq", task=f"mid-air yaw reorientation by {angle} rad",
+                  gravity=gravity)
+    return P
+
+
+def atlas(backend="analytical", T=40, dt=0.025, gravity=False, angle=0.3):
+    """ATLAS reorienting itself in mid-air (the 6 base coordinates unactuated, 30 joints
+    actuated): turn the pelvis by ``angle`` rad (default 0.3) about the vertical axis in T dt
+    seconds (default 1 s), ending at rest with the joints back in the start posture (neutral).
+    Same physics as :func:`hyq` (an astronaut turning without touching anything)."""
+    m = robots.load("atlas")
+    P = _reorientation(m, np.array(m.neutral()), angle, [0, 0, 1], gravity, backend, T, dt)
+    P.info = dict(robot="atlas", task=f"mid-air yaw reorientation by {angle} rad",
+                  gravity=gravity)
+    return P
+
+
+PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "ur3": ur3, "hyq": hyq,
+            "atlas": atlas}
+
+
+def get(name: str, **options):
+    """The example problem ``name`` (one of :data:`PROBLEMS`) built with ``options``."""
+    if name not in PROBLEMS:
+        raise ValueError(f"problem: expected one of {', '.join(PROBLEMS)}; got {name!r}")
+    return PROBLEMS[name](**options)

@@ -1,0 +1,227 @@
+"""Solving the example problems from the command line: one solve, a side-by-side comparison of
+methods and backends, and the study over every problem.  Tables and figures go to ``results/``.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import time
+
+import numpy as np
+
+import ddp
+
+from . import bench as _bench
+from .examples import PROBLEMS, get
+
+#: the comparison of ``soddp compare``: (label, method, backend)
+COMPARED = (("DDP, analytical", "ddp", "analytical"), ("iLQR, analytical", "ilqr", "analytical"),
+            ("DDP, CasADi AD", "ddp", "casadi"), ("DDP, finite differences", "ddp", "finite-diff"))
+
+
+def _results():
+    _bench.RESULTS.mkdir(parents=True, exist_ok=True)
+    return _bench.RESULTS
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def run_one(name, method="ddp", backend="analytical", max_iter=200, verbose=True, log=print,
+            **options):
+    """Solve one example problem; returns (problem, Solution, wall time in s)."""
+    P = get(name, backend=backend, **options)
+    if verbose:
+        log(f"{name}: {P.info['task']}; {P!r}; {method.upper()} with the {backend} backend")
+    t0 = time.perf_counter()
+    sol = ddp.solve(P, method, max_iter=max_iter, verbose=verbose)
+    return P, sol, time.perf_counter() - t0
+
+
+def solve_command(name, method, backend, max_iter, plot, log=print):
+    """``soddp solve``: the iteration table, the status, a convergence plot and the trajectory."""
+    P, sol, wall = run_one(name, method, backend, max_iter, True, log)
+    stem = f"solve_{name}_{method}_{backend}"
+    out = _results()
+    _write_trajectory(P, sol, out / f"{stem}_trajectory.csv")
+    _plot_convergence({f"{method.upper()}, {backend}": sol}, out / f"{stem}.png",
+                      f"{name}: {P.info['task']}")
+    written = [out / f"{stem}.png", out / f"{stem}_trajectory.csv"]
+    if plot:
+        _plot_trajectory(P, sol, out / f"{stem}_trajectory.png", name)
+        written.append(out / f"{stem}_trajectory.png")
+    log(f"{sol.status}: cost {sol.cost:.9g}, {sol.iterations} iterations, {wall:.2f} s")
+    log("wrote " + ", ".join(str(p) for p in written))
+    return sol
+
+
+def _write_trajectory(P, sol, path):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["t"] + [f"q{i}" for i in range(P.nq)] + [f"v{i}" for i in range(P.nv)]
+                   + [f"u{i}" for i in range(P.nu)])
+        for t in range(P.T + 1):
+            u = sol.us[t] if t < P.T else np.full(P.nu, np.nan)
+            w.writerow([f"{t * P.dt:.6g}", *(f"{x:.10g}" for x in sol.xs[t]),
+                        *("" if np.isnan(x) else f"{x:.10g}" for x in u)])
+
+
+def _plot_convergence(solutions: dict, path, title):
+    plt = _plt()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    best = min((s.cost for s in solutions.values() if np.isfinite(s.cost)), default=0.0)
+    for (label, sol), style in zip(solutions.items(), ("-o", "--s", ":^", "-.v")):
+        it = [h.iteration for h in sol.history]
+        sub = np.maximum(np.array([h.cost for h in sol.history]) - best, 1e-14)
+        a1.semilogy(it, sub, style, ms=3, label=label)
+        a2.semilogy(it, [h.grad_norm for h in sol.history], style, ms=3, label=label)
+    a1.set_ylabel("cost - best final cost")
+    a2.set_ylabel("gradient norm |dJ/du|")
+    for a in (a1, a2):
+        a.set_xlabel("iteration")
+        a.grid(True, which="both", alpha=0.3)
+        a.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _plot_trajectory(P, sol, path, name):
+    plt = _plt()
+    t = np.arange(P.T + 1) * P.dt
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    axes[0].plot(t, sol.xs[:, :P.nq])
+    axes[0].set_ylabel("configuration q [rad, m, quaternion]")
+    axes[1].plot(t, sol.xs[:, P.nq:])
+    axes[1].set_ylabel("velocity v [rad/s, m/s]")
+    axes[2].step(t[:-1], sol.us, where="post")
+    axes[2].set_ylabel("control u [N m, N]")
+    for a in axes:
+        a.set_xlabel("time [s]")
+        a.grid(True, alpha=0.3)
+    fig.suptitle(f"{name}: {P.info['task']} ({sol.method.upper()}, {sol.status})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+COMPARE_COLUMNS = [("problem", "problem"), ("nv", "nv"), ("run", "method, backend"),
+                   ("status", "status"), ("iterations", "iterations"), ("cost", "final cost"),
+                   ("same_optimum", "|cost - DDP cost| / cost"), ("ms_per_iter", "ms / iteration"),
+                   ("total_s", "total [s]"), ("derivatives_pct", "derivatives [%]"),
+                   ("second_order_pct", "2nd-order terms [%]")]
+
+
+def compare(name, max_iter=200, runs=COMPARED, log=print, progress=None, **options):
+    """The runs of ``runs`` on one problem; returns the table rows and the solutions."""
+    rows, sols = [], {}
+    for k, (label, method, backend) in enumerate(runs):
+        if progress:
+            progress(f"{name}: {label}")
+        P, sol, wall = run_one(name, method, backend, max_iter, False, log, **options)
+        h = sol.history
+        der = sum(x.t_derivatives for x in h)
+        so = sum(x.t_second_order for x in h)
+        rows.append(dict(problem=name, nv=P.nv, run=label, status=sol.status,
+                         iterations=sol.iterations, cost=sol.cost,
+                         ms_per_iter=1e3 * wall / max(sol.iterations, 1), total_s=wall,
+                         derivatives_pct=100 * (der + so) / wall, second_order_pct=100 * so / wall))
+        sols[label] = sol
+        log(f"  {label:26s} {sol.status:18s} {sol.iterations:4d} it  cost {sol.cost:.9g}  "
+            f"{wall:7.2f} s")
+    ref = rows[0]["cost"]
+    for r in rows:
+        r["same_optimum"] = abs(r["cost"] - ref) / max(abs(ref), 1e-300)
+    return rows, sols
+
+
+def compare_command(name, max_iter, log=print):
+    rows, sols = compare(name, max_iter, log=log)
+    P = get(name)
+    _plot_convergence(sols, _results() / f"compare_{name}.png", f"{name}: {P.info['task']}")
+    _bench.write_table(rows, f"compare_{name}", f"{name}: DDP and iLQR, three derivative backends",
+                       COMPARE_COLUMNS, _compare_notes(), log)
+    log(f"wrote {_results() / f'compare_{name}.png'}")
+    return rows
+
+
+def _compare_notes():
+    return ["derivatives [%]: share of the wall time in derivative evaluation (batched first "
+            "order, plus the second-order dynamics terms of DDP); 2nd-order terms [%]: the "
+            "V'_x . F_xx terms alone (DDP only)",
+            "|cost - DDP cost| / cost compares each run with the analytical DDP; below 1e-6 means "
+            "the same optimum, larger values a different local optimum (reported as measured)",
+            f"machine: {_bench.os.cpu_count()} cores; times are wall times of one run"]
+
+
+def study(quick=False, problems=None, log=print):
+    """``soddp study``: :func:`compare` on every problem, one table and the figures."""
+    names = list(problems or PROBLEMS)
+    max_iter = 100 if quick else 300
+    runs = COMPARED
+    total = len(names) * len(runs)
+    state = dict(k=0, t0=time.perf_counter())
+
+    def progress(what):
+        state["k"] += 1
+        k, el = state["k"], time.perf_counter() - state["t0"]
+        bar = "#" * int(30 * (k - 1) / total)
+        sys.stderr.write(f"\r[{bar:30s}] {k}/{total} {el:6.0f} s  {what:45s}")
+        sys.stderr.flush()
+
+    all_rows, figures = [], []
+    for name in names:
+        rows, sols = compare(name, max_iter, runs, log=lambda *a: None, progress=progress)
+        all_rows += rows
+        P = get(name)
+        path = _results() / f"compare_{name}.png"
+        _plot_convergence(sols, path, f"{name}: {P.info['task']}")
+        figures.append(path)
+    sys.stderr.write(f"\r[{'#' * 30}] {total}/{total} {time.perf_counter() - state['t0']:6.0f} s"
+                     + " " * 45 + "\n")
+    notes = _compare_notes() + [f"max_iter = {max_iter}{' (--quick)' if quick else ''}"]
+    for name in names:
+        r = {x["run"]: x for x in all_rows if x["problem"] == name}
+        d, i = r["DDP, analytical"], r["iLQR, analytical"]
+        verdict = ("same optimum" if i["same_optimum"] < 1e-6 else
+                   f"different optima (relative difference {i['same_optimum']:.1e})")
+        faster = "DDP" if d["total_s"] < i["total_s"] else "iLQR"
+        notes.append(f"{name}: DDP {d['iterations']} iterations / {d['total_s']:.1f} s, iLQR "
+                     f"{i['iterations']} / {i['total_s']:.1f} s: {faster} is faster here; "
+                     f"{verdict}")
+    _bench.write_table(all_rows, "study", "DDP versus iLQR on the example problems",
+                       COMPARE_COLUMNS, notes, log)
+    _plot_study(all_rows, names)
+    log("wrote " + ", ".join(str(p) for p in figures + [_results() / "study.png"]))
+    return all_rows
+
+
+def _plot_study(rows, names):
+    plt = _plt()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    x = np.arange(len(names))
+    width = 0.2
+    for k, (label, _, _) in enumerate(COMPARED):
+        sel = [next(r for r in rows if r["problem"] == n and r["run"] == label) for n in names]
+        a1.bar(x + (k - 1.5) * width, [r["iterations"] for r in sel], width, label=label)
+        a2.bar(x + (k - 1.5) * width, [r["total_s"] for r in sel], width, label=label)
+    a1.set_ylabel("iterations to convergence")
+    a2.set_ylabel("wall time [s]")
+    a2.set_yscale("log")
+    for a in (a1, a2):
+        a.set_xticks(x)
+        a.set_xticklabels(names)
+        a.grid(True, axis="y", alpha=0.3)
+    a1.legend(fontsize=8)
+    fig.suptitle("DDP versus iLQR (and DDP with CasADi / finite-difference derivatives)")
+    fig.tight_layout()
+    fig.savefig(_results() / "study.png", dpi=120)
+    plt.close(fig)
