@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -235,7 +236,8 @@ class CasadiDynamics:
                 f"codegen of {kind!r} for {self.model.name}: the expression has {n_ins:,} "
                 f"instructions, above limits.max_instructions = {lim.max_instructions:,} "
                 f"(symbolic build took {build_s:.1f} s); raise the limit or use codegen=False")
-        tmp = Path(tempfile.mkdtemp(prefix="soddp-casadi-"))
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="build-", dir=self.cache_dir))
         try:
             t0 = time.perf_counter()
             cg = cs.CodeGenerator(f"{name}.c", {"with_header": False})
@@ -253,18 +255,22 @@ class CasadiDynamics:
                 raise RuntimeError("codegen=True needs a C compiler (cc or gcc, or set CC)")
             so_tmp = tmp / f"{name}.so"
             t0 = time.perf_counter()
+            # own process group: on timeout the compiler proper (cc1, a grandchild) dies too
+            proc = subprocess.Popen([cc, *self.cflags, "-shared", "-fPIC", "-o", str(so_tmp),
+                                     str(c_file), "-lm"], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
             try:
-                proc = subprocess.run([cc, *self.cflags, "-shared", "-fPIC", "-o", str(so_tmp),
-                                       str(c_file), "-lm"], capture_output=True, text=True,
-                                      timeout=lim.max_compile_s)
+                _, stderr = proc.communicate(timeout=lim.max_compile_s)
             except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
                 raise CodegenLimitError(
                     f"codegen of {kind!r} for {self.model.name}: compiling {c_bytes / 1e6:.1f} MB "
                     f"of C with {cc} {' '.join(self.cflags)} exceeded limits.max_compile_s = "
                     f"{lim.max_compile_s} s (compiler stopped)") from None
             compile_s = time.perf_counter() - t0
             if proc.returncode != 0:
-                raise RuntimeError(f"compiling {c_file} failed:\n{proc.stderr[-2000:]}")
+                raise RuntimeError(f"compiling {c_file} failed:\n{stderr[-2000:]}")
             rep = BuildReport(kind, build_s, n_ins, codegen_s, compile_s, c_bytes,
                               so_tmp.stat().st_size)
             d.mkdir(parents=True, exist_ok=True)

@@ -120,8 +120,13 @@ def test_codegen_limits_fail_with_a_clear_message(tmp_path):
         small.function("fd2")
     slow = CasadiDynamics(m, codegen=True, cache_dir=tmp_path,
                           limits=CodegenLimits(max_compile_s=0.05))
+    import subprocess
+
     with pytest.raises(CodegenLimitError, match=r"exceeded limits.max_compile_s = 0.05 s"):
         slow.function("fd2")
+    # the compiler proper (cc1, a grandchild of the driver) was stopped too
+    left = subprocess.run(["pgrep", "-f", f"cc1 .*{tmp_path}"], capture_output=True)
+    assert left.stdout == b""
     tiny = CasadiDynamics(m, codegen=True, cache_dir=tmp_path, limits=CodegenLimits(max_code_mb=0.01))
     with pytest.raises(CodegenLimitError, match=r"above limits.max_code_mb = 0.01 MB"):
         tiny.function("id1")
