@@ -221,7 +221,9 @@ class _FrameCost(ResidualCost):
 
 class FramePlacement(_FrameCost):
     """Residual ``log6(placement^-1 oMf)`` (6, [lin, ang]) of a frame; ``placement`` a
-    ``pinocchio.SE3`` or a 4x4 homogeneous matrix."""
+    ``pinocchio.SE3`` or a 4x4 homogeneous matrix.  The rotation error must stay below pi
+    (log6 is not differentiable at pi: a target rotated by exactly pi from the frame gives NaN,
+    which the solver reports as "diverged")."""
 
     def __init__(self, model, frame_name, placement, weight, nu=0):
         M = np.asarray(placement.homogeneous if hasattr(placement, "homogeneous") else placement,

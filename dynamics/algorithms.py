@@ -15,6 +15,10 @@ from .kernels import forward_so as _fso
 from .kernels import second_order as _so
 from .results import FDDerivatives, IDDerivatives
 
+#: batches up to this many knots run on one thread: a parallel launch costs more than it saves,
+#: and when another process holds a core it can stall for milliseconds (numba/OpenMP barrier)
+SERIAL_MAX_T = 1
+
 _IPR = {"dmm": _fwd.IPR_DMM, "aza": _fwd.IPR_AZA, "ltdl": _fwd.IPR_LTDL}
 
 #: the ``ipr="auto"`` choice; see ``results/ipr_variants.md`` (python -m problems.bench ipr)
@@ -30,7 +34,8 @@ def rnea(model, q, v, a) -> np.ndarray:
 def aba(model, q, v, tau) -> np.ndarray:
     """Forward dynamics a = M(q)^{-1} (tau - C(q, v) v - g(q)) by ABA.  (nv,) or (T, nv)."""
     b = prepare(model, q=q, v=v, tau=tau)
-    return b.unbatch(_fwd.aba_batch(*model.kernel_args, b["q"], b["v"], b["tau"]))
+    kernel = _fwd.aba_serial if b.T <= SERIAL_MAX_T else _fwd.aba_batch
+    return b.unbatch(kernel(*model.kernel_args, b["q"], b["v"], b["tau"]))
 
 
 def mass_matrix(model, q) -> np.ndarray:
@@ -124,7 +129,8 @@ def fd_second_derivatives(model, q, v, tau, lam=None, inner: str = "auto", outer
     if lam is not None:
         b = prepare(model, q=q, v=v, tau=tau, lam=lam)
         buf = reusable_buffer(out, _fso.fd_lam_size(b.T, n), "FDDerivatives (with lam)", b)
-        _fso.fdsva_so_lam_batch(*model.kernel_args, b["q"], b["v"], b["tau"], b["lam"], buf)
+        kernel = _fso.fdsva_so_lam_serial if b.T <= SERIAL_MAX_T else _fso.fdsva_so_lam_batch
+        kernel(*model.kernel_args, b["q"], b["v"], b["tau"], b["lam"], buf)
         views = _fso.fd_lam_views(buf, b.T, n)
     else:
         b = prepare(model, q=q, v=v, tau=tau)

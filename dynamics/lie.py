@@ -160,6 +160,7 @@ def element(jtype, qj):
 LIE_TYPES = (_kin.RUB, _kin.SPH, _kin.FF, _kin.PLA)
 _NV = {_kin.RUB: 1, _kin.SPH: 3, _kin.FF: 6, _kin.PLA: 3}
 _EXPANSIONS: dict[int, cs.Function] = {}
+_MAPS: dict[tuple, cs.Function] = {}
 
 
 def _expansion_function(jtype) -> cs.Function:
@@ -194,7 +195,10 @@ def integrate_expansion(model, q, w, lam):
         joints = [i for i in range(1, model.njoints) if a.jtype[i] == jtype]
         if not joints:
             continue
-        f = _expansion_function(jtype).map(T * len(joints))
+        key = (jtype, T * len(joints))
+        if key not in _MAPS:
+            _MAPS[key] = _expansion_function(jtype).map(T * len(joints))
+        f = _MAPS[key]
         sl = [slice(int(a.iv[i]), int(a.iv[i] + a.nvj[i])) for i in joints]
         W = np.concatenate([b["dq"][:, s] for s in sl]).T
         L = np.concatenate([b["lam"][:, s] for s in sl]).T

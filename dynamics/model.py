@@ -212,14 +212,16 @@ class RobotModel:
         from .inputs import prepare
 
         b = prepare(self, q=q, dq=dq)
-        return b.unbatch(_kin.integrate_batch(*self.kernel_args, b["q"], b["dq"]))
+        kernel = _kin.integrate_serial if b.T == 1 else _kin.integrate_batch
+        return b.unbatch(kernel(*self.kernel_args, b["q"], b["dq"]))
 
     def difference(self, q0, q1) -> np.ndarray:
         """q1 (-) q0 (tangent vector at q0), as ``pinocchio.difference``."""
         from .inputs import prepare
 
         b = prepare(self, q0=q0, q1=q1)
-        return b.unbatch(_kin.difference_batch(*self.kernel_args, b["q0"], b["q1"]))
+        kernel = _kin.difference_serial if b.T == 1 else _kin.difference_batch
+        return b.unbatch(kernel(*self.kernel_args, b["q0"], b["q1"]))
 
     def random_configuration(self, rng=None) -> np.ndarray:
         """A random configuration: joint limits where finite, else angles in [-pi, pi] and

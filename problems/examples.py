@@ -6,8 +6,8 @@ name               nv    task
 pendulum           1     swing-up of a single pendulum from hanging to upright
 double_pendulum    2     swing-up of the (fully actuated) double pendulum
 ur3                6     end-effector reaching, written as Crocoddyl writes it
-hyq                18    mid-air reorientation of the free-floating quadruped (base unactuated)
-atlas              36    mid-air reorientation of the free-floating humanoid (base unactuated)
+hyq                18    mid-air leg tuck of the free-floating quadruped (base unactuated)
+atlas              36    mid-air posture change of the free-floating humanoid (base unactuated)
 =================  ====  ==================================================================
 
 Every function takes ``backend`` ("analytical", "casadi" or "finite-diff"), the horizon ``T`` and
@@ -104,9 +104,9 @@ def ur3(backend="analytical", T=100, dt=0.01, target=None):
     return P
 
 
-def _reorientation(model, q_start, angle, axis, gravity, backend, T, dt):
-    """Free-floating reorientation: base unactuated, joints actuated; end with the base turned by
-    ``angle`` about ``axis`` (world frame), joints back at their start posture, all at rest."""
+def _floating_task(model, q_start, joints_goal, angle, axis, gravity, backend, T, dt):
+    """Free-floating task: base unactuated, joints actuated; end at rest with the joints at
+    ``joints_goal`` and the base turned by ``angle`` about ``axis`` (world frame)."""
     import pinocchio as pin
 
     if not gravity:
@@ -117,6 +117,7 @@ def _reorientation(model, q_start, angle, axis, gravity, backend, T, dt):
     R = pin.exp3(angle * np.asarray(axis, dtype=float)) @ pin.Quaternion(q_start[3:7]).matrix()
     q_goal = q_start.copy()
     q_goal[3:7] = pin.Quaternion(R).coeffs()
+    q_goal[7:] = joints_goal
     x_goal = np.concatenate([q_goal, np.zeros(n)])
     # tangent weights: base translation free (it drifts or falls), base rotation, joints, velocities
     w_term = np.concatenate([[0, 0, 0], [1e3] * 3, [1e2] * nj, [0, 0, 0], [10] * 3, [10] * nj])
@@ -129,34 +130,45 @@ def _reorientation(model, q_start, angle, axis, gravity, backend, T, dt):
 
 
 HYQ_POSTURE = np.array([-0.2, 0.75, -1.5] * 2 + [-0.2, -0.75, 1.5] * 2)
+HYQ_TUCKED = np.array([-0.2, 1.3, -2.4] * 2 + [-0.2, -1.3, 2.4] * 2)
 
 
-def hyq(backend="analytical", T=50, dt=0.02, gravity=False, angle=0.3):
-    """HyQ reorienting itself in mid-air: the 6 base coordinates are unactuated, the 12 leg
-    joints actuated.  From rest in a standing posture, turn the trunk by ``angle`` rad (default
-    0.3) about the vertical axis in T dt seconds (default 1 s) and end at rest with the legs back
-    in the start posture.  With zero total angular momentum this is the falling-cat problem: the
-    base can only turn through the legs' cyclic motion, so the task exercises exactly the
-    nonholonomic, configuration-dependent coupling that second-order dynamics derivatives capture.
-    ``gravity``: with gravity the robot falls meanwhile (base translation is left free), which
-    does not change the attitude dynamics; without (default) it floats."""
+def hyq(backend="analytical", T=50, dt=0.02, gravity=False, angle=0.0):
+    """HyQ changing posture in mid-air: the 6 base coordinates are unactuated, the 12 leg joints
+    actuated.  From rest in a standing posture, tuck the legs (hips and knees folded, HYQ_TUCKED)
+    in T dt seconds (default 1 s) and end at rest with the trunk's attitude unchanged (or turned
+    by ``angle`` rad about the vertical).  Moving the legs makes the trunk counter-rotate
+    (angular momentum is conserved and zero), so keeping the attitude needs coordinated leg motion:
+    the configuration-dependent coupling that second-order dynamics derivatives capture.  With
+    ``gravity`` the robot falls meanwhile (base translation is left free), which does not change
+    the attitude dynamics; without (default) it floats, as in orbit."""
     m = robots.load("hyq")
     q = np.array(m.neutral())
     q[7:] = HYQ_POSTURE
-    P = _reorientation(m, q, angle, [0, 0, 1], gravity, backend, T, dt)
-    P.info = dict(robot="hyq", task=f"mid-air yaw reorientation by {angle} rad",
+    P = _floating_task(m, q, HYQ_TUCKED, angle, [0, 0, 1], gravity, backend, T, dt)
+    P.info = dict(robot="hyq", task="mid-air leg tuck keeping the trunk attitude",
                   gravity=gravity)
     return P
 
 
-def atlas(backend="analytical", T=40, dt=0.025, gravity=False, angle=0.3):
-    """ATLAS reorienting itself in mid-air (the 6 base coordinates unactuated, 30 joints
-    actuated): turn the pelvis by ``angle`` rad (default 0.3) about the vertical axis in T dt
-    seconds (default 1 s), ending at rest with the joints back in the start posture (neutral).
-    Same physics as :func:`hyq` (an astronaut turning without touching anything)."""
+#: ATLAS's goal posture: arms swung sideways by 1.2 rad (shoulders), knees bent by 1 rad
+ATLAS_GOAL = {"l_arm_shx": -1.2, "r_arm_shx": 1.2, "l_leg_kny": 1.0, "r_leg_kny": 1.0,
+              "l_leg_hpy": -0.5, "r_leg_hpy": -0.5}
+
+
+def atlas(backend="analytical", T=40, dt=0.025, gravity=False, angle=0.0):
+    """ATLAS changing posture in mid-air (the 6 base coordinates unactuated, 30 joints actuated):
+    from rest in the neutral posture, swing both arms sideways and bend hips and knees
+    (ATLAS_GOAL) in T dt seconds (default 1 s), ending at rest with the pelvis attitude unchanged
+    (or turned by ``angle`` rad about the vertical): an astronaut changing posture without
+    touching anything.  ``gravity`` as in :func:`hyq`."""
     m = robots.load("atlas")
-    P = _reorientation(m, np.array(m.neutral()), angle, [0, 0, 1], gravity, backend, T, dt)
-    P.info = dict(robot="atlas", task=f"mid-air yaw reorientation by {angle} rad",
+    q = np.array(m.neutral())
+    goal = q[7:].copy()
+    for name, value in ATLAS_GOAL.items():
+        goal[m.pin_model.joints[m.pin_model.getJointId(name)].idx_q - 7] = value
+    P = _floating_task(m, q, goal, angle, [0, 0, 1], gravity, backend, T, dt)
+    P.info = dict(robot="atlas", task="mid-air posture change keeping the pelvis attitude",
                   gravity=gravity)
     return P
 

@@ -307,19 +307,32 @@ def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, 
                     out[r, k] = x[r]
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def aba_batch(ints, floats, Q, V, TAU):
-    T = Q.shape[0]
+@njit(cache=True, error_model="numpy")
+def _aba_knot(ints, floats, Q, V, TAU, out, t):
     nj = ints[0]
     nv = ints[1]
-    out = np.empty((T, nv))
-    for t in prange(T):
-        m = unpack(ints, floats)
-        S0 = np.empty((nv, 6))
-        IA = np.empty((nj, 6, 6))
-        U = np.empty((nv, 6))
-        Dinv = np.empty((nv, 6))
-        aba_point(m, Q[t], V[t], TAU[t], out[t], S0, IA, U, Dinv)
+    m = unpack(ints, floats)
+    S0 = np.empty((nv, 6))
+    IA = np.empty((nj, 6, 6))
+    U = np.empty((nv, 6))
+    Dinv = np.empty((nv, 6))
+    aba_point(m, Q[t], V[t], TAU[t], out[t], S0, IA, U, Dinv)
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def aba_batch(ints, floats, Q, V, TAU):
+    out = np.empty((Q.shape[0], ints[1]))
+    for t in prange(Q.shape[0]):
+        _aba_knot(ints, floats, Q, V, TAU, out, t)
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def aba_serial(ints, floats, Q, V, TAU):
+    """:func:`aba_batch` on one thread (for one or a few knots: no parallel launch)."""
+    out = np.empty((Q.shape[0], ints[1]))
+    for t in range(Q.shape[0]):
+        _aba_knot(ints, floats, Q, V, TAU, out, t)
     return out
 
 

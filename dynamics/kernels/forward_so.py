@@ -212,3 +212,10 @@ def fdsva_so_lam_batch(ints, floats, Q, V, TAU, LAM, buf):
     """Contracted FDSVA-SO over a batch, in place into ``buf`` (layout of ``fd_lam_views``)."""
     for t in prange(Q.shape[0]):
         _fd_lam_knot(ints, floats, Q, V, TAU, LAM, buf, t)
+
+
+@njit(cache=True, error_model="numpy")
+def fdsva_so_lam_serial(ints, floats, Q, V, TAU, LAM, buf):
+    """:func:`fdsva_so_lam_batch` on one thread."""
+    for t in range(Q.shape[0]):
+        _fd_lam_knot(ints, floats, Q, V, TAU, LAM, buf, t)

@@ -384,3 +384,23 @@ def difference_batch(ints, floats, Q0, Q1):
         m = unpack(ints, floats)
         difference_point(m, Q0[t], Q1[t], out[t])
     return out
+
+
+@njit(cache=True, error_model="numpy")
+def integrate_serial(ints, floats, Q, V):
+    """:func:`integrate_batch` on one thread."""
+    out = np.empty_like(Q)
+    m = unpack(ints, floats)
+    for t in range(Q.shape[0]):
+        integrate_point(m, Q[t], V[t], out[t])
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def difference_serial(ints, floats, Q0, Q1):
+    """:func:`difference_batch` on one thread."""
+    out = np.empty((Q0.shape[0], ints[1]))
+    m = unpack(ints, floats)
+    for t in range(Q0.shape[0]):
+        difference_point(m, Q0[t], Q1[t], out[t])
+    return out

@@ -1,0 +1,42 @@
+"""The example problems: registry, shapes, and the floating-base tasks' physics."""
+
+import numpy as np
+import pytest
+
+import ddp
+import problems
+
+
+@pytest.mark.parametrize("name", list(problems.PROBLEMS))
+def test_every_problem_builds_and_rolls_out(name):
+    P = problems.get(name)
+    assert isinstance(P, ddp.ShootingProblem) and P.info["task"]
+    xs = P.rollout(np.zeros((P.T, P.nu)))
+    assert xs.shape == (P.T + 1, P.nx) and np.all(np.isfinite(xs))
+    assert np.isfinite(P.cost(xs, np.zeros((P.T, P.nu))))
+
+
+def test_registry_errors():
+    with pytest.raises(ValueError, match="problem: expected one of pendulum, double_pendulum"):
+        problems.get("cartpole")
+    with pytest.raises(ValueError, match="backend: expected one of analytical, casadi"):
+        problems.get("ur3", backend="pinocchio")
+
+
+def test_floating_base_is_unactuated_and_floats_without_gravity():
+    P = problems.get("hyq")
+    assert P.nu == 12 and np.all(P.step.B[:6] == 0)
+    xs = P.rollout(np.zeros((P.T, P.nu)))  # no torque, no gravity: stays at rest
+    np.testing.assert_allclose(xs[-1], P.x0, atol=1e-12)
+    Pg = problems.get("hyq", gravity=True)
+    xg = Pg.rollout(np.zeros((Pg.T, Pg.nu)))
+    assert xg[-1, 2] < P.x0[2] - 4.0  # free fall: about g t^2 / 2 = 4.9 m in 1 s
+
+
+def test_pendulum_swing_up_is_solved_by_both_methods():
+    P = problems.get("pendulum")
+    d, i = ddp.solve(P, "ddp"), ddp.solve(P, "ilqr")
+    assert d.converged and i.converged
+    assert d.cost == pytest.approx(i.cost, rel=1e-8)
+    assert abs(d.xs[-1, 0] - np.pi) < 0.05  # upright at the end
+    assert d.iterations < i.iterations
