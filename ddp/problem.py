@@ -65,6 +65,15 @@ class ShootingProblem:
                              f"{us.shape}")
         return us
 
+    def quasi_static(self, xs=None):
+        """Controls (T, nu) that hold each state ``xs[t]`` (default: x0 at every knot) at rest:
+        ``u = B^+ rnea(q, 0, 0)`` (least squares when underactuated), like Crocoddyl's
+        ``quasiStatic``.  Needs ``dynamics.rnea``."""
+        xs = np.tile(self.x0, (self.T, 1)) if xs is None else np.asarray(xs, dtype=float)[:self.T]
+        tau = self.dynamics.rnea(xs[:, :self.nq], np.zeros((self.T, self.nv)),
+                                 np.zeros((self.T, self.nv)))
+        return np.asarray(tau) @ np.linalg.pinv(self.step.B).T
+
     def rollout(self, us, x0=None):
         """States (T + 1, nx) from x0 under the controls us (T, nu)."""
         us = self.check_controls(us)

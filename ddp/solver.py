@@ -113,7 +113,9 @@ def solve(problem, method="ddp", xs=None, us=None, max_iter=100, tol=1e-6,
           reg_init=0.0, reg_min=1e-9, reg_max=1e9, c1=1e-4, alphas=None) -> Solution:
     """Solve ``problem`` by full second-order DDP (``method="ddp"``) or iLQR (``"ilqr"``).
 
-    ``us``: initial controls (T, nu) (default zeros); ``xs``: accepted for API symmetry with
+    ``us``: initial controls (T, nu) (default: ``problem.quasi_static()``, the controls that hold
+    the robot at x0, which is what a cold start from x0 means for single shooting; zeros if the
+    dynamics has no ``rnea``); ``xs``: accepted for API symmetry with
     Crocoddyl and checked, but the solver is single shooting: the states are the rollout of ``us``.
     ``hessians``: cost Hessians "exact" or "gauss-newton".  ``callbacks``: callables
     ``cb(iteration: Iteration)`` called after every iteration; one returning True stops the solve.
@@ -130,7 +132,12 @@ def solve(problem, method="ddp", xs=None, us=None, max_iter=100, tol=1e-6,
     if int(max_iter) != max_iter or max_iter < 0:
         raise ValueError(f"max_iter: expected a non-negative integer; got {max_iter!r}")
     P = problem
-    us = np.zeros((P.T, P.nu)) if us is None else P.check_controls(us).copy()
+    if us is None:
+        try:  # cold start: hold x0 (Crocoddyl's quasiStatic), or zeros without rnea
+            us = P.quasi_static()
+        except NotImplementedError:
+            us = np.zeros((P.T, P.nu))
+    us = P.check_controls(us).copy()
     if xs is not None and np.shape(xs) != (P.T + 1, P.nx):
         raise ValueError(f"xs: expected shape ({P.T + 1}, {P.nx}); got {np.shape(xs)}")
     lo = np.full(P.nu, -np.inf) if u_min is None else np.broadcast_to(u_min, (P.nu,)).astype(float)

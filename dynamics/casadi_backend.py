@@ -13,7 +13,8 @@ RNEA and ABA are written once in CasADi ``SX`` (:mod:`dynamics.symbolic`) from t
 Functions are built once per model and kind and kept in memory.  With ``codegen=True`` each one is
 turned into C (``casadi.CodeGenerator``), compiled by the system C compiler (``cc -O3 -shared``)
 into a shared library cached on disk under ``~/.cache/soddp/casadi`` (key: the model arrays, the
-function kind, CasADi's version, the flags and this backend's source), and loaded with
+function kind, CasADi's version, the flags and the source that builds the expressions), and
+loaded with
 ``casadi.external``.  :class:`CodegenLimits` bounds the expression size, the C size and the compile
 time; exceeding one raises :class:`CodegenLimitError` naming the limit and the measured value.
 Batches are evaluated with ``Function.map(T, "thread", n_threads)``.
@@ -22,6 +23,7 @@ Batches are evaluated with ``Function.map(T, "thread", n_threads)``.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -212,8 +214,11 @@ class CasadiDynamics:
         for x in self.model.kernel_args:
             h.update(np.ascontiguousarray(x).tobytes())
         h.update(f"{kind}|{cs.__version__}|{' '.join(self.cflags)}".encode())
-        for src in (Path(__file__), Path(__file__).with_name("symbolic.py")):
-            h.update(src.read_bytes())
+        # what generates the expressions: the symbolic dynamics, the Lie group helpers it uses
+        # and build_function (editing anything else here keeps the compiled libraries)
+        for src in ("symbolic.py", "lie.py"):
+            h.update(Path(__file__).with_name(src).read_bytes())
+        h.update(inspect.getsource(build_function).encode())
         return h.hexdigest()[:20]
 
     def _compiled(self, kind: str) -> cs.Function:
