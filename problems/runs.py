@@ -143,8 +143,48 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, progress=None, **optio
     return rows, sols
 
 
+def crocoddyl_rows(name, log=print):
+    """Crocoddyl's FDDP and DDP on the UR3 problem, run by the Python named in the environment
+    variable SODDP_CROCODDYL_PYTHON (Crocoddyl needs its own Pinocchio; see
+    problems/crocoddyl_ur3.py).  [] when not configured or not the UR3 problem."""
+    import json
+    import os
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    py = os.environ.get("SODDP_CROCODDYL_PYTHON")
+    if name != "ur3" or not py:
+        return []
+    from dynamics import robots
+
+    script = Path(__file__).with_name("crocoddyl_ur3.py")
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "croc.json"
+        r = subprocess.run([py, str(script), str(robots.load("ur3").urdf_path), "--json",
+                            str(out)], capture_output=True, text=True, timeout=600)
+        if r.returncode != 0 or not out.is_file():
+            log(f"  (Crocoddyl run failed: {r.stderr.strip()[-300:]})")
+            return []
+        res = json.loads(out.read_text())
+    rows = []
+    for label, x in res.items():
+        rows.append(dict(problem=name, nv=6, run=f"{label} {x['version']}",
+                         status="converged" if x["converged"] else "not converged",
+                         iterations=x["iterations"], cost=x["cost"],
+                         ms_per_iter=1e3 * x["total_s"] / max(x["iterations"], 1),
+                         total_s=x["total_s"]))
+        log(f"  {label:26s} {rows[-1]['status']:18s} {x['iterations']:4d} it  cost "
+            f"{x['cost']:.9g}  {x['total_s']:7.2f} s")
+    return rows
+
+
 def compare_command(name, max_iter, log=print):
     rows, sols = compare(name, max_iter, log=log)
+    extra = crocoddyl_rows(name, log)
+    for r in extra:
+        r["same_optimum"] = abs(r["cost"] - rows[0]["cost"]) / max(abs(rows[0]["cost"]), 1e-300)
+    rows += extra
     P = get(name)
     _plot_convergence(sols, _results() / f"compare_{name}.png", f"{name}: {P.info['task']}")
     _bench.write_table(rows, f"compare_{name}", f"{name}: DDP and iLQR, three derivative backends",
@@ -159,7 +199,10 @@ def _compare_notes():
             "V'_x . F_xx terms alone (DDP only)",
             "|cost - DDP cost| / cost compares each run with the analytical DDP; below 1e-6 means "
             "the same optimum, larger values a different local optimum (reported as measured)",
-            f"machine: {_bench.os.cpu_count()} cores; times are wall times of one run"]
+            f"machine: {_bench.os.cpu_count()} cores; times are wall times of one run",
+            "cold start: controls holding x0 (quasi-static), single shooting; Crocoddyl rows (when "
+            "SODDP_CROCODDYL_PYTHON names a Python with crocoddyl) solve the same problem from "
+            "xs = x0, us = 0 (FDDP is multiple shooting; its DDP uses Gauss-Newton Hessians)"]
 
 
 def study(quick=False, problems=None, log=print):

@@ -70,3 +70,19 @@ def test_bench_first_order_small(tmp_path, monkeypatch):
     text = (tmp_path / "derivatives_fo.md").read_text()
     assert "| ur3 | 6 | fd_derivatives (FDSVA) |" in text
     assert len((tmp_path / "derivatives_fo.csv").read_text().splitlines()) == 5  # header + 4 rows
+
+
+def test_casadi_and_accuracy_benchmarks_small(tmp_path, monkeypatch):
+    from problems import bench, bench_backends
+
+    monkeypatch.setattr(bench, "RESULTS", tmp_path)
+    rows = bench_backends.run_casadi(["double_pendulum"], T=2, min_time=0.01, codegen=False,
+                                     log=lambda *a: None)
+    assert {r["backend"] for r in rows} == {"analytical (ours)", "CasADi SX (no codegen)"}
+    assert all(r["status"] == "ok" and r["single_us"] > 0 for r in rows)
+    assert "| double_pendulum | 2 | FD-SO, full | CasADi SX" in (tmp_path / "casadi_baseline.md").read_text()
+    rows = bench_backends.run_accuracy(sizes=(2, 3), log=lambda *a: None)
+    ours = [r for r in rows if r["method"] == "IDSVA-SO (ours)"]
+    assert len(ours) == 4 and all(r["MRE"] < 1e-12 for r in ours)
+    assert all(r["MRE"] > 1e-12 for r in rows if r["method"] == "Finite-Diff-1")
+    assert (tmp_path / "accuracy_so.png").stat().st_size > 0
