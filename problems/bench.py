@@ -225,7 +225,18 @@ def bench_second_order(robot_names=ROBOTS, T=100, min_time=0.2, log=print, extra
     return rows
 
 
-def run_second_order(robot_names=ROBOTS, T=100, min_time=0.2, log=print, extra_methods=()):
+def _casadi_id_so(model, q, v, a, _cache={}):
+    """The CasADi AD baseline's ID-SO (SX virtual machine; the compiled C is timed by
+    ``soddp bench casadi``), built once per model."""
+    import dynamics as dyn
+
+    if model.name not in _cache:
+        _cache[model.name] = dyn.CasadiDynamics(model)
+    return _cache[model.name].id_derivatives(q, v, a, order=2)
+
+
+def run_second_order(robot_names=ROBOTS, T=100, min_time=0.2, log=print,
+                     extra_methods=(("CasADi AD (SX, no codegen)", _casadi_id_so),)):
     rows = bench_second_order(robot_names, T, min_time, log, extra_methods)
     notes = [f"batch: T = {T} knots through the public API, time per knot, parallel over knots on "
              f"{os.cpu_count()} cores; 'out= reused' writes into the arrays of an earlier call, as "
@@ -233,7 +244,9 @@ def run_second_order(robot_names=ROBOTS, T=100, min_time=0.2, log=print, extra_m
              "ATLAS knot)",
              "Pinocchio C++: ComputeRNEASecondOrderDerivatives, single thread, including the zeroing "
              "of its four nv^3 tensors (as ours includes it)",
-             "Finite-Diff-2: step 1e-5, 4n perturbed IDSVA evaluations in one batched call"]
+             "Finite-Diff-2: step 1e-5, 4n perturbed IDSVA evaluations in one batched call",
+             "CasADi AD: dynamics.CasadiDynamics, SX virtual machine through the Dynamics API; "
+             "compiled C (where feasible) in results/casadi_baseline.md"]
     write_table(rows, "derivatives_so", "Second-order inverse-dynamics derivatives: time per call",
                 SO_COLUMNS, notes, log)
     return rows

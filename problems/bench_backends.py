@@ -71,6 +71,8 @@ def _plot_accuracy(rows):
         ax.set_ylabel("absolute error" if metric in ("MAE", "RMSAE") else "relative error")
         ax.grid(True, which="both", alpha=0.3)
         _n_axis(ax, [2, 5, 10, 20, 50])
+    for ax in axes[0]:
+        ax.set_xlabel("")  # shared N axis: labelled on the bottom row
     axes[0, 0].legend(fontsize=7, ncol=1)
     fig.suptitle("Second-order ID derivatives: error against CasADi AD")
     fig.tight_layout()

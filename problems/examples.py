@@ -104,9 +104,11 @@ def ur3(backend="analytical", T=100, dt=0.01, target=None):
     return P
 
 
-def _floating_task(model, q_start, joints_goal, angle, axis, gravity, backend, T, dt):
+def _floating_task(model, q_start, joints_goal, angle, axis, gravity, backend, T, dt,
+                   terminal_scale=1.0):
     """Free-floating task: base unactuated, joints actuated; end at rest with the joints at
-    ``joints_goal`` and the base turned by ``angle`` about ``axis`` (world frame)."""
+    ``joints_goal`` and the base turned by ``angle`` about ``axis`` (world frame).  Terminal
+    weights: base attitude 1e3, joints 1e2, velocities 10, all times ``terminal_scale``."""
     import pinocchio as pin
 
     if not gravity:
@@ -120,7 +122,8 @@ def _floating_task(model, q_start, joints_goal, angle, axis, gravity, backend, T
     q_goal[7:] = joints_goal
     x_goal = np.concatenate([q_goal, np.zeros(n)])
     # tangent weights: base translation free (it drifts or falls), base rotation, joints, velocities
-    w_term = np.concatenate([[0, 0, 0], [1e3] * 3, [1e2] * nj, [0, 0, 0], [10] * 3, [10] * nj])
+    w_term = terminal_scale * np.concatenate([[0, 0, 0], [1e3] * 3, [1e2] * nj, [0, 0, 0],
+                                              [10] * 3, [10] * nj])
     w_run = np.concatenate([[0] * 6, [1e-1] * nj, [0] * 6, [1e-2] * nj])
     B = np.eye(n)[:, 6:]
     run = ddp.Sum([ddp.StateRegularization(model, x_goal, w_run),
@@ -156,18 +159,21 @@ ATLAS_GOAL = {"l_arm_shx": -1.2, "r_arm_shx": 1.2, "l_leg_kny": 1.0, "r_leg_kny"
               "l_leg_hpy": -0.5, "r_leg_hpy": -0.5}
 
 
-def atlas(backend="analytical", T=40, dt=0.025, gravity=False, angle=0.0):
+def atlas(backend="analytical", T=40, dt=0.025, gravity=False, angle=0.0, terminal_scale=0.1):
     """ATLAS changing posture in mid-air (the 6 base coordinates unactuated, 30 joints actuated):
     from rest in the neutral posture, swing both arms sideways and bend hips and knees
     (ATLAS_GOAL) in T dt seconds (default 1 s), ending at rest with the pelvis attitude unchanged
     (or turned by ``angle`` rad about the vertical): an astronaut changing posture without
-    touching anything.  ``gravity`` as in :func:`hyq`."""
+    touching anything.  ``gravity`` as in :func:`hyq`.  The terminal weights are a tenth of
+    HyQ's (``terminal_scale``): with HyQ's, exact DDP needs a regularization of 10-100 on Q_uu
+    at almost every iteration (the terms V'_x . F_xx dominate) and had not converged after 600
+    iterations, while iLQR converged in 32; with a tenth both reach the same optimum."""
     m = robots.load("atlas")
     q = np.array(m.neutral())
     goal = q[7:].copy()
     for name, value in ATLAS_GOAL.items():
         goal[m.pin_model.joints[m.pin_model.getJointId(name)].idx_q - 7] = value
-    P = _floating_task(m, q, goal, angle, [0, 0, 1], gravity, backend, T, dt)
+    P = _floating_task(m, q, goal, angle, [0, 0, 1], gravity, backend, T, dt, terminal_scale)
     P.info = dict(robot="atlas", task="mid-air posture change keeping the pelvis attitude",
                   gravity=gravity)
     return P
