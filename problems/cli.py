@@ -87,7 +87,8 @@ def _add_solver_commands(sub):
     st = sub.add_parser("study", help="the DDP-versus-iLQR study on every problem",
                         description="Run compare on every example problem with a progress bar; "
                         "write results/study.csv, study.md, study.png and compare_*.png.")
-    st.add_argument("--quick", action="store_true", help="at most 100 iterations per run")
+    st.add_argument("--quick", action="store_true",
+                    help="at most 150 iterations per run instead of 500 (about 5 minutes)")
     st.add_argument("--problems", nargs="+", choices=list(PROBLEMS), metavar="PROBLEM",
                     help=f"a subset of: {names}")
     st.set_defaults(func=_study)

@@ -208,7 +208,7 @@ def _compare_notes():
 def study(quick=False, problems=None, log=print):
     """``soddp study``: :func:`compare` on every problem, one table and the figures."""
     names = list(problems or PROBLEMS)
-    max_iter = 100 if quick else 300
+    max_iter = 150 if quick else 500
     runs = COMPARED
     total = len(names) * len(runs)
     state = dict(k=0, t0=time.perf_counter())
@@ -223,7 +223,11 @@ def study(quick=False, problems=None, log=print):
     all_rows, figures = [], []
     for name in names:
         rows, sols = compare(name, max_iter, runs, log=lambda *a: None, progress=progress)
-        all_rows += rows
+        extra = crocoddyl_rows(name, log=lambda *a: None)
+        for r in extra:
+            r["same_optimum"] = abs(r["cost"] - rows[0]["cost"]) / max(abs(rows[0]["cost"]),
+                                                                          1e-300)
+        all_rows += rows + extra
         P = get(name)
         path = _results() / f"compare_{name}.png"
         _plot_convergence(sols, path, f"{name}: {P.info['task']}")
