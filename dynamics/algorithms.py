@@ -74,7 +74,8 @@ def id_second_derivatives(model, q, v, a, out: IDDerivatives | None = None) -> I
     """
     b = prepare(model, q=q, v=v, a=a)
     buf = reusable_buffer(out, _so.id_so_size(b.T, model.nv), "IDDerivatives", b)
-    _so.idsva_so_batch(*model.kernel_args, b["q"], b["v"], b["a"], buf)
+    kernel = _so.idsva_so_serial if b.T <= SERIAL_MAX_T else _so.idsva_so_batch
+    kernel(*model.kernel_args, b["q"], b["v"], b["a"], buf)
     result = IDDerivatives(*b.unbatch(_so.id_so_views(buf, b.T, model.nv)))
     result._buffer = buf
     return result
@@ -139,7 +140,8 @@ def fd_second_derivatives(model, q, v, tau, lam=None, inner: str = "auto", outer
         if outer == "auto":
             outer = "dtm" if n <= OUTER_CROSSOVER_NV else "aza"
         buf = reusable_buffer(out, _so.id_so_size(b.T, n), "FDDerivatives", b)
-        _fso.fdsva_so_batch(*model.kernel_args, b["q"], b["v"], b["tau"],
+        kernel = _fso.fdsva_so_serial if b.T <= SERIAL_MAX_T else _fso.fdsva_so_batch
+        kernel(*model.kernel_args, b["q"], b["v"], b["tau"],
                             _fso.INNER_DTM if inner == "dtm" else _fso.INNER_IDFOZA,
                             _fso.OUTER_DTM if outer == "dtm" else _fso.OUTER_AZA, buf)
         views = _so.id_so_views(buf, b.T, n)

@@ -232,6 +232,12 @@ class CasadiDynamics:
             self.reports[kind] = rep
             return cs.external(name, str(so))
         lim = self.limits
+        failed = d / "failed.json"
+        if failed.is_file():  # an earlier build hit a limit at least as generous as this one
+            rec = json.loads(failed.read_text())
+            if lim.max_compile_s is not None and rec["max_compile_s"] >= lim.max_compile_s:
+                raise CodegenLimitError(f"{rec['message']} [recorded earlier in {failed}; "
+                                        "delete it or raise the limit to retry]")
         t0 = time.perf_counter()
         f = build_function(self._symbolic_tree(), kind, name=name)
         build_s = time.perf_counter() - t0
@@ -269,10 +275,12 @@ class CasadiDynamics:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                raise CodegenLimitError(
-                    f"codegen of {kind!r} for {self.model.name}: compiling {c_bytes / 1e6:.1f} MB "
-                    f"of C with {cc} {' '.join(self.cflags)} exceeded limits.max_compile_s = "
-                    f"{lim.max_compile_s} s (compiler stopped)") from None
+                msg = (f"codegen of {kind!r} for {self.model.name}: compiling {c_bytes / 1e6:.1f} "
+                       f"MB of C with {cc} {' '.join(self.cflags)} exceeded limits.max_compile_s "
+                       f"= {lim.max_compile_s} s (compiler stopped)")
+                d.mkdir(parents=True, exist_ok=True)
+                failed.write_text(json.dumps(dict(message=msg, max_compile_s=lim.max_compile_s)))
+                raise CodegenLimitError(msg) from None
             compile_s = time.perf_counter() - t0
             if proc.returncode != 0:
                 raise RuntimeError(f"compiling {c_file} failed:\n{stderr[-2000:]}")

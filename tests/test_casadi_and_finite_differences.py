@@ -127,6 +127,11 @@ def test_codegen_limits_fail_with_a_clear_message(tmp_path):
     # the compiler proper (cc1, a grandchild of the driver) was stopped too
     left = subprocess.run(["pgrep", "-f", f"cc1 .*{tmp_path}"], capture_output=True)
     assert left.stdout == b""
+    # the failure is remembered: the same limit fails at once, a larger one retries
+    again = CasadiDynamics(m, codegen=True, cache_dir=tmp_path,
+                           limits=CodegenLimits(max_compile_s=0.05))
+    with pytest.raises(CodegenLimitError, match="recorded earlier"):
+        again.function("fd2")
     tiny = CasadiDynamics(m, codegen=True, cache_dir=tmp_path, limits=CodegenLimits(max_code_mb=0.01))
     with pytest.raises(CodegenLimitError, match=r"above limits.max_code_mb = 0.01 MB"):
         tiny.function("id1")

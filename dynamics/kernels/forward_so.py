@@ -219,3 +219,10 @@ def fdsva_so_lam_serial(ints, floats, Q, V, TAU, LAM, buf):
     """:func:`fdsva_so_lam_batch` on one thread."""
     for t in range(Q.shape[0]):
         _fd_lam_knot(ints, floats, Q, V, TAU, LAM, buf, t)
+
+
+@njit(cache=True, error_model="numpy")
+def fdsva_so_serial(ints, floats, Q, V, TAU, inner, outer, buf):
+    """:func:`fdsva_so_batch` on one thread."""
+    for t in range(Q.shape[0]):
+        _fd_so_knot(ints, floats, Q, V, TAU, inner, outer, buf, t)

@@ -318,3 +318,10 @@ def idsva_so_batch(ints, floats, Q, V, A, buf):
     not); every knot's outputs are zeroed inside the parallel loop."""
     for t in prange(Q.shape[0]):
         _idsva_so_knot(ints, floats, Q, V, A, buf, t)
+
+
+@njit(cache=True, error_model="numpy")
+def idsva_so_serial(ints, floats, Q, V, A, buf):
+    """:func:`idsva_so_batch` on one thread."""
+    for t in range(Q.shape[0]):
+        _idsva_so_knot(ints, floats, Q, V, A, buf, t)
