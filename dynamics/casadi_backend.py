@@ -38,7 +38,7 @@ import casadi as cs
 import numpy as np
 
 from .inputs import prepare
-from .protocol import _check_order, _pin_jacobians
+from .protocol import RobotConfigurationSpace, _check_order
 from .results import FDDerivatives, IDDerivatives
 from .symbolic import SymbolicTree
 
@@ -88,7 +88,7 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("SODDP_CACHE", Path.home() / ".cache" / "soddp")) / "casadi"
 
 
-class CasadiDynamics:
+class CasadiDynamics(RobotConfigurationSpace):
     """The :class:`~dynamics.protocol.Dynamics` protocol by CasADi automatic differentiation.
 
     ``codegen``: compile the functions to C (see module docstring); ``limits``: a
@@ -110,22 +110,10 @@ class CasadiDynamics:
         self._tree = None
         self._functions: dict[str, cs.Function] = {}
         self._maps: dict[tuple, cs.Function] = {}
+        self._buffers: dict[str, tuple] = {}
 
     def __repr__(self):
         return f"CasadiDynamics({self.model!r}, codegen={self.codegen})"
-
-    # ------------------------------------------------------------------ Lie group
-    def integrate(self, q, dq):
-        return self.model.integrate(q, dq)
-
-    def difference(self, q0, q1):
-        return self.model.difference(q0, q1)
-
-    def integrate_jacobians(self, q, dq):
-        return _pin_jacobians(self.model, "dIntegrate", q, dq)
-
-    def difference_jacobians(self, q0, q1):
-        return _pin_jacobians(self.model, "dDifference", q0, q1)
 
     # ------------------------------------------------------------------ dynamics
     def rnea(self, q, v, a):
@@ -196,9 +184,7 @@ class CasadiDynamics:
         f = self.function(kind)
         args = [b[k] for k in names]
         if b.T == 1:
-            res = f(*[x[0] for x in args])
-            res = res if isinstance(res, (list, tuple)) else [res]
-            cols = [np.asarray(r).reshape(-1, 1) for r in res]
+            cols = [o.copy().reshape(-1, 1) for o in self._call_buffered(kind, f, args)]
         else:
             key = (kind, b.T)
             if key not in self._maps:
@@ -207,6 +193,23 @@ class CasadiDynamics:
             res = res if isinstance(res, (list, tuple)) else [res]
             cols = [np.asarray(r) for r in res]
         return [_unvec(c, shape) for c, shape in zip(cols, self.output_shapes(kind))]
+
+    def _call_buffered(self, kind, f, args):
+        """One evaluation through CasADi's zero-copy buffers (no DM conversions)."""
+        if kind not in self._buffers:
+            buf, fb = f.buffer()
+            ins = [np.zeros(f.numel_in(i)) for i in range(f.n_in())]
+            outs = [np.zeros(f.numel_out(i)) for i in range(f.n_out())]
+            for i, x in enumerate(ins):
+                buf.set_arg(i, memoryview(x))
+            for i, x in enumerate(outs):
+                buf.set_res(i, memoryview(x))
+            self._buffers[kind] = (fb, buf, ins, outs)
+        fb, _, ins, outs = self._buffers[kind]
+        for dst, src in zip(ins, args):
+            dst[:] = src[0]
+        fb()
+        return outs
 
     # ------------------------------------------------------------------ code generation
     def _cache_key(self, kind: str) -> str:
@@ -327,6 +330,7 @@ def build_function(tree: SymbolicTree, kind: str, name: str | None = None) -> cs
     pert = [p for p, used in ((eps, order == 2), (delta, order >= 1)) if used]
     if pert:
         outs = cs.substitute(outs, pert, [cs.SX.zeros(n)] * len(pert))
+    outs = [cs.densify(o) for o in outs]  # dense outputs: buffers hold every entry
     in_names = ["q", "v", "a" if dyn == "rnea" else "tau", "lam"][:len(inputs)]
     return cs.Function(name or f"soddp_{kind}", inputs, outs, in_names,
                        [f"out{i}" for i in range(len(outs))])

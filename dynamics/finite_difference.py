@@ -21,7 +21,7 @@ import numpy as np
 
 from . import algorithms as _alg
 from .inputs import prepare
-from .protocol import _check_order, _pin_jacobians
+from .protocol import RobotConfigurationSpace, _check_order
 from .results import FDDerivatives, IDDerivatives
 
 FD1_STEP = 3e-4
@@ -104,27 +104,28 @@ def _steps(method, step):
     return h
 
 
-def id_second_derivatives(model, q, v, a, method: str = "fd2", step=None) -> IDDerivatives:
-    """Second-order ID derivatives of one point by finite differences (``"fd1"`` or ``"fd2"``)."""
+def _second_derivatives(model, q, v, x, method, step, first_order, function, cls):
     h = _steps(method, step)
     if method == "fd2":
-        first = lambda Q, V, A: _first_four(_alg.id_derivatives(model, Q, V, A))
-        return IDDerivatives(*differentiate_first_order(model, first, q, v, a, h))
-    return IDDerivatives(*differentiate_function(model, lambda Q, V, A: _alg.rnea(model, Q, V, A),
-                                                 q, v, a, h))
+        first = lambda Q, V, X: _first_four(first_order(model, Q, V, X))
+        return cls(*differentiate_first_order(model, first, q, v, x, h))
+    return cls(*differentiate_function(model, lambda Q, V, X: function(model, Q, V, X), q, v, x,
+                                       h))
+
+
+def id_second_derivatives(model, q, v, a, method: str = "fd2", step=None) -> IDDerivatives:
+    """Second-order ID derivatives of one point by finite differences (``"fd1"`` or ``"fd2"``)."""
+    return _second_derivatives(model, q, v, a, method, step, _alg.id_derivatives, _alg.rnea,
+                               IDDerivatives)
 
 
 def fd_second_derivatives(model, q, v, tau, method: str = "fd2", step=None) -> FDDerivatives:
     """Second-order FD derivatives of one point by finite differences (``"fd1"`` or ``"fd2"``)."""
-    h = _steps(method, step)
-    if method == "fd2":
-        first = lambda Q, V, X: _first_four(_alg.fd_derivatives(model, Q, V, X))
-        return FDDerivatives(*differentiate_first_order(model, first, q, v, tau, h))
-    return FDDerivatives(*differentiate_function(model, lambda Q, V, X: _alg.aba(model, Q, V, X),
-                                                 q, v, tau, h))
+    return _second_derivatives(model, q, v, tau, method, step, _alg.fd_derivatives, _alg.aba,
+                               FDDerivatives)
 
 
-class FiniteDifferenceDynamics:
+class FiniteDifferenceDynamics(RobotConfigurationSpace):
     """The :class:`~dynamics.protocol.Dynamics` protocol with second derivatives by finite
     differences on the manifold (``method`` "fd1" or "fd2", ``step`` h; see module docstring).
     Values and, for "fd2", first derivatives come from the analytical kernels.  Batches are
@@ -138,18 +139,6 @@ class FiniteDifferenceDynamics:
 
     def __repr__(self):
         return f"FiniteDifferenceDynamics({self.model!r}, method={self.method!r}, step={self.step:g})"
-
-    def integrate(self, q, dq):
-        return self.model.integrate(q, dq)
-
-    def difference(self, q0, q1):
-        return self.model.difference(q0, q1)
-
-    def integrate_jacobians(self, q, dq):
-        return _pin_jacobians(self.model, "dIntegrate", q, dq)
-
-    def difference_jacobians(self, q0, q1):
-        return _pin_jacobians(self.model, "dDifference", q0, q1)
 
     def aba(self, q, v, tau):
         return _alg.aba(self.model, q, v, tau)

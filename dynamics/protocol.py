@@ -58,17 +58,11 @@ def _check_order(order):
         raise ValueError(f"order: expected 1 or 2; got {order!r}")
 
 
-class AnalyticalDynamics:
-    """The analytical backend: IDSVA / FDSVA (first order), IDSVA-SO / FDSVA-SO (second order)
-    on a :class:`~dynamics.model.RobotModel`, batched and parallel over knots."""
+class RobotConfigurationSpace:
+    """``integrate`` / ``difference`` and their Jacobians on the configuration space of
+    ``self.model`` (a RobotModel): what every robot backend shares."""
 
-    def __init__(self, model):
-        self.model = model
-        self.nq = model.nq
-        self.nv = model.nv
-
-    def __repr__(self):
-        return f"AnalyticalDynamics({self.model!r})"
+    model = None
 
     def integrate(self, q, dq):
         return self.model.integrate(q, dq)
@@ -81,6 +75,19 @@ class AnalyticalDynamics:
 
     def difference_jacobians(self, q0, q1):
         return _pin_jacobians(self.model, "dDifference", q0, q1)
+
+
+class AnalyticalDynamics(RobotConfigurationSpace):
+    """The analytical backend: IDSVA / FDSVA (first order), IDSVA-SO / FDSVA-SO (second order)
+    on a :class:`~dynamics.model.RobotModel`, batched and parallel over knots."""
+
+    def __init__(self, model):
+        self.model = model
+        self.nq = model.nq
+        self.nv = model.nv
+
+    def __repr__(self):
+        return f"AnalyticalDynamics({self.model!r})"
 
     def aba(self, q, v, tau):
         return _alg.aba(self.model, q, v, tau)
