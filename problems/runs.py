@@ -35,11 +35,15 @@ def _plt():
 
 
 def run_one(name, method="ddp", backend="analytical", max_iter=200, verbose=True, log=print,
-            **options):
-    """Solve one example problem; returns (problem, Solution, wall time in s)."""
+            warm_up=False, **options):
+    """Solve one example problem; returns (problem, Solution, wall time in s).  ``warm_up``:
+    first run one iteration untimed (loads compiled kernels, builds CasADi functions), so that
+    the timed solve measures iterations only."""
     P = get(name, backend=backend, **options)
     if verbose:
         log(f"{name}: {P.info['task']}; {P!r}; {method.upper()} with the {backend} backend")
+    if warm_up:
+        ddp.solve(P, method, max_iter=1)
     t0 = time.perf_counter()
     sol = ddp.solve(P, method, max_iter=max_iter, verbose=verbose)
     return P, sol, time.perf_counter() - t0
@@ -126,7 +130,8 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, progress=None, **optio
     for k, (label, method, backend) in enumerate(runs):
         if progress:
             progress(f"{name}: {label}")
-        P, sol, wall = run_one(name, method, backend, max_iter, False, log, **options)
+        P, sol, wall = run_one(name, method, backend, max_iter, False, log, warm_up=True,
+                               **options)
         h = sol.history
         der = sum(x.t_derivatives for x in h)
         so = sum(x.t_second_order for x in h)
@@ -199,7 +204,8 @@ def _compare_notes():
             "V'_x . F_xx terms alone (DDP only)",
             "|cost - DDP cost| / cost compares each run with the analytical DDP; below 1e-6 means "
             "the same optimum, larger values a different local optimum (reported as measured)",
-            f"machine: {_bench.os.cpu_count()} cores; times are wall times of one run",
+            f"machine: {_bench.os.cpu_count()} cores; times are wall times of one run after an "
+            "untimed one-iteration warm-up (compiled kernels loaded, CasADi functions built)",
             "cold start: controls holding x0 (quasi-static), single shooting; Crocoddyl rows (when "
             "SODDP_CROCODDYL_PYTHON names a Python with crocoddyl) solve the same problem from "
             "xs = x0, us = 0 (FDDP is multiple shooting; its DDP uses Gauss-Newton Hessians)"]
@@ -265,7 +271,7 @@ def _plot_study(rows, names):
     a2.set_yscale("log")
     for a in (a1, a2):
         a.set_xticks(x)
-        a.set_xticklabels(names)
+        a.set_xticklabels([n.replace("_", "\n") for n in names])
         a.grid(True, axis="y", alpha=0.3)
     a1.legend(fontsize=8)
     fig.suptitle("DDP versus iLQR (and DDP with CasADi / finite-difference derivatives)")
