@@ -124,14 +124,16 @@ COMPARE_COLUMNS = [("problem", "problem"), ("nv", "nv"), ("run", "method, backen
                    ("second_order_pct", "2nd-order terms [%]")]
 
 
-def compare(name, max_iter=200, runs=COMPARED, log=print, progress=None, **options):
-    """The runs of ``runs`` on one problem; returns the table rows and the solutions."""
+def compare(name, max_iter=200, runs=COMPARED, log=print, progress=None, show_first=False,
+            **options):
+    """The runs of ``runs`` on one problem; returns the table rows and the solutions.
+    ``show_first``: print the iteration table of the first run."""
     rows, sols = [], {}
     for k, (label, method, backend) in enumerate(runs):
         if progress:
             progress(f"{name}: {label}")
-        P, sol, wall = run_one(name, method, backend, max_iter, False, log, warm_up=True,
-                               **options)
+        P, sol, wall = run_one(name, method, backend, max_iter, show_first and k == 0, log,
+                               warm_up=True, **options)
         h = sol.history
         der = sum(x.t_derivatives for x in h)
         so = sum(x.t_second_order for x in h)
@@ -185,7 +187,7 @@ def crocoddyl_rows(name, log=print):
 
 
 def compare_command(name, max_iter, log=print):
-    rows, sols = compare(name, max_iter, log=log)
+    rows, sols = compare(name, max_iter, log=log, show_first=True)
     extra = crocoddyl_rows(name, log)
     for r in extra:
         r["same_optimum"] = abs(r["cost"] - rows[0]["cost"]) / max(abs(rows[0]["cost"]), 1e-300)
