@@ -92,17 +92,8 @@ CASADI_COLUMNS = [("robot", "robot"), ("nv", "nv"), ("quantity", "quantity"),
                   ("status", "status")]
 
 
-def _analytical(model, kind):
-    import dynamics as dyn
-
-    if kind == "id2":
-        return lambda q, v, x, lam: dyn.id_second_derivatives(model, q, v, x)
-    if kind == "fd2":
-        return lambda q, v, x, lam: dyn.fd_second_derivatives(model, q, v, x)
-    return lambda q, v, x, lam: dyn.fd_second_derivatives(model, q, v, x, lam=lam)
-
-
 def _call(backend, kind):
+    """The second-order call of ``kind`` on any Dynamics backend, as f(q, v, x, lam)."""
     if kind == "id2":
         return lambda q, v, x, lam: backend.id_derivatives(q, v, x, order=2)
     if kind == "fd2":
@@ -129,7 +120,7 @@ def run_casadi(robot_names=("ur3", "hyq", "atlas", "talos"), T=20, min_time=0.2,
                                   limits=dyn.CodegenLimits(max_compile_s=max_compile_s))))
         failed = None  # a smaller function whose code generation hit a limit
         for kind, label in CASADI_KINDS:
-            fa = _analytical(model, kind)
+            fa = _call(dyn.AnalyticalDynamics(model), kind)
             ta = time_us(lambda: fa(q, v, x, lam), min_time)
             tab = time_us(lambda: fa(Q, V, X, LAM), min_time, rounds=5) / T
             rows.append(dict(robot=name, nv=model.nv, quantity=label, backend="analytical (ours)",

@@ -144,10 +144,14 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, progress=None, show_fi
         sols[label] = sol
         log(f"  {label:26s} {sol.status:18s} {sol.iterations:4d} it  cost {sol.cost:.9g}  "
             f"{wall:7.2f} s")
-    ref = rows[0]["cost"]
-    for r in rows:
-        r["same_optimum"] = abs(r["cost"] - ref) / max(abs(ref), 1e-300)
+    _mark_same_optimum(rows, rows[0]["cost"])
     return rows, sols
+
+
+def _mark_same_optimum(rows, reference_cost):
+    """Each row's relative cost difference to the reference (the analytical DDP run)."""
+    for r in rows:
+        r["same_optimum"] = abs(r["cost"] - reference_cost) / max(abs(reference_cost), 1e-300)
 
 
 def crocoddyl_rows(name, log=print):
@@ -189,8 +193,7 @@ def crocoddyl_rows(name, log=print):
 def compare_command(name, max_iter, log=print):
     rows, sols = compare(name, max_iter, log=log, show_first=True)
     extra = crocoddyl_rows(name, log)
-    for r in extra:
-        r["same_optimum"] = abs(r["cost"] - rows[0]["cost"]) / max(abs(rows[0]["cost"]), 1e-300)
+    _mark_same_optimum(extra, rows[0]["cost"])
     rows += extra
     P = get(name)
     _plot_convergence(sols, _results() / f"compare_{name}.png", f"{name}: {P.info['task']}")
@@ -232,9 +235,7 @@ def study(quick=False, problems=None, log=print):
     for name in names:
         rows, sols = compare(name, max_iter, runs, log=lambda *a: None, progress=progress)
         extra = crocoddyl_rows(name, log=lambda *a: None)
-        for r in extra:
-            r["same_optimum"] = abs(r["cost"] - rows[0]["cost"]) / max(abs(rows[0]["cost"]),
-                                                                          1e-300)
+        _mark_same_optimum(extra, rows[0]["cost"])
         all_rows += rows + extra
         P = get(name)
         path = _results() / f"compare_{name}.png"
