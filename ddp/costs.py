@@ -19,7 +19,10 @@ import casadi as cs
 import numpy as np
 
 from dynamics import lie
+from dynamics.inputs import prepare
 from dynamics.kernels import kinematics as _kin
+from dynamics.model import RobotModel
+from dynamics.symbolic import SymbolicTree, world_placements
 
 
 @dataclass
@@ -123,8 +126,6 @@ class ResidualCost(Cost):
 
 def _model_of(dynamics_or_model):
     """The RobotModel behind a backend (or the model itself), None for a vector-space system."""
-    from dynamics.model import RobotModel
-
     if isinstance(dynamics_or_model, RobotModel):
         return dynamics_or_model
     return getattr(dynamics_or_model, "model", None)
@@ -159,8 +160,6 @@ class StateRegularization(ResidualCost):
             raise ValueError(f"x_ref: expected {nq + nv} finite values (q, v); got shape "
                              f"{x_ref.shape}")
         if self.model is not None:
-            from dynamics.inputs import prepare
-
             prepare(self.model, q=x_ref[:nq])  # unit quaternions etc.
         self.x_ref = x_ref
         super().__init__(nq, nv, nu, weight, 2 * nv, "StateRegularization")
@@ -193,8 +192,6 @@ class ControlRegularization(ResidualCost):
 
 class _FrameCost(ResidualCost):
     def __init__(self, model, frame_name, weight, nr, nu, name):
-        from dynamics.symbolic import SymbolicTree
-
         self.model = _model_of(model)
         if self.model is None:
             raise ValueError(f"model: {name} needs a RobotModel (or a backend with .model)")
@@ -212,8 +209,6 @@ class _FrameCost(ResidualCost):
 
     def frame_placement(self, q, dq):
         """oMf(q (+) dq) as (R, p) SX."""
-        from dynamics.symbolic import world_placements
-
         X = self._tree.placements(q, None, dq, exact=True)
         R, p = world_placements(self._tree, X)[self._joint]
         return cs.mtimes(R, cs.DM(self._fR)), p + cs.mtimes(R, cs.DM(self._fp))

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dynamics.lie import LIE_TYPES, integrate_expansion
+
 
 @dataclass
 class StepDerivatives:
@@ -130,8 +132,6 @@ class SemiImplicitEuler:
         if self._model is None:
             I = np.broadcast_to(np.eye(n), (T, n, n)).copy()
             return I, I.copy()
-        from dynamics.lie import integrate_expansion
-
         Jq, Jw, _ = integrate_expansion(self._model, q, w, np.zeros((T, n)))
         return Jq, Jw
 
@@ -157,8 +157,6 @@ class SemiImplicitEuler:
         Fxu[:n] = dt * Aqu
         Fuu = np.zeros((self.nu, self.nu))
         if self._model is not None and not _is_vector_space(self._model):
-            from dynamics.lie import integrate_expansion
-
             _, _, HG = integrate_expansion(self._model, q, d.w[t], lam_q)
             # Jz: (dx, du) -> (dq, dw), dw = dt dv+
             Jz = np.zeros((2 * n, 2 * n + self.nu))
@@ -177,6 +175,4 @@ _Contracted = namedtuple("_Contracted", "d2a_dq2 d2a_dv2 d2a_dqdv d2a_dtaudq")
 
 
 def _is_vector_space(model) -> bool:
-    from dynamics.lie import LIE_TYPES
-
     return not any(int(t) in LIE_TYPES for t in model.arrays.jtype[1:])

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dynamics.inputs import prepare
+
 from . import costs as _costs
 from .integrators import SemiImplicitEuler
 
@@ -31,10 +33,10 @@ class ShootingProblem:
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator: expected one of {sorted(INTEGRATORS)}; got {integrator!r}")
         self.dynamics = dynamics
-        self.step = INTEGRATORS[integrator](dynamics, dt, actuation, second_order)
-        self.dt = self.step.dt
-        self.nq, self.nv, self.nu = self.step.nq, self.step.nv, self.step.nu
-        self.nx, self.ndx = self.step.nx, self.step.ndx
+        self.integrator = INTEGRATORS[integrator](dynamics, dt, actuation, second_order)
+        self.dt = self.integrator.dt
+        self.nq, self.nv, self.nu = self.integrator.nq, self.integrator.nv, self.integrator.nu
+        self.nx, self.ndx = self.integrator.nx, self.integrator.ndx
         if int(horizon) != horizon or horizon < 1:
             raise ValueError(f"horizon: expected a positive integer; got {horizon!r}")
         self.T = int(horizon)
@@ -53,8 +55,6 @@ class ShootingProblem:
                              f"{self.nv}); got shape {x.shape}")
         model = getattr(self.dynamics, "model", None)
         if model is not None:
-            from dynamics.inputs import prepare
-
             prepare(model, q=x[:self.nq])
         return x.copy()
 
@@ -72,7 +72,7 @@ class ShootingProblem:
         xs = np.tile(self.x0, (self.T, 1)) if xs is None else np.asarray(xs, dtype=float)[:self.T]
         tau = self.dynamics.rnea(xs[:, :self.nq], np.zeros((self.T, self.nv)),
                                  np.zeros((self.T, self.nv)))
-        return np.asarray(tau) @ np.linalg.pinv(self.step.B).T
+        return np.asarray(tau) @ np.linalg.pinv(self.integrator.B).T
 
     def rollout(self, us, x0=None):
         """States (T + 1, nx) from x0 under the controls us (T, nu)."""
@@ -80,7 +80,7 @@ class ShootingProblem:
         xs = np.empty((self.T + 1, self.nx))
         xs[0] = self.x0 if x0 is None else x0
         for t in range(self.T):
-            xs[t + 1] = self.step.step(xs[t], us[t])
+            xs[t + 1] = self.integrator.step(xs[t], us[t])
         return xs
 
     def cost(self, xs, us) -> float:
@@ -95,4 +95,4 @@ class ShootingProblem:
         terminal CostDerivatives (1 knot), StepDerivatives (T knots))."""
         run = self.running_cost.calc_diff(xs[:-1], us, hessians).scaled(self.dt)
         term = self.terminal_cost.calc_diff(xs[-1:], np.zeros((1, self.nu)), hessians)
-        return run, term, self.step.derivatives(xs[:-1], us, order)
+        return run, term, self.integrator.derivatives(xs[:-1], us, order)

@@ -285,7 +285,7 @@ def _backward(P, method, xs, us, run, term, D, reg, lo, hi, bounded):
         Quu = run.luu[t] + Fu.T @ Vxx @ Fu
         if method == "ddp":
             t0 = time.perf_counter()
-            Fxx, Fxu, Fuu = P.step.hessians(xs[t], us[t], Vx, D, t)
+            Fxx, Fxu, Fuu = P.integrator.hessians(xs[t], us[t], Vx, D, t)
             t_so += time.perf_counter() - t0
             Qxx = Qxx + Fxx
             Qux = Qux + Fxu.T
@@ -321,9 +321,9 @@ def _forward(P, xs, us, k, K, alpha, lo, hi):
     un = np.empty_like(us)
     xn[0] = xs[0]
     for t in range(P.T):
-        dx = P.step.difference(xs[t], xn[t])
+        dx = P.integrator.difference(xs[t], xn[t])
         un[t] = np.clip(us[t] + alpha * k[t] + K[t] @ dx, lo, hi)
-        xn[t + 1] = P.step.step(xn[t], un[t])
+        xn[t + 1] = P.integrator.step(xn[t], un[t])
         if not np.all(np.isfinite(xn[t + 1])):
             xn[t + 1:] = np.nan
             un[t + 1:] = np.nan

@@ -49,10 +49,10 @@ def id_hessian(d: IDDerivatives) -> np.ndarray:
 
 def finite_diff_2(model, q, v, a, h: float = FD2_STEP) -> IDDerivatives:
     """Finite-Diff-2: central differences of IDSVA's first derivatives (one point)."""
-    return _fd.id_second_derivatives(model, q, v, a, method="fd2", step=h)
+    return _fd.id_second_derivatives(model, q, v, a, method="finite-diff-2", h=h)
 
 
 def finite_diff_1(model, q, v, a, h: float = FD1_STEP) -> IDDerivatives:
     """Finite-Diff-1: second-order central differences of RNEA (one point), eq. 55-56 with
     k = h.  First derivatives by central differences too."""
-    return _fd.id_second_derivatives(model, q, v, a, method="fd1", step=h)
+    return _fd.id_second_derivatives(model, q, v, a, method="finite-diff-1", h=h)

@@ -21,7 +21,8 @@ SERIAL_MAX_T = 1
 
 _IPR = {"dmm": _fwd.IPR_DMM, "aza": _fwd.IPR_AZA, "ltdl": _fwd.IPR_LTDL}
 
-#: the ``ipr="auto"`` choice; see ``results/ipr_variants.md`` (python -m problems.bench ipr)
+#: the ``ipr="auto"`` choice: of the three, ltdl measured fastest on UR3, HyQ, ATLAS and Talos when
+#: FDSVA was written (``soddp bench fo`` times this default beside Pinocchio)
 IPR_AUTO = "ltdl"
 
 
@@ -98,7 +99,7 @@ def fd_derivatives(model, q, v, tau, ipr: str = "auto") -> FDDerivatives:
 
 
 #: ``inner="auto"``/``outer="auto"`` choices of :func:`fd_second_derivatives`: DTM up to these
-#: sizes (nv), IDFOZA / AZA above.  Measured by ``python -m problems.bench crossover``
+#: sizes (nv), IDFOZA / AZA above.  Measured by ``soddp bench crossover``
 #: (results/fd_so_crossover.md): with our kernels DTM is faster for both terms on every size
 #: measured (serial chains and binary trees, N <= 60); IDFOZA above 60 DoFs is an extrapolation
 #: from its lower complexity, AZA is never chosen (4x slower than DTM at N = 60).

@@ -42,11 +42,14 @@ from .protocol import RobotConfigurationSpace, _check_order
 from .results import FDDerivatives, IDDerivatives
 from .symbolic import SymbolicTree
 
-#: kinds of function a CasadiDynamics builds: name -> (dynamics, order, contracted)
+#: kinds of function a CasadiDynamics builds, named after the quantity: the value (``rnea``,
+#: ``aba``), its first derivatives (``_fo``), first and second derivatives (``_so``) and the
+#: second derivatives contracted with a co-state lam (``_so_lam``);
+#: name -> (dynamics, order, contracted)
 KINDS = {
     "rnea": ("rnea", 0, False), "aba": ("aba", 0, False),
-    "id1": ("rnea", 1, False), "id2": ("rnea", 2, False), "id2_lam": ("rnea", 2, True),
-    "fd1": ("aba", 1, False), "fd2": ("aba", 2, False), "fd2_lam": ("aba", 2, True),
+    "rnea_fo": ("rnea", 1, False), "rnea_so": ("rnea", 2, False), "rnea_so_lam": ("rnea", 2, True),
+    "aba_fo": ("aba", 1, False), "aba_so": ("aba", 2, False), "aba_so_lam": ("aba", 2, True),
 }
 
 
@@ -127,7 +130,7 @@ class CasadiDynamics(RobotConfigurationSpace):
     def id_derivatives(self, q, v, a, order=1):
         _check_order(order)
         b = prepare(self.model, q=q, v=v, a=a)
-        outs = self._eval("id1" if order == 1 else "id2", b, "q", "v", "a")
+        outs = self._eval("rnea_fo" if order == 1 else "rnea_so", b, "q", "v", "a")
         return IDDerivatives(*b.unbatch(tuple(outs)))
 
     def fd_derivatives(self, q, v, tau, order=1, lam=None):
@@ -136,13 +139,13 @@ class CasadiDynamics(RobotConfigurationSpace):
             if lam is not None:
                 raise ValueError("lam: only used with order=2")
             b = prepare(self.model, q=q, v=v, tau=tau)
-            outs = self._eval("fd1", b, "q", "v", "tau")
+            outs = self._eval("aba_fo", b, "q", "v", "tau")
         elif lam is None:
             b = prepare(self.model, q=q, v=v, tau=tau)
-            outs = self._eval("fd2", b, "q", "v", "tau")
+            outs = self._eval("aba_so", b, "q", "v", "tau")
         else:
             b = prepare(self.model, q=q, v=v, tau=tau, lam=lam)
-            outs = self._eval("fd2_lam", b, "q", "v", "tau", "lam")
+            outs = self._eval("aba_so_lam", b, "q", "v", "tau", "lam")
         return FDDerivatives(*b.unbatch(tuple(outs)))
 
     # ------------------------------------------------------------------ functions

@@ -4,11 +4,15 @@
 Two methods, for inverse dynamics tau = ID(q, v, a) and forward dynamics a = FD(q, v, tau) alike
 (below f(q, v, x) is either, x = a or tau):
 
-* ``"fd1"`` (Finite-Diff-1, App. A.II.1): second-order central differences of f itself (RNEA or
-  ABA), first derivatives by central differences; default step ``FD1_STEP`` = 3e-4 (the paper found
-  the best between 1e-4 and 1e-3).
-* ``"fd2"`` (Finite-Diff-2, App. A.II.2): first-order central differences of the analytical first
-  derivatives (IDSVA / FDSVA); first derivatives exact; default step ``FD2_STEP`` = 1e-5.
+* ``"finite-diff-1"`` (Finite-Diff-1, App. A.II.1): second-order central differences of f itself
+  (RNEA or ABA), first derivatives by central differences; default step ``FD1_STEP`` = 3e-4 (the
+  paper found the best between 1e-4 and 1e-3).
+* ``"finite-diff-2"`` (Finite-Diff-2, App. A.II.2): first-order central differences of the
+  analytical first derivatives (IDSVA / FDSVA); first derivatives exact; default step
+  ``FD2_STEP`` = 1e-5.
+
+The short spellings ``"fd1"`` and ``"fd2"`` of earlier versions are accepted as aliases.  The step
+is called ``h`` everywhere (as in the paper).
 
 Configuration steps are taken on the manifold, ``q (+) h e_k``; a second derivative along (j, k)
 perturbs along k first and then along j, matching ``T[i, j, k] = L_{x_k}(L_{x_j} f_i)``.  Each method
@@ -26,7 +30,9 @@ from .results import FDDerivatives, IDDerivatives
 
 FD1_STEP = 3e-4
 FD2_STEP = 1e-5
-METHODS = ("fd1", "fd2")
+METHODS = ("finite-diff-1", "finite-diff-2")
+#: earlier spellings, still accepted
+METHOD_ALIASES = {"fd1": "finite-diff-1", "fd2": "finite-diff-2"}
 
 
 def _one_point(model, q, v, x):
@@ -95,50 +101,58 @@ def differentiate_function(model, f, q, v, x, h: float = FD1_STEP):
     return f0, central(fq), central(fv), central(fx), Hqq, Hvv, Hqv, Hxq
 
 
-def _steps(method, step):
+def _method_and_step(method, h):
+    """The canonical method name and its step h (the method's default when h is None)."""
+    method = METHOD_ALIASES.get(method, method)
     if method not in METHODS:
-        raise ValueError(f"method: expected 'fd1' or 'fd2'; got {method!r}")
-    h = (FD1_STEP if method == "fd1" else FD2_STEP) if step is None else float(step)
-    if not (np.isfinite(h) and h > 0):
-        raise ValueError(f"step: expected a positive finite float; got {step!r}")
-    return h
+        raise ValueError(f"method: expected 'finite-diff-1' or 'finite-diff-2'; got {method!r}")
+    step = (FD1_STEP if method == "finite-diff-1" else FD2_STEP) if h is None else h
+    try:
+        step = float(step)
+    except (TypeError, ValueError):
+        step = float("nan")
+    if not (np.isfinite(step) and step > 0):
+        raise ValueError(f"h: expected a positive finite step; got {h!r}")
+    return method, step
 
 
-def _second_derivatives(model, q, v, x, method, step, first_order, function, cls):
-    h = _steps(method, step)
-    if method == "fd2":
+def _second_derivatives(model, q, v, x, method, h, first_order, function, cls):
+    method, h = _method_and_step(method, h)
+    if method == "finite-diff-2":
         first = lambda Q, V, X: _first_four(first_order(model, Q, V, X))
         return cls(*differentiate_first_order(model, first, q, v, x, h))
     return cls(*differentiate_function(model, lambda Q, V, X: function(model, Q, V, X), q, v, x,
                                        h))
 
 
-def id_second_derivatives(model, q, v, a, method: str = "fd2", step=None) -> IDDerivatives:
-    """Second-order ID derivatives of one point by finite differences (``"fd1"`` or ``"fd2"``)."""
-    return _second_derivatives(model, q, v, a, method, step, _alg.id_derivatives, _alg.rnea,
+def id_second_derivatives(model, q, v, a, method: str = "finite-diff-2", h=None) -> IDDerivatives:
+    """Second-order inverse-dynamics derivatives of one point by finite differences
+    (``method`` "finite-diff-1" or "finite-diff-2", step ``h``)."""
+    return _second_derivatives(model, q, v, a, method, h, _alg.id_derivatives, _alg.rnea,
                                IDDerivatives)
 
 
-def fd_second_derivatives(model, q, v, tau, method: str = "fd2", step=None) -> FDDerivatives:
-    """Second-order FD derivatives of one point by finite differences (``"fd1"`` or ``"fd2"``)."""
-    return _second_derivatives(model, q, v, tau, method, step, _alg.fd_derivatives, _alg.aba,
+def fd_second_derivatives(model, q, v, tau, method: str = "finite-diff-2", h=None) -> FDDerivatives:
+    """Second-order forward-dynamics derivatives of one point by finite differences
+    (``method`` "finite-diff-1" or "finite-diff-2", step ``h``)."""
+    return _second_derivatives(model, q, v, tau, method, h, _alg.fd_derivatives, _alg.aba,
                                FDDerivatives)
 
 
 class FiniteDifferenceDynamics(RobotConfigurationSpace):
     """The :class:`~dynamics.protocol.Dynamics` protocol with second derivatives by finite
-    differences on the manifold (``method`` "fd1" or "fd2", ``step`` h; see module docstring).
-    Values and, for "fd2", first derivatives come from the analytical kernels.  Batches are
-    evaluated knot by knot; with ``lam`` the full tensors are contracted over the output index."""
+    differences on the manifold (``method`` "finite-diff-1" or "finite-diff-2", step ``h``; see
+    module docstring).  Values and, for "finite-diff-2", first derivatives come from the
+    analytical kernels.  Batches are evaluated knot by knot; with ``lam`` the full tensors are
+    contracted over the output index."""
 
-    def __init__(self, model, method: str = "fd2", step=None):
-        self.step = _steps(method, step)
-        self.method = method
+    def __init__(self, model, method: str = "finite-diff-2", h=None):
+        self.method, self.h = _method_and_step(method, h)
         self.model = model
         self.nq, self.nv = model.nq, model.nv
 
     def __repr__(self):
-        return f"FiniteDifferenceDynamics({self.model!r}, method={self.method!r}, step={self.step:g})"
+        return f"FiniteDifferenceDynamics({self.model!r}, method={self.method!r}, h={self.h:g})"
 
     def aba(self, q, v, tau):
         return _alg.aba(self.model, q, v, tau)
@@ -152,7 +166,7 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
             return self._first_order(_alg.id_derivatives, q, v, a)
         b = prepare(self.model, q=q, v=v, a=a)
         res = [id_second_derivatives(self.model, b["q"][t], b["v"][t], b["a"][t], self.method,
-                                     self.step) for t in range(b.T)]
+                                     self.h) for t in range(b.T)]
         return _stack(IDDerivatives, res, b)
 
     def fd_derivatives(self, q, v, tau, order=1, lam=None):
@@ -166,7 +180,7 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
         res = []
         for t in range(b.T):
             d = fd_second_derivatives(self.model, b["q"][t], b["v"][t], b["tau"][t], self.method,
-                                      self.step)
+                                      self.h)
             if lam is not None:
                 for k in ("d2a_dq2", "d2a_dv2", "d2a_dqdv", "d2a_dtaudq"):
                     setattr(d, k, np.tensordot(b["lam"][t], getattr(d, k), axes=(0, 0)))
@@ -174,14 +188,14 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
         return _stack(FDDerivatives, res, b)
 
     def _first_order(self, fn, q, v, x):
-        if self.method == "fd2":
+        if self.method == "finite-diff-2":
             return fn(self.model, q, v, x)
-        # fd1: first derivatives by central differences of the function itself
+        # Finite-Diff-1: first derivatives by central differences of the function itself
         f = _alg.rnea if fn is _alg.id_derivatives else _alg.aba
         cls = IDDerivatives if fn is _alg.id_derivatives else FDDerivatives
         b = prepare(self.model, q=q, v=v, **({"a": x} if cls is IDDerivatives else {"tau": x}))
         X = b["a"] if cls is IDDerivatives else b["tau"]
-        res = [cls(*_central_first(self.model, f, b["q"][t], b["v"][t], X[t], self.step))
+        res = [cls(*_central_first(self.model, f, b["q"][t], b["v"][t], X[t], self.h))
                for t in range(b.T)]
         return _stack(cls, res, b)
 

@@ -13,6 +13,9 @@ the Jacobians ``J_q = dG/ddq``, ``J_w = dG/ddw`` at 0 (Pinocchio's ``dIntegrate`
 ``lam``-contracted Hessian ``sum_i lam_i d^2 G_i / d(dq, dw)^2`` (2n x 2n): the second-order terms
 of ``(+)`` that an exact second-order model of a discrete step on the manifold needs (zero for
 vector-space joints).  G does not depend on q (left invariance).
+
+A leaf module: it imports nothing from the algorithms or the backends (the symbolic dynamics of
+:mod:`dynamics.symbolic` builds on its ``skew``, ``quat_rot`` and ``exp_group``).
 """
 
 from __future__ import annotations
@@ -59,8 +62,19 @@ def vinv_coeff(s):  # (1 - t sin t / (2 (1 - cos t))) / t^2
 
 
 def skew(w):
+    """[w]x, the 3x3 cross-product matrix of a 3-vector (SX or DM)."""
     return cs.vertcat(cs.horzcat(0, -w[2], w[1]), cs.horzcat(w[2], 0, -w[0]),
                       cs.horzcat(-w[1], w[0], 0))
+
+
+def quat_rot(x, y, z, w):
+    """The rotation matrix of the quaternion (x, y, z, w) (Pinocchio's order), normalized first."""
+    n = cs.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / n, y / n, z / n, w / n
+    return cs.vertcat(
+        cs.horzcat(1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+        cs.horzcat(2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+        cs.horzcat(2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)))
 
 
 def exp_so3(w):
@@ -140,12 +154,10 @@ def inverse(jtype, M):
 
 def element(jtype, qj):
     """The joint configuration qj (Pinocchio layout) as a homogeneous matrix."""
-    from .symbolic import _quat_rot
-
     if jtype == _kin.SPH:
-        return _quat_rot(qj[0], qj[1], qj[2], qj[3])
+        return quat_rot(qj[0], qj[1], qj[2], qj[3])
     if jtype == _kin.FF:
-        return _hom(_quat_rot(qj[3], qj[4], qj[5], qj[6]), qj[:3])
+        return _hom(quat_rot(qj[3], qj[4], qj[5], qj[6]), qj[:3])
     if jtype == _kin.PLA:
         n = cs.sqrt(qj[2] ** 2 + qj[3] ** 2)
         c, s = qj[2] / n, qj[3] / n

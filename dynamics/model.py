@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .inputs import prepare
 from .kernels import kinematics as _kin
 from .kernels.layout import KernelModel, pack
 
@@ -209,16 +210,12 @@ class RobotModel:
 
     def integrate(self, q, dq) -> np.ndarray:
         """q (+) dq, as ``pinocchio.integrate``.  Shapes (nq,), (nv,) or batched (T, nq), (T, nv)."""
-        from .inputs import prepare
-
         b = prepare(self, q=q, dq=dq)
         kernel = _kin.integrate_serial if b.T == 1 else _kin.integrate_batch
         return b.unbatch(kernel(*self.kernel_args, b["q"], b["dq"]))
 
     def difference(self, q0, q1) -> np.ndarray:
         """q1 (-) q0 (tangent vector at q0), as ``pinocchio.difference``."""
-        from .inputs import prepare
-
         b = prepare(self, q0=q0, q1=q1)
         kernel = _kin.difference_serial if b.T == 1 else _kin.difference_batch
         return b.unbatch(kernel(*self.kernel_args, b["q0"], b["q1"]))

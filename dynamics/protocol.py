@@ -28,6 +28,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from . import algorithms as _alg
+from .inputs import prepare
 from .results import FDDerivatives, IDDerivatives
 
 
@@ -113,8 +114,6 @@ class AnalyticalDynamics(RobotConfigurationSpace):
 def _pin_jacobians(model, which, x0, x1):
     """Tangent-space Jacobians of pinocchio.integrate / pinocchio.difference (both arguments)."""
     import pinocchio as pin
-
-    from .inputs import prepare
 
     b = prepare(model, q=x0, dq=x1) if which == "dIntegrate" else prepare(model, q0=x0, q1=x1)
     A, B = (b["q"], b["dq"]) if which == "dIntegrate" else (b["q0"], b["q1"])

@@ -1,8 +1,8 @@
 """Result dataclasses of the derivative kernels.
 
 Shapes are for one point; a batched call returns the same fields with a leading knot axis ``T``.
-Tensor layout (DEVELOPERS.md): ``T[i, j, k] = L_{x_k}(L_{x_j} f_i)``, output on axis 0, first
-derivative on axis 1, second on axis 2.  Configuration derivatives are Lie derivatives along
+Tensor layout (the project convention, README "Conventions"): ``T[i, j, k] =
+L_{x_k}(L_{x_j} f_i)``, output on axis 0, first derivative on axis 1, second on axis 2.  Configuration derivatives are Lie derivatives along
 right perturbations ``q (+) d`` (``pinocchio.integrate``).
 """
 

@@ -21,25 +21,12 @@ import casadi as cs
 import numpy as np
 
 from .kernels import kinematics as _kin
-
-
-def _skew(w):
-    return cs.vertcat(cs.horzcat(0, -w[2], w[1]), cs.horzcat(w[2], 0, -w[0]),
-                      cs.horzcat(-w[1], w[0], 0))
+from .lie import exp_group, quat_rot, skew
 
 
 def _rodrigues(u, c, s):
     u = cs.DM(u)
-    return c * cs.DM.eye(3) + s * _skew(u) + (1 - c) * cs.mtimes(u, u.T)
-
-
-def _quat_rot(x, y, z, w):
-    n = cs.sqrt(x * x + y * y + z * z + w * w)
-    x, y, z, w = x / n, y / n, z / n, w / n
-    return cs.vertcat(
-        cs.horzcat(1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
-        cs.horzcat(2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
-        cs.horzcat(2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)))
+    return c * cs.DM.eye(3) + s * skew(u) + (1 - c) * cs.mtimes(u, u.T)
 
 
 def _joint_transform(jtype, axis, qj):
@@ -53,9 +40,9 @@ def _joint_transform(jtype, axis, qj):
     if jtype == _kin.PRI:
         return cs.SX.eye(3), qj[0] * cs.DM(axis)
     if jtype == _kin.SPH:
-        return _quat_rot(qj[0], qj[1], qj[2], qj[3]), zero
+        return quat_rot(qj[0], qj[1], qj[2], qj[3]), zero
     if jtype == _kin.FF:
-        return _quat_rot(qj[3], qj[4], qj[5], qj[6]), cs.vertcat(qj[0], qj[1], qj[2])
+        return quat_rot(qj[3], qj[4], qj[5], qj[6]), cs.vertcat(qj[0], qj[1], qj[2])
     if jtype == _kin.PLA:
         n = cs.sqrt(qj[2] ** 2 + qj[3] ** 2)
         c, s = qj[2] / n, qj[3] / n
@@ -69,13 +56,11 @@ def _compose(A, B):
 
 
 def _first_order_exp(xi):
-    return cs.SX.eye(3) + _skew(xi[3:]), xi[:3]
+    return cs.SX.eye(3) + skew(xi[3:]), xi[:3]
 
 
 def _exact_exp(xi):
-    from . import lie
-
-    M = lie.exp_group(_kin.FF, xi)
+    M = exp_group(_kin.FF, xi)
     return M[:3, :3], M[:3, 3]
 
 
@@ -104,7 +89,7 @@ def _motion_matrix(X):
     """6x6 matrix of :func:`_motion_to_child`; forces go to the parent with its transpose."""
     R, p = X
     Z = cs.SX.zeros(3, 3)
-    return cs.vertcat(cs.horzcat(R.T, -cs.mtimes(R.T, _skew(p))), cs.horzcat(Z, R.T))
+    return cs.vertcat(cs.horzcat(R.T, -cs.mtimes(R.T, skew(p))), cs.horzcat(Z, R.T))
 
 
 def _mcross(v, m):
@@ -116,7 +101,7 @@ def _fcross(v, f):
 
 
 def _spatial_inertia(mass, com, Icom):
-    c = _skew(cs.DM(com))
+    c = skew(cs.DM(com))
     return cs.DM(np.block([[mass * np.eye(3), -mass * np.array(c)],
                            [mass * np.array(c), Icom - mass * np.array(c @ c)]]))
 

@@ -1,7 +1,10 @@
-"""Example problems, the ``soddp`` command and the studies.
+"""Example problems, the ``soddp`` command, the studies and the benchmarks.
 
 ``problems.get(name, **options)`` returns the :class:`ddp.ShootingProblem` of an example (see
-:mod:`problems.examples`); ``problems.PROBLEMS`` lists them.
+:mod:`problems.examples`); ``problems.PROBLEMS`` lists them.  One module per concern:
+:mod:`.examples` (the problems), :mod:`.studies` (solve, compare, study), :mod:`.output` (results
+folder, tables, figures), :mod:`.bench` (the benchmark registry and its families),
+:mod:`.reference` (C++ Pinocchio and Crocoddyl), :mod:`.cli` (the ``soddp`` command).
 """
 
 from .examples import BACKENDS, PROBLEMS, get, make_backend

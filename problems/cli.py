@@ -20,49 +20,45 @@ from __future__ import annotations
 import argparse
 import sys
 
+from dynamics import robots
+
+from . import studies
+from .bench import BENCHMARKS, ROBOTS, BenchOptions
+from .bench import run as run_benchmark
+from .examples import BACKENDS, PROBLEMS
+from .reference import pinocchio_cpp
+
 
 def _bench(args):
-    from . import bench, cpp_reference
-
-    if args.build_cpp and not cpp_reference.is_built():
-        cpp_reference.build()
-    from dynamics import robots
-
     for r in args.robots:
         if r not in robots.NAMES:
             print(f"soddp bench: error: unknown robot {r!r} (choose from {', '.join(robots.NAMES)})",
                   file=sys.stderr)
             return 2
-    bench.run(args.what, args.robots, args.batch, args.min_time,
-              casadi_options=dict(cflags=tuple(args.cflags.split()),
-                                  max_compile_s=args.codegen_timeout, codegen=not args.no_codegen))
+    if args.build_cpp and not pinocchio_cpp.is_built():
+        pinocchio_cpp.build()
+    run_benchmark(args.what, BenchOptions(tuple(args.robots), args.batch, args.min_time,
+                                          tuple(args.cflags.split()), args.codegen_timeout,
+                                          not args.no_codegen))
     return 0
 
 
 def _solve(args):
-    from .runs import solve_command
-
-    solve_command(args.problem, args.method, args.backend, args.max_iter, args.plot)
+    studies.solve_command(args.problem, args.method, args.backend, args.max_iter, args.plot)
     return 0
 
 
 def _compare(args):
-    from .runs import compare_command
-
-    compare_command(args.problem, args.max_iter)
+    studies.compare_command(args.problem, args.max_iter)
     return 0
 
 
 def _study(args):
-    from .runs import study
-
-    study(quick=args.quick, problems=args.problems)
+    studies.study(quick=args.quick, problems=args.problems)
     return 0
 
 
 def _add_solver_commands(sub):
-    from .examples import BACKENDS, PROBLEMS
-
     names = ", ".join(PROBLEMS)
     s = sub.add_parser("solve", help="solve one example problem",
                        description="Solve an example problem, print the iteration table and the "
@@ -108,13 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="derivative benchmarks (tables in results/)",
                        description="Time our kernels beside Pinocchio (Python binding and the C++ "
                        "reference) and write results/derivatives_*.csv and .md.")
-    from .bench import BENCHMARKS
-
     b.add_argument("what", nargs="?", default="fo", choices=[*BENCHMARKS, "all"],
-                   help="; ".join(f"{k}: {v}" for k, v in BENCHMARKS.items())
+                   help="; ".join(f"{k}: {d}" for k, (d, _) in BENCHMARKS.items())
                    + "; all: every one (default: fo)")
-    b.add_argument("--robots", nargs="+", default=["ur3", "hyq", "atlas", "talos"],
-                   metavar="ROBOT", help="robots to time (default: ur3 hyq atlas talos)")
+    b.add_argument("--robots", nargs="+", default=list(ROBOTS), metavar="ROBOT",
+                   help=f"robots to time (default: {' '.join(ROBOTS)})")
     b.add_argument("--batch", type=int, default=100, metavar="T", help="knots per batched call")
     b.add_argument("--min-time", type=float, default=0.2, metavar="S",
                    help="seconds per timing round (default 0.2)")

@@ -33,7 +33,7 @@ def make_backend(model, backend: str):
     if backend == "casadi":
         return dyn.CasadiDynamics(model)
     if backend == "finite-diff":
-        return dyn.FiniteDifferenceDynamics(model, "fd2")
+        return dyn.FiniteDifferenceDynamics(model, "finite-diff-2")
     raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}; got {backend!r}")
 
 

@@ -1,31 +1,9 @@
-"""Shared fixtures: the named robots, random trees covering every joint type, random states."""
+"""Fixtures: the named robots, the random trees, and both together (helpers in ``helpers.py``)."""
 
-import numpy as np
 import pytest
 
 from dynamics import robots
-
-ROBOTS = ("pendulum", "double_pendulum", "ur3", "hyq", "atlas", "talos")
-
-#: (n_bodies, floating_base, seed): every supported joint type appears, fixed and floating
-TREES = [(8, False, s) for s in range(6)] + [(8, True, s) for s in range(6)] + [(1, True, 0)]
-
-
-def tree_id(spec):
-    n, fb, s = spec
-    return f"tree{n}-{'float' if fb else 'fixed'}-{s}"
-
-
-def build(spec):
-    """A model from a spec: a robot name, or (n_bodies, floating_base, seed) for a random tree."""
-    if isinstance(spec, str):
-        return robots.load(spec)
-    n, fb, s = spec
-    return robots.random_tree(n, floating_base=fb, seed=s, branching=0.4)
-
-
-def spec_id(spec):
-    return spec if isinstance(spec, str) else tree_id(spec)
+from helpers import ROBOTS, SO_CASES, TREES, build, spec_id, tree_id
 
 
 @pytest.fixture(params=ROBOTS)
@@ -42,25 +20,6 @@ def tree(request):
 def any_model(request):
     """Every named robot and every random tree."""
     return build(request.param)
-
-
-def random_state(model, seed=0):
-    """(q, v, a, tau) drawn with a fixed seed."""
-    rng = np.random.default_rng(seed)
-    q = model.random_configuration(rng)
-    v, a, tau = rng.normal(size=(3, model.nv))
-    return q, v, a, tau
-
-
-def rel_err(x, ref):
-    """max abs error / max(1, max |ref|)."""
-    x, ref = np.asarray(x), np.asarray(ref)
-    return float(np.max(np.abs(x - ref)) / max(1.0, float(np.max(np.abs(ref)))))
-
-
-#: robots and trees for the second-order reference tests; ATLAS and Talos marked slow
-SO_CASES = [pytest.param(s, marks=pytest.mark.slow) if s in ("atlas", "talos") else s
-            for s in ROBOTS] + TREES
 
 
 @pytest.fixture(params=SO_CASES, ids=spec_id)

@@ -5,6 +5,7 @@ SX and differentiated by AD), so agreement to 1e-9 checks both.  Finite differen
 """
 
 import functools
+import subprocess
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ import pytest
 import dynamics as dyn
 from dynamics.casadi_backend import CasadiDynamics, CodegenLimitError, CodegenLimits
 from dynamics.finite_difference import FiniteDifferenceDynamics
-from conftest import TREES, build, random_state, rel_err, spec_id
+from helpers import TREES, build, random_state, rel_err, spec_id
 
 CASES = ["ur3", "hyq"] + TREES
 ID_FIELDS = list(dyn.IDDerivatives.__dataclass_fields__)
@@ -70,7 +71,7 @@ def test_casadi_batch_equals_pointwise():
     assert cd.aba(Q, V, TAU).shape == (3, m.nv)
 
 
-@pytest.mark.parametrize("method", ["fd1", "fd2"])
+@pytest.mark.parametrize("method", ["finite-diff-1", "finite-diff-2"])
 @pytest.mark.parametrize("spec", ["hyq", (8, True, 1), (8, False, 2)], ids=spec_id)
 def test_finite_differences_match_analytical(spec, method):
     m = build(spec)
@@ -91,10 +92,13 @@ def test_finite_differences_match_analytical(spec, method):
 
 def test_finite_difference_arguments_are_checked():
     m = build("ur3")
-    with pytest.raises(ValueError, match="method: expected 'fd1' or 'fd2'; got 'fd3'"):
+    with pytest.raises(ValueError, match="method: expected 'finite-diff-1' or 'finite-diff-2'; "
+                                         "got 'fd3'"):
         FiniteDifferenceDynamics(m, "fd3")
-    with pytest.raises(ValueError, match="step: expected a positive finite float"):
-        FiniteDifferenceDynamics(m, "fd2", step=-1.0)
+    with pytest.raises(ValueError, match="h: expected a positive finite step"):
+        FiniteDifferenceDynamics(m, "finite-diff-2", h=-1.0)
+    # the earlier spellings remain aliases
+    assert FiniteDifferenceDynamics(m, "fd1").method == "finite-diff-1"
 
 
 def test_codegen_compiles_caches_and_matches(tmp_path):
@@ -104,12 +108,12 @@ def test_codegen_compiles_caches_and_matches(tmp_path):
     ref = CasadiDynamics(m)
     _compare(cg.id_derivatives(q, v, a, order=2), ref.id_derivatives(q, v, a, order=2),
              ID_FIELDS, 1e-12)
-    rep = cg.reports["id2"]
+    rep = cg.reports["rnea_so"]
     assert not rep.cached and rep.c_bytes > 0 and rep.so_bytes > 0 and rep.compile_s > 0
     again = CasadiDynamics(m, codegen=True, cflags=("-O1",), cache_dir=tmp_path)
     _compare(again.id_derivatives(q, v, a, order=2), ref.id_derivatives(q, v, a, order=2),
              ID_FIELDS, 1e-12)
-    assert again.reports["id2"].cached
+    assert again.reports["rnea_so"].cached
 
 
 def test_codegen_limits_fail_with_a_clear_message(tmp_path):
@@ -117,13 +121,11 @@ def test_codegen_limits_fail_with_a_clear_message(tmp_path):
     small = CasadiDynamics(m, codegen=True, cache_dir=tmp_path,
                            limits=CodegenLimits(max_instructions=1000))
     with pytest.raises(CodegenLimitError, match=r"instructions, above limits.max_instructions"):
-        small.function("fd2")
+        small.function("aba_so")
     slow = CasadiDynamics(m, codegen=True, cache_dir=tmp_path,
                           limits=CodegenLimits(max_compile_s=0.05))
-    import subprocess
-
     with pytest.raises(CodegenLimitError, match=r"exceeded limits.max_compile_s = 0.05 s"):
-        slow.function("fd2")
+        slow.function("aba_so")
     # the compiler proper (cc1, a grandchild of the driver) was stopped too
     left = subprocess.run(["pgrep", "-f", f"cc1 .*{tmp_path}"], capture_output=True)
     assert left.stdout == b""
@@ -131,10 +133,10 @@ def test_codegen_limits_fail_with_a_clear_message(tmp_path):
     again = CasadiDynamics(m, codegen=True, cache_dir=tmp_path,
                            limits=CodegenLimits(max_compile_s=0.05))
     with pytest.raises(CodegenLimitError, match="recorded earlier"):
-        again.function("fd2")
+        again.function("aba_so")
     tiny = CasadiDynamics(m, codegen=True, cache_dir=tmp_path, limits=CodegenLimits(max_code_mb=0.01))
     with pytest.raises(CodegenLimitError, match=r"above limits.max_code_mb = 0.01 MB"):
-        tiny.function("id1")
+        tiny.function("rnea_fo")
     with pytest.raises(ValueError, match="kind: expected one of"):
         small.function("hessian")
     assert not list(tmp_path.rglob("*.so"))

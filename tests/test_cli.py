@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from problems import cli
+from problems import cli, output
+from problems.bench import backends, derivatives
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,9 +38,7 @@ def test_unknown_names_exit_2():
 
 
 def test_solve_writes_table_plot_and_trajectory(tmp_path, monkeypatch, capsys):
-    from problems import bench
-
-    monkeypatch.setattr(bench, "RESULTS", tmp_path)
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
     assert cli.main(["solve", "pendulum", "--max-iter", "50", "--plot"]) == 0
     out = capsys.readouterr().out
     assert "|grad|" in out and "converged" in out
@@ -51,9 +50,7 @@ def test_solve_writes_table_plot_and_trajectory(tmp_path, monkeypatch, capsys):
 
 
 def test_compare_runs_every_backend(tmp_path, monkeypatch):
-    from problems import bench
-
-    monkeypatch.setattr(bench, "RESULTS", tmp_path)
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
     assert cli.main(["compare", "pendulum", "--max-iter", "100"]) == 0
     text = (tmp_path / "compare_pendulum.md").read_text()
     for run in ("DDP, analytical", "iLQR, analytical", "DDP, CasADi AD", "DDP, finite differences"):
@@ -62,10 +59,8 @@ def test_compare_runs_every_backend(tmp_path, monkeypatch):
 
 
 def test_bench_first_order_small(tmp_path, monkeypatch):
-    from problems import bench
-
-    monkeypatch.setattr(bench, "RESULTS", tmp_path)
-    monkeypatch.setattr(bench, "compile_times", lambda **k: [])
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
+    monkeypatch.setattr(derivatives, "compile_times", lambda **k: [])
     assert cli.main(["bench", "fo", "--robots", "ur3", "--batch", "4", "--min-time", "0.01"]) == 0
     text = (tmp_path / "derivatives_fo.md").read_text()
     assert "| ur3 | 6 | fd_derivatives (FDSVA) |" in text
@@ -73,15 +68,13 @@ def test_bench_first_order_small(tmp_path, monkeypatch):
 
 
 def test_casadi_and_accuracy_benchmarks_small(tmp_path, monkeypatch):
-    from problems import bench, bench_backends
-
-    monkeypatch.setattr(bench, "RESULTS", tmp_path)
-    rows = bench_backends.run_casadi(["double_pendulum"], T=2, min_time=0.01, codegen=False,
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
+    rows = backends.run_casadi(["double_pendulum"], T=2, min_time=0.01, codegen=False,
                                      log=lambda *a: None)
     assert {r["backend"] for r in rows} == {"analytical (ours)", "CasADi SX (no codegen)"}
     assert all(r["status"] == "ok" and r["single_us"] > 0 for r in rows)
     assert "| double_pendulum | 2 | FD-SO, full | CasADi SX" in (tmp_path / "casadi_baseline.md").read_text()
-    rows = bench_backends.run_accuracy(sizes=(2, 3), log=lambda *a: None)
+    rows = backends.run_accuracy(sizes=(2, 3), log=lambda *a: None)
     ours = [r for r in rows if r["method"] == "IDSVA-SO (ours)"]
     assert len(ours) == 4 and all(r["MRE"] < 1e-12 for r in ours)
     assert all(r["MRE"] > 1e-12 for r in rows if r["method"] == "Finite-Diff-1")

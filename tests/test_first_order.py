@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import dynamics as dyn
-from conftest import random_state, rel_err
+from dynamics import robots
+from helpers import TREES, random_state, rel_err
 import pinocchio_ref as ref
 
 TOL = 1e-10
@@ -71,9 +72,6 @@ def test_batch_equals_pointwise(any_model):
 
 def test_every_joint_type_is_covered():
     """The random trees used above really contain every supported joint type, fixed and floating."""
-    from conftest import TREES
-    from dynamics import robots
-
     seen = set()
     for n, fb, s in TREES:
         seen.update(robots.random_tree(n, floating_base=fb, seed=s, branching=0.4).joint_types())

@@ -7,7 +7,7 @@ import pytest
 
 import dynamics as dyn
 from dynamics import robots
-from conftest import random_state, rel_err
+from helpers import random_state, rel_err
 import pinocchio_ref as ref
 
 FIELDS = ("d2a_dq2", "d2a_dv2", "d2a_dqdv", "d2a_dtaudq")

@@ -6,7 +6,7 @@ import pytest
 
 import dynamics as dyn
 from dynamics import robots
-from conftest import rel_err
+from helpers import rel_err
 import pinocchio_ref as ref
 
 

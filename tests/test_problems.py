@@ -25,7 +25,7 @@ def test_registry_errors():
 
 def test_floating_base_is_unactuated_and_floats_without_gravity():
     P = problems.get("hyq")
-    assert P.nu == 12 and np.all(P.step.B[:6] == 0)
+    assert P.nu == 12 and np.all(P.integrator.B[:6] == 0)
     xs = P.rollout(np.zeros((P.T, P.nu)))  # no torque, no gravity: stays at rest
     np.testing.assert_allclose(xs[-1], P.x0, atol=1e-12)
     Pg = problems.get("hyq", gravity=True)

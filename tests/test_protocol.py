@@ -5,7 +5,7 @@ import pytest
 
 import dynamics as dyn
 from dynamics import robots
-from conftest import random_state, rel_err
+from helpers import random_state, rel_err
 
 
 def test_analytical_backend_matches_the_kernels():

@@ -6,7 +6,7 @@ import pytest
 
 import dynamics as dyn
 from dynamics import accuracy, robots
-from conftest import random_state, rel_err
+from helpers import random_state, rel_err
 import pinocchio_ref as ref
 
 FD_TOL = 1e-6

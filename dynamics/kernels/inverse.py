@@ -6,8 +6,9 @@
   forward and one backward sweep.
 
 Every ``*_point`` kernel evaluates one knot; every ``*_batch`` kernel loops over a leading knot axis
-in parallel (``prange``).  The Python wrappers in :mod:`dynamics.algorithms` always call the batch
-form; a single point is the batch of one.
+in parallel (``prange``).  The Python wrappers in :mod:`dynamics.algorithms` pass a single point as
+the batch of one; where a kernel also has a ``*_serial`` driver (the same knot function under
+``range``), the wrappers call it for batches of up to ``SERIAL_MAX_T`` knots.
 
 Per-DoF quantities are stored one row per DoF (``(nv, 6)``), per-body quantities one row per joint
 (``(njoints, ...)``, row 0 the universe).  With S_k the ground-frame motion subspace column of DoF k

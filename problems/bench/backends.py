@@ -13,9 +13,11 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import dynamics as dyn
+from dynamics import accuracy, robots
 
-from .bench import _n_axis, _ratio, paper_trees, random_states, time_us, write_table
-from . import bench as _bench
+from ..output import log_n_axis, pyplot, save_figure, write_table
+from .timing import paper_trees, random_states, ratio, time_us
 
 ACCURACY_SIZES = (2, 4, 8, 12, 16, 20, 30, 40, 50, 60)
 METRICS = ("MAE", "RMSAE", "MRE", "RMSRE")
@@ -24,9 +26,6 @@ METRICS = ("MAE", "RMSAE", "MRE", "RMSRE")
 def run_accuracy(sizes=ACCURACY_SIZES, log=print):
     """Errors of the second-order ID derivatives (the n x 3n x 3n tensor of the paper) against
     CasADi AD, for IDSVA-SO (ours), Finite-Diff-1 and Finite-Diff-2."""
-    import dynamics as dyn
-    from dynamics import accuracy
-
     rows = []
     for kind, N, m, q, v, a in paper_trees(sizes):
         t0 = time.perf_counter()
@@ -53,11 +52,7 @@ def run_accuracy(sizes=ACCURACY_SIZES, log=print):
 
 
 def _plot_accuracy(rows):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
     styles = {"IDSVA-SO (ours)": "C0", "Finite-Diff-1": "C3", "Finite-Diff-2": "C2"}
     for ax, metric in zip(axes.flat, METRICS):
@@ -70,20 +65,19 @@ def _plot_accuracy(rows):
         ax.set_title(metric)
         ax.set_ylabel("absolute error" if metric in ("MAE", "RMSAE") else "relative error")
         ax.grid(True, which="both", alpha=0.3)
-        _n_axis(ax, [2, 5, 10, 20, 50])
+        log_n_axis(ax, [2, 5, 10, 20, 50])
     for ax in axes[0]:
         ax.set_xlabel("")  # shared N axis: labelled on the bottom row
     axes[0, 0].legend(fontsize=7, ncol=1)
     fig.suptitle("Second-order ID derivatives: error against CasADi AD")
     fig.tight_layout()
-    fig.savefig(_bench.RESULTS / "accuracy_so.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, "accuracy_so.png")
 
 
 # ---------------------------------------------------------------------------------- CasADi
 #: smallest expression first (a larger one is skipped once a smaller one hits a codegen limit)
-CASADI_KINDS = (("id2", "ID-SO, full"), ("fd2_lam", "FD-SO, lam-contracted"),
-                ("fd2", "FD-SO, full"))
+CASADI_KINDS = (("rnea_so", "ID-SO, full"), ("aba_so_lam", "FD-SO, lam-contracted"),
+                ("aba_so", "FD-SO, full"))
 CASADI_COLUMNS = [("robot", "robot"), ("nv", "nv"), ("quantity", "quantity"),
                   ("backend", "backend"), ("build_s", "build [s]"),
                   ("n_instructions", "SX instructions"), ("c_mb", "C code [MB]"),
@@ -94,9 +88,9 @@ CASADI_COLUMNS = [("robot", "robot"), ("nv", "nv"), ("quantity", "quantity"),
 
 def _call(backend, kind):
     """The second-order call of ``kind`` on any Dynamics backend, as f(q, v, x, lam)."""
-    if kind == "id2":
+    if kind == "rnea_so":
         return lambda q, v, x, lam: backend.id_derivatives(q, v, x, order=2)
-    if kind == "fd2":
+    if kind == "aba_so":
         return lambda q, v, x, lam: backend.fd_derivatives(q, v, x, order=2)
     return lambda q, v, x, lam: backend.fd_derivatives(q, v, x, order=2, lam=lam)
 
@@ -104,9 +98,6 @@ def _call(backend, kind):
 def run_casadi(robot_names=("ur3", "hyq", "atlas", "talos"), T=20, min_time=0.2, cflags=("-O3",),
                max_compile_s=900.0, codegen=True, log=print):
     """CasADi SX and code-generated C beside the analytical kernels; see module docstring."""
-    import dynamics as dyn
-    from dynamics import robots
-
     rows = []
     for name in robot_names:
         model = robots.load(name)
@@ -151,7 +142,7 @@ def run_casadi(robot_names=("ur3", "hyq", "atlas", "talos"), T=20, min_time=0.2,
                 r.update(build_s=total, n_instructions=rep.n_instructions,
                          c_mb=rep.c_bytes / 1e6 if rep.c_bytes else None,
                          so_mb=rep.so_bytes / 1e6 if rep.so_bytes else None, single_us=tc,
-                         batch_us=tcb, vs_analytical=_ratio(tc, ta),
+                         batch_us=tcb, vs_analytical=ratio(tc, ta),
                          status="ok (build from disk cache; times of the first build)"
                          if rep.cached else "ok")
                 rows.append(r)

@@ -1,5 +1,5 @@
-"""DDP / iLQR: the discrete step's Taylor model, cost derivatives, Riccati optimality, convergence
-rates and failure statuses."""
+"""DDP / iLQR: Riccati optimality on a linear-quadratic problem, the same optimum with quadratic
+vs linear rates, box-QP and bounds, failure statuses, the iteration table."""
 
 import numpy as np
 import pinocchio as pin
@@ -7,120 +7,10 @@ import pytest
 
 import ddp
 import dynamics as dyn
-from dynamics import lie, robots
-from conftest import rel_err
+from dynamics import robots
+from helpers import rel_err
 
 
-# ---------------------------------------------------------------------------------- (+) expansion
-@pytest.mark.parametrize("name", ["hyq", "tree"])
-def test_integrate_expansion_against_pinocchio_and_differences(name):
-    m = (robots.random_tree(6, joint_types=robots.JOINT_TYPES, seed=1, floating_base=True)
-         if name == "tree" else robots.load(name))
-    n = m.nv
-    rng = np.random.default_rng(0)
-    for scale in (1.0, 0.0):  # a finite step and the identity (small-angle series)
-        q = m.random_configuration(rng)
-        w, lam = scale * rng.normal(size=n), rng.normal(size=n)
-        Jq, Jw, H = lie.integrate_expansion(m, q, w, lam)
-        np.testing.assert_allclose(Jq, pin.dIntegrate(m.pin_model, q, w, pin.ArgumentPosition.ARG0),
-                                   atol=1e-12)
-        np.testing.assert_allclose(Jw, pin.dIntegrate(m.pin_model, q, w, pin.ArgumentPosition.ARG1),
-                                   atol=1e-12)
-        q1 = m.integrate(q, w)
-        G = lambda z: lam @ m.difference(q1, m.integrate(m.integrate(q, z[:n]), w + z[n:]))
-        h, E = 1e-3, np.eye(2 * n) * 1e-3
-        Hfd = np.array([[(G(E[j] + E[k]) - G(E[j] - E[k]) - G(E[k] - E[j]) + G(-E[j] - E[k]))
-                         / (4 * h * h) for k in range(2 * n)] for j in range(2 * n)])
-        assert rel_err(H, Hfd) < 1e-5
-
-
-# ---------------------------------------------------------------------------------- discrete step
-@pytest.mark.parametrize("name", ["ur3", "hyq", pytest.param("atlas", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("second_order", ["tensor", "contracted"])
-def test_step_taylor_model_error_is_third_order(name, second_order):
-    m = robots.load(name)
-    n = m.nv
-    B = np.eye(n)[:, 6:] if m.has_free_flyer else np.eye(n)
-    F = ddp.SemiImplicitEuler(dyn.AnalyticalDynamics(m), 0.05, B, second_order=second_order)
-    rng = np.random.default_rng(1)
-    x = np.concatenate([m.random_configuration(rng), 2 * rng.normal(size=n)])
-    u = 10 * rng.normal(size=F.nu)
-    lam = rng.normal(size=2 * n)
-    d = F.derivatives(x[None], u[None], order=2)
-    Fxx, Fxu, Fuu = F.hessians(x, u, lam, d, 0)
-    H = np.block([[Fxx, Fxu], [Fxu.T, Fuu]])
-    J = np.concatenate([d.Fx[0], d.Fu[0]], axis=1)
-    x1 = F.step(x, u)
-    dz = rng.normal(size=2 * n + F.nu)
-    errs = []
-    for eps in (1e-2, 1e-3):
-        z = eps * dz
-        h = F.difference(x1, F.step(F.integrate(x, z[:2 * n]), u + z[2 * n:]))
-        errs.append(abs(lam @ (h - J @ z) - 0.5 * z @ H @ z))
-    # O(eps^3): a decade in eps is three decades in the error (two for a wrong Hessian)
-    assert errs[1] < errs[0] * 3e-3, errs
-
-
-# ---------------------------------------------------------------------------------- costs
-def _cost_fd(m, c, x, u):
-    n, nu = m.nv, len(u)
-    q, v = x[:m.nq], x[m.nq:]
-
-    def f(z):
-        xx = np.concatenate([m.integrate(q, z[:n]), v + z[n:2 * n]])
-        return c.calc(xx[None], (u + z[2 * n:])[None])[0]
-
-    N, h = 2 * n + nu, 1e-4
-    E = np.eye(N) * h
-    g = np.array([(f(E[k]) - f(-E[k])) / (2 * h) for k in range(N)])
-    H = np.array([[(f(E[j] + E[k]) - f(E[j] - E[k]) - f(E[k] - E[j]) + f(-E[j] - E[k]))
-                   / (4 * h * h) for k in range(N)] for j in range(N)])
-    return g, H
-
-
-@pytest.mark.parametrize("name,frame", [("ur3", "tool0"), ("hyq", "lf_foot")])
-def test_cost_values_and_derivatives(name, frame):
-    m = robots.load(name)
-    n, nu = m.nv, 3
-    rng = np.random.default_rng(2)
-    q, v, u = m.random_configuration(rng), rng.normal(size=n), rng.normal(size=nu)
-    x = np.concatenate([q, v])
-    q_ref = m.random_configuration(rng)
-    x_ref = np.concatenate([q_ref, rng.normal(size=n)])
-    target = pin.SE3(pin.exp3(np.array([0.3, -0.2, 0.5])), np.array([0.2, 0.1, 0.3]))
-    data = m.pin_model.createData()
-    pin.framesForwardKinematics(m.pin_model, data, q)
-    oMf = data.oMf[m.pin_model.getFrameId(frame)]
-    r_place = pin.log6(target.inverse() * oMf).vector
-    r_state = np.concatenate([pin.difference(m.pin_model, q_ref, q), v - x_ref[m.nq:]])
-    cases = [(ddp.StateRegularization(m, x_ref, 2.0), 1.0 * r_state @ r_state),
-             (ddp.FramePlacement(m, frame, target, 3.0), 1.5 * r_place @ r_place),
-             (ddp.FrameTranslation(m, frame, np.ones(3), 5.0),
-              2.5 * np.sum((oMf.translation - 1) ** 2)),
-             (ddp.ControlRegularization(nu, 0.1, u_ref=np.ones(nu)), 0.05 * np.sum((u - 1) ** 2))]
-    for c, value in cases:
-        c = ddp.costs.bind(c, m.nq, n, nu)
-        d = c.calc_diff(x[None], u[None])
-        assert d.l[0] == pytest.approx(value, rel=1e-10)
-        g, H = _cost_fd(m, c, x, u)
-        assert rel_err(np.concatenate([d.lx[0], d.lu[0]]), g) < 1e-7
-        HH = np.block([[d.lxx[0], d.lxu[0]], [d.lxu[0].T, d.luu[0]]])
-        assert rel_err(HH, H) < 1e-5, type(c).__name__
-        gn = c.calc_diff(x[None], u[None], hessians="gauss-newton")
-        assert np.all(np.linalg.eigvalsh(gn.lxx[0]) > -1e-9)
-
-
-def test_cost_arguments_are_checked():
-    m = robots.load("ur3")
-    with pytest.raises(ValueError, match="frame_name: no frame 'hand'"):
-        ddp.FrameTranslation(m, "hand", np.zeros(3), 1.0)
-    with pytest.raises(ValueError, match="x_ref: expected 12 finite values"):
-        ddp.StateRegularization(m, np.zeros(5), 1.0)
-    with pytest.raises(ValueError, match="StateRegularization weight: expected a non-negative"):
-        ddp.StateRegularization(m, np.zeros(12), -1.0)
-
-
-# ---------------------------------------------------------------------------------- solver
 class Linear(dyn.EuclideanDynamics):
     """q'' = A [q; v] + tau: linear dynamics (zero second derivatives)."""
 

@@ -4,7 +4,7 @@ Crocoddyl needs its own Pinocchio build, so this script runs in a separate envir
 imports nothing from soddp::
 
     python3 -m venv /tmp/croc && /tmp/croc/bin/pip install crocoddyl
-    /tmp/croc/bin/python problems/crocoddyl_ur3.py PATH/TO/ur3_robot.urdf [--json out.json]
+    /tmp/croc/bin/python problems/reference/crocoddyl_ur3.py PATH/TO/ur3_robot.urdf [--json out.json]
 
 It prints (and optionally writes as JSON) iterations, final cost and wall time of Crocoddyl's FDDP
 and DDP (a Gauss-Newton DDP) on the same problem: same URDF, x0, target, weights, dt, horizon.

@@ -19,7 +19,7 @@ _KEYS = ("rnea_us", "aba_us", "rnea_derivs_us", "aba_derivs_us", "rnea_so_derivs
 def tool_dir() -> Path | None:
     env = os.environ.get("SODDP_PINOCCHIO_REF")
     cands = [Path(env)] if env else []
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parents[2]
     cands += [here.parent / "shared" / "tools" / "pinocchio-cpp-reference",
               here / "shared" / "tools" / "pinocchio-cpp-reference"]
     for c in cands:

@@ -1,10 +1,12 @@
-"""Solving the example problems from the command line: one solve, a side-by-side comparison of
-methods and backends, and the study over every problem.  Tables and figures go to ``results/``.
+"""Solve, compare and study: one solve of an example problem, a side-by-side comparison of
+methods and derivative backends on one problem, and the study over every problem.  Tables and
+figures go to ``results/`` (:mod:`problems.output`).
 """
 
 from __future__ import annotations
 
 import csv
+import os
 import sys
 import time
 
@@ -12,26 +14,13 @@ import numpy as np
 
 import ddp
 
-from . import bench as _bench
 from .examples import PROBLEMS, get
+from .output import pyplot, results_dir, save_figure, write_table
+from .reference import crocoddyl
 
 #: the comparison of ``soddp compare``: (label, method, backend)
 COMPARED = (("DDP, analytical", "ddp", "analytical"), ("iLQR, analytical", "ilqr", "analytical"),
             ("DDP, CasADi AD", "ddp", "casadi"), ("DDP, finite differences", "ddp", "finite-diff"))
-
-
-def _results():
-    _bench.RESULTS.mkdir(parents=True, exist_ok=True)
-    return _bench.RESULTS
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def run_one(name, method="ddp", backend="analytical", max_iter=200, verbose=True, log=print,
@@ -53,14 +42,12 @@ def solve_command(name, method, backend, max_iter, plot, log=print):
     """``soddp solve``: the iteration table, the status, a convergence plot and the trajectory."""
     P, sol, wall = run_one(name, method, backend, max_iter, True, log)
     stem = f"solve_{name}_{method}_{backend}"
-    out = _results()
-    _write_trajectory(P, sol, out / f"{stem}_trajectory.csv")
-    _plot_convergence({f"{method.upper()}, {backend}": sol}, out / f"{stem}.png",
-                      f"{name}: {P.info['task']}")
-    written = [out / f"{stem}.png", out / f"{stem}_trajectory.csv"]
+    csv_path = results_dir() / f"{stem}_trajectory.csv"
+    _write_trajectory(P, sol, csv_path)
+    written = [_plot_convergence({f"{method.upper()}, {backend}": sol}, f"{stem}.png",
+                                 f"{name}: {P.info['task']}"), csv_path]
     if plot:
-        _plot_trajectory(P, sol, out / f"{stem}_trajectory.png", name)
-        written.append(out / f"{stem}_trajectory.png")
+        written.append(_plot_trajectory(P, sol, f"{stem}_trajectory.png", name))
     log(f"{sol.status}: cost {sol.cost:.9g}, {sol.iterations} iterations, {wall:.2f} s")
     log("wrote " + ", ".join(str(p) for p in written))
     return sol
@@ -77,8 +64,8 @@ def _write_trajectory(P, sol, path):
                         *("" if np.isnan(x) else f"{x:.10g}" for x in u)])
 
 
-def _plot_convergence(solutions: dict, path, title):
-    plt = _plt()
+def _plot_convergence(solutions: dict, name, title):
+    plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
     best = min((s.cost for s in solutions.values() if np.isfinite(s.cost)), default=0.0)
     for (label, sol), style in zip(solutions.items(), ("-o", "--s", ":^", "-.v")):
@@ -94,12 +81,11 @@ def _plot_convergence(solutions: dict, path, title):
         a.legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return save_figure(fig, name)
 
 
-def _plot_trajectory(P, sol, path, name):
-    plt = _plt()
+def _plot_trajectory(P, sol, file_name, name):
+    plt = pyplot()
     t = np.arange(P.T + 1) * P.dt
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     axes[0].plot(t, sol.xs[:, :P.nq])
@@ -113,8 +99,7 @@ def _plot_trajectory(P, sol, path, name):
         a.grid(True, alpha=0.3)
     fig.suptitle(f"{name}: {P.info['task']} ({sol.method.upper()}, {sol.status})")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return save_figure(fig, file_name)
 
 
 COMPARE_COLUMNS = [("problem", "problem"), ("nv", "nv"), ("run", "method, backend"),
@@ -154,52 +139,16 @@ def _mark_same_optimum(rows, reference_cost):
         r["same_optimum"] = abs(r["cost"] - reference_cost) / max(abs(reference_cost), 1e-300)
 
 
-def crocoddyl_rows(name, log=print):
-    """Crocoddyl's FDDP and DDP on the UR3 problem, run by the Python named in the environment
-    variable SODDP_CROCODDYL_PYTHON (Crocoddyl needs its own Pinocchio; see
-    problems/crocoddyl_ur3.py).  [] when not configured or not the UR3 problem."""
-    import json
-    import os
-    import subprocess
-    import tempfile
-    from pathlib import Path
-
-    py = os.environ.get("SODDP_CROCODDYL_PYTHON")
-    if name != "ur3" or not py:
-        return []
-    from dynamics import robots
-
-    script = Path(__file__).with_name("crocoddyl_ur3.py")
-    with tempfile.TemporaryDirectory() as d:
-        out = Path(d) / "croc.json"
-        r = subprocess.run([py, str(script), str(robots.load("ur3").urdf_path), "--json",
-                            str(out)], capture_output=True, text=True, timeout=600)
-        if r.returncode != 0 or not out.is_file():
-            log(f"  (Crocoddyl run failed: {r.stderr.strip()[-300:]})")
-            return []
-        res = json.loads(out.read_text())
-    rows = []
-    for label, x in res.items():
-        rows.append(dict(problem=name, nv=6, run=f"{label} {x['version']}",
-                         status="converged" if x["converged"] else "not converged",
-                         iterations=x["iterations"], cost=x["cost"],
-                         ms_per_iter=1e3 * x["total_s"] / max(x["iterations"], 1),
-                         total_s=x["total_s"]))
-        log(f"  {label:26s} {rows[-1]['status']:18s} {x['iterations']:4d} it  cost "
-            f"{x['cost']:.9g}  {x['total_s']:7.2f} s")
-    return rows
-
-
 def compare_command(name, max_iter, log=print):
     rows, sols = compare(name, max_iter, log=log, show_first=True)
-    extra = crocoddyl_rows(name, log)
+    extra = crocoddyl.rows(name, log)
     _mark_same_optimum(extra, rows[0]["cost"])
     rows += extra
     P = get(name)
-    _plot_convergence(sols, _results() / f"compare_{name}.png", f"{name}: {P.info['task']}")
-    _bench.write_table(rows, f"compare_{name}", f"{name}: DDP and iLQR, three derivative backends",
-                       COMPARE_COLUMNS, _compare_notes(), log)
-    log(f"wrote {_results() / f'compare_{name}.png'}")
+    path = _plot_convergence(sols, f"compare_{name}.png", f"{name}: {P.info['task']}")
+    write_table(rows, f"compare_{name}", f"{name}: DDP and iLQR, three derivative backends",
+                COMPARE_COLUMNS, _compare_notes(), log)
+    log(f"wrote {path}")
     return rows
 
 
@@ -209,7 +158,7 @@ def _compare_notes():
             "V'_x . F_xx terms alone (DDP only)",
             "|cost - DDP cost| / cost compares each run with the analytical DDP; below 1e-6 means "
             "the same optimum, larger values a different local optimum (reported as measured)",
-            f"machine: {_bench.os.cpu_count()} cores; times are wall times of one run after an "
+            f"machine: {os.cpu_count()} cores; times are wall times of one run after an "
             "untimed one-iteration warm-up (compiled kernels loaded, CasADi functions built)",
             "cold start: controls holding x0 (quasi-static), single shooting; Crocoddyl rows (when "
             "SODDP_CROCODDYL_PYTHON names a Python with crocoddyl) solve the same problem from "
@@ -234,13 +183,11 @@ def study(quick=False, problems=None, log=print):
     all_rows, figures = [], []
     for name in names:
         rows, sols = compare(name, max_iter, runs, log=lambda *a: None, progress=progress)
-        extra = crocoddyl_rows(name, log=lambda *a: None)
+        extra = crocoddyl.rows(name, log=lambda *a: None)
         _mark_same_optimum(extra, rows[0]["cost"])
         all_rows += rows + extra
         P = get(name)
-        path = _results() / f"compare_{name}.png"
-        _plot_convergence(sols, path, f"{name}: {P.info['task']}")
-        figures.append(path)
+        figures.append(_plot_convergence(sols, f"compare_{name}.png", f"{name}: {P.info['task']}"))
     sys.stderr.write(f"\r[{'#' * 30}] {total}/{total} {time.perf_counter() - state['t0']:6.0f} s"
                      + " " * 45 + "\n")
     notes = _compare_notes() + [f"max_iter = {max_iter}{' (--quick)' if quick else ''}"]
@@ -253,15 +200,15 @@ def study(quick=False, problems=None, log=print):
         notes.append(f"{name}: DDP {d['iterations']} iterations / {d['total_s']:.1f} s, iLQR "
                      f"{i['iterations']} / {i['total_s']:.1f} s: {faster} is faster here; "
                      f"{verdict}")
-    _bench.write_table(all_rows, "study", "DDP versus iLQR on the example problems",
-                       COMPARE_COLUMNS, notes, log)
-    _plot_study(all_rows, names)
-    log("wrote " + ", ".join(str(p) for p in figures + [_results() / "study.png"]))
+    write_table(all_rows, "study", "DDP versus iLQR on the example problems",
+                COMPARE_COLUMNS, notes, log)
+    figures.append(_plot_study(all_rows, names))
+    log("wrote " + ", ".join(str(p) for p in figures))
     return all_rows
 
 
 def _plot_study(rows, names):
-    plt = _plt()
+    plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
     x = np.arange(len(names))
     width = 0.2
@@ -279,5 +226,4 @@ def _plot_study(rows, names):
     a1.legend(fontsize=8)
     fig.suptitle("DDP versus iLQR (and DDP with CasADi / finite-difference derivatives)")
     fig.tight_layout()
-    fig.savefig(_results() / "study.png", dpi=120)
-    plt.close(fig)
+    return save_figure(fig, "study.png")

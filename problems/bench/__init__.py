@@ -1,0 +1,61 @@
+"""The benchmarks of ``soddp bench``, registered in one place.
+
+:data:`BENCHMARKS` maps a name to ``(description, run)``; ``run(options)`` takes a
+:class:`BenchOptions` and writes its tables (and figures) to ``results/``.  One module per family:
+
+* :mod:`.timing`: the timer, seeded inputs, the paper's trees, the C++ reference timings;
+* :mod:`.derivatives`: first- and second-order derivatives beside Pinocchio (fo, so, fdso);
+* :mod:`.scaling`: IDSVA-SO against N and the FDSVA-SO crossover (scaling, crossover);
+* :mod:`.backends`: the CasADi AD baseline and the accuracy study (casadi, accuracy).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import backends, derivatives, scaling
+
+ROBOTS = derivatives.ROBOTS
+
+
+@dataclass
+class BenchOptions:
+    """What every benchmark may read: robots to time, knots per batched call, seconds per timing
+    round, the CasADi code-generation settings and where to log."""
+
+    robots: tuple = ROBOTS
+    batch: int = 100
+    min_time: float = 0.2
+    cflags: tuple = ("-O3",)
+    codegen_timeout: float = 900.0
+    codegen: bool = True
+    log: Callable = field(default=print)
+
+
+BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
+    "fo": ("first-order dynamics derivatives (results/derivatives_fo)",
+           lambda o: derivatives.run_first_order(o.robots, o.batch, o.min_time, o.log)),
+    "so": ("IDSVA-SO beside the C++ reference and Finite-Diff-2 (results/derivatives_so)",
+           lambda o: derivatives.run_second_order(o.robots, o.batch, o.min_time, o.log)),
+    "fdso": ("FDSVA-SO, full and lam-contracted (results/derivatives_fd_so)",
+             lambda o: derivatives.run_forward_second_order(o.robots, o.batch, o.min_time, o.log)),
+    "scaling": ("IDSVA-SO against N on chains and binary trees (results/scaling_so)",
+                lambda o: scaling.run_scaling(min_time=min(o.min_time, 0.1), log=o.log)),
+    "crossover": ("FDSVA-SO Inner/Outer-Term crossover (results/fd_so_crossover)",
+                  lambda o: scaling.run_crossover(min_time=min(o.min_time, 0.1), log=o.log)),
+    "accuracy": ("errors of IDSVA-SO and finite differences against CasADi AD "
+                 "(results/accuracy_so)", lambda o: backends.run_accuracy(log=o.log)),
+    "casadi": ("CasADi AD baseline, SX and compiled C, beside ours (results/casadi_baseline)",
+               lambda o: backends.run_casadi(o.robots, min(o.batch, 20), o.min_time, o.cflags,
+                                             o.codegen_timeout, o.codegen, o.log)),
+}
+
+
+def run(what: str, options: BenchOptions | None = None):
+    """Run the benchmark ``what`` (a key of :data:`BENCHMARKS`, or "all" for every one)."""
+    if what != "all" and what not in BENCHMARKS:
+        raise ValueError(f"what: expected one of {', '.join(BENCHMARKS)} or all; got {what!r}")
+    options = options or BenchOptions()
+    for name in (BENCHMARKS if what == "all" else [what]):
+        BENCHMARKS[name][1](options)

@@ -1,0 +1,75 @@
+"""Where results go and how they are written: the ``results/`` folder, the table writer (CSV plus
+a markdown table with notes) and the Matplotlib set-up shared by every figure.
+
+``SODDP_RESULTS`` overrides the folder (tests point it, or :data:`RESULTS`, at a temporary one).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+RESULTS = Path(os.environ.get("SODDP_RESULTS", Path(__file__).resolve().parent.parent / "results"))
+
+
+def results_dir() -> Path:
+    """The results folder, created on first use."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    return RESULTS
+
+
+def _cell(x) -> str:
+    if x is None or x == "":
+        return ""
+    if isinstance(x, float):
+        return f"{x:.3g}" if abs(x) < 10 else f"{x:.1f}"
+    return str(x)
+
+
+def write_table(rows, stem, title, columns, notes=(), log=print):
+    """Write ``results/<stem>.csv`` and ``results/<stem>.md`` (a markdown table plus notes).
+    ``columns``: (key, header) pairs; ``rows``: dicts (missing keys are empty cells)."""
+    out = results_dir()
+    with open(out / f"{stem}.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[c for c, _ in columns])
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r.get(c, "") for c, _ in columns})
+    lines = [f"# {title}", "", "| " + " | ".join(h for _, h in columns) + " |",
+             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(columns))) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(_cell(r.get(c)) for c, _ in columns) + " |")
+    lines += [""] + [f"- {n}" for n in notes]
+    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    log("\n".join(lines))
+    log(f"wrote {out / (stem + '.csv')} and {out / (stem + '.md')}")
+
+
+def pyplot():
+    """matplotlib.pyplot on the non-interactive Agg backend (figures are only written to files)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig, name: str, dpi: int = 120) -> Path:
+    """Write ``fig`` to ``results/<name>``, close it and return the path."""
+    path = results_dir() / name
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)
+    return path
+
+
+def log_n_axis(ax, ticks, label="number of links N"):
+    """A log x axis labelled with plain numbers at ``ticks`` (no crowded minor labels)."""
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    ax.set_xscale("log")
+    ax.set_xticks(ticks)
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(label)

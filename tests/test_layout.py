@@ -1,0 +1,118 @@
+"""The layout: imports point one way (kernels <- algorithms <- backends <- ddp <- problems), no
+project import hides inside a function, and every module imports in a fresh interpreter in
+dependency order."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("dynamics", "ddp", "problems")
+
+#: layers, lowest first: a module may import only from its own layer or a lower one
+LAYERS = [
+    ("dynamics.kernels",),
+    ("dynamics.inputs", "dynamics.results", "dynamics.lie", "dynamics.model", "dynamics.robots"),
+    ("dynamics.symbolic", "dynamics.algorithms"),
+    ("dynamics.protocol", "dynamics.casadi_backend", "dynamics.finite_difference",
+     "dynamics.accuracy", "dynamics"),
+    ("ddp",),
+    ("problems",),
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+def _layer(module: str) -> int:
+    best, depth = None, -1
+    for k, prefixes in enumerate(LAYERS):
+        for pre in prefixes:
+            if (module == pre or module.startswith(pre + ".")) and len(pre) > depth:
+                best, depth = k, len(pre)
+    assert best is not None, f"{module} is in no layer of LAYERS"
+    return best
+
+
+def _imports(module: str, path: Path):
+    """(imported project module, line, inside a function?) for every import of ``module``."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text())
+    nested = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+              for n in ast.walk(f)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                base = ".".join(up + ([base] if base else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                       for a in node.names]
+        else:
+            continue
+        for t in targets:
+            if t.split(".")[0] in PACKAGES:
+                yield t, node.lineno, id(node) in nested
+
+
+def _graph():
+    return {m: sorted({t for t, _, _ in _imports(m, p) if t != m}) for m, p in MODULES.items()}
+
+
+def test_no_project_import_inside_a_function():
+    hidden = [f"{m}:{line} imports {t}" for m, p in MODULES.items()
+              for t, line, inside in _imports(m, p) if inside]
+    assert not hidden, hidden
+
+
+def test_imports_point_one_way():
+    wrong = [f"{m} (layer {_layer(m)}) imports {t} (layer {_layer(t)})"
+             for m, deps in _graph().items() for t in deps if _layer(t) > _layer(m)]
+    assert not wrong, wrong
+
+
+def _dependency_order():
+    graph, order, state = _graph(), [], {}
+
+    def visit(m, stack):
+        if state.get(m) == "done":
+            return
+        assert state.get(m) != "open", "import cycle: " + " -> ".join(stack + [m])
+        state[m] = "open"
+        for d in graph[m]:
+            visit(d, stack + [m])
+        state[m] = "done"
+        order.append(m)
+
+    for m in sorted(graph):
+        visit(m, [])
+    return order
+
+
+def test_every_module_imports_in_dependency_order_in_a_fresh_interpreter():
+    order = _dependency_order()
+    assert order.index("dynamics.kernels.layout") < order.index("dynamics.algorithms")
+    code = "import importlib\nfor m in %r:\n    importlib.import_module(m)\n" % order
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("package,forbidden", [("dynamics", ("ddp", "problems")),
+                                                ("ddp", ("problems",))])
+def test_a_lower_package_loads_no_higher_one(package, forbidden):
+    code = (f"import sys, {package}\n"
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(forbidden)!r}))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", (r.stdout, r.stderr[-2000:])
