@@ -16,7 +16,7 @@ import ddp
 
 from .examples import PROBLEMS, get
 from .output import pyplot, results_dir, save_figure, write_table
-from .reference import crocoddyl
+from .reference import crocoddyl_solvers
 
 #: the comparison of ``soddp compare``: (label, method, backend)
 COMPARED = (("DDP, analytical", "ddp", "analytical"), ("iLQR, analytical", "ilqr", "analytical"),
@@ -141,7 +141,7 @@ def _mark_same_optimum(rows, reference_cost):
 
 def compare_command(name, max_iter, log=print):
     rows, sols = compare(name, max_iter, log=log, show_first=True)
-    extra = crocoddyl.rows(name, log)
+    extra = crocoddyl_solvers.rows(name, log)
     _mark_same_optimum(extra, rows[0]["cost"])
     rows += extra
     P = get(name)
@@ -183,7 +183,7 @@ def study(quick=False, problems=None, log=print):
     all_rows, figures = [], []
     for name in names:
         rows, sols = compare(name, max_iter, runs, log=lambda *a: None, progress=progress)
-        extra = crocoddyl.rows(name, log=lambda *a: None)
+        extra = crocoddyl_solvers.rows(name, log=lambda *a: None)
         _mark_same_optimum(extra, rows[0]["cost"])
         all_rows += rows + extra
         P = get(name)

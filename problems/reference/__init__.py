@@ -1,6 +1,6 @@
 """External references we measure against, each run outside this package's code:
 
 * :mod:`.pinocchio_cpp`: the C++ Pinocchio timing tool of ``shared/tools`` (built on demand);
-* :mod:`.crocoddyl`: Crocoddyl's solvers on the same problems, run by a Python that has
+* :mod:`.crocoddyl_solvers`: Crocoddyl's solvers on the same problems, run by a Python that has
   Crocoddyl (``SODDP_CROCODDYL_PYTHON``) on the scripts beside it (``crocoddyl_ur3.py``).
 """

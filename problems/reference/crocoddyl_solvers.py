@@ -2,7 +2,8 @@
 
 Crocoddyl needs its own Pinocchio build, so the problems are written in Crocoddyl in standalone
 scripts beside this module (they import nothing from soddp) and run by the Python named in the
-environment variable ``SODDP_CROCODDYL_PYTHON``.
+environment variable ``SODDP_CROCODDYL_PYTHON``.  (This module is not called ``crocoddyl.py``:
+a script run from this folder would import it instead of the real package.)
 """
 
 from __future__ import annotations
