@@ -2,17 +2,30 @@
 
 Conventions as in Crocoddyl, so that a problem written in both has the same optimum: a cost is
 ``1/2 sum_i w_i r_i^2`` of a residual r with weights w (a scalar or one weight per residual entry);
-the problem multiplies running costs by dt, not the terminal cost.
+the problem multiplies running costs by dt, not the terminal cost.  Derivatives are w.r.t. the
+tangent state ``dx = (dq, dv)`` (size 2 nv, q perturbed as ``q (+) dq``) and u.
 
-Every cost here is a residual written once in CasADi ``SX`` as a function of the state perturbed on
-the manifold, ``(q (+) dq, v, u)``, and one general mechanism (:class:`ResidualCost`) derives, at
-``dq = 0`` and for a batch of knots: the value, the gradient, the exact Hessian (Lie-derivative
-convention, symmetric since a single perturbation is used) and the Gauss-Newton Hessian
-``J_r^T W J_r``.  Derivatives are w.r.t. the tangent state ``dx = (dq, dv)`` (size 2 nv) and u.
+Two mechanisms, one for speed and one for generality:
+
+* **Built-in costs** (:class:`StateRegularization`, :class:`ControlRegularization`,
+  :class:`FramePlacement`, :class:`FrameTranslation`, :class:`FrameRotation`) are terms of a
+  compiled :class:`CostProgram` (:mod:`ddp.kernels.costs`): value, gradient, exact Hessian
+  (including the second-order terms of forward kinematics and of log6 / log3) and Gauss-Newton
+  Hessian of all knots in one parallel call.
+* **Residuals written in CasADi** (:class:`ResidualCost`): a subclass implements
+  ``residual(q, dq, v, u)`` as an SX expression of the state perturbed on the manifold
+  ``(q (+) dq, v, u)``; value, gradient, exact Hessian (symmetric: a single perturbation) and
+  Gauss-Newton Hessian ``J_r^T W J_r`` come from CasADi AD.  This is how users write their own
+  residuals (see :class:`ResidualCost`); every built-in cost also keeps its residual written this
+  way, which the tests use as the reference (:meth:`ResidualCost.casadi_calc_diff`).
+
+:class:`Sum` adds costs of both kinds: the built-in terms run as one program, the others through
+CasADi.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import casadi as cs
@@ -23,6 +36,8 @@ from dynamics.inputs import prepare
 from dynamics.kernels import kinematics as _kin
 from dynamics.model import RobotModel
 from dynamics.symbolic import SymbolicTree, world_placements
+
+from .kernels import costs as _k
 
 
 @dataclass
@@ -54,6 +69,18 @@ def _weights(weight, size, name):
     return w.copy()
 
 
+def _check_hessians(hessians):
+    if hessians not in ("exact", "gauss-newton"):
+        raise ValueError(f"hessians: expected 'exact' or 'gauss-newton'; got {hessians!r}")
+
+
+def _knots(xs, us, nu):
+    xs = np.atleast_2d(np.asarray(xs, dtype=float))
+    T = xs.shape[0]
+    us = np.zeros((T, nu)) if us is None else np.atleast_2d(np.asarray(us, dtype=float))
+    return xs, us, T
+
+
 class Cost:
     """Base class: ``calc(xs, us)`` values (T,) and ``calc_diff(xs, us, hessians)``
     :class:`CostDerivatives`; xs (T, nx) with x = (q, v), us (T, nu) (zeros for a terminal cost).
@@ -71,8 +98,25 @@ class Cost:
 
 
 class ResidualCost(Cost):
-    """``1/2 sum_i w_i r_i(q (+) dq, v, u)^2`` from a CasADi residual (see module docstring).
-    Subclasses implement ``residual(q, dq, v, u)`` returning an SX column vector."""
+    """``1/2 sum_i w_i r_i(q (+) dq, v, u)^2`` of a residual written in CasADi.
+
+    Subclass it and implement ``residual(q, dq, v, u)`` returning an SX column vector of size
+    ``nr``, where q (nq), dq (nv), v (nv) and u (nu) are SX symbols; write the configuration
+    dependence through ``q (+) dq`` (for a vector space, ``q + dq``; :mod:`dynamics.lie` and
+    :mod:`dynamics.symbolic` have Exp/Log and forward kinematics in SX).  For example, the
+    residual ``[sin q_0, 1 - cos q_0, v_0]`` of a pendulum swing-up::
+
+        class Upright(ddp.ResidualCost):
+            def __init__(self, weight):
+                super().__init__(nq=1, nv=1, nu=1, weight=weight, nr=3, name="Upright")
+
+            def residual(self, q, dq, v, u):
+                th = q[0] + dq[0]
+                return casadi.vertcat(casadi.sin(th), 1 - casadi.cos(th), v[0])
+
+    Value, gradient, exact Hessian and Gauss-Newton Hessian of all knots come from one mapped
+    CasADi call.  ``nu`` may be left 0: the problem sizes the cost for its controls.
+    """
 
     def __init__(self, nq, nv, nu, weight, nr, name):
         self.nq, self.nv, self.nu, self.nr = int(nq), int(nv), int(nu), int(nr)
@@ -82,6 +126,12 @@ class ResidualCost(Cost):
 
     def residual(self, q, dq, v, u):
         raise NotImplementedError
+
+    def resized(self, nu):
+        """A copy of this cost for nu controls (done by the problem)."""
+        c = copy.copy(self)
+        c.nu, c._fn, c._maps = int(nu), None, {}
+        return c
 
     def _function(self):
         if self._fn is None:
@@ -99,22 +149,21 @@ class ResidualCost(Cost):
         return self._fn
 
     def _eval(self, xs, us, k):
-        xs = np.atleast_2d(np.asarray(xs, dtype=float))
-        T = xs.shape[0]
-        us = np.zeros((T, self.nu)) if us is None else np.atleast_2d(np.asarray(us, dtype=float))
+        xs, us, T = _knots(xs, us, self.nu)
         f = self._function()
         if T not in self._maps:
             self._maps[T] = f.map(T, "serial")
         outs = self._maps[T](xs[:, :self.nq].T, xs[:, self.nq:].T, us.T)
         return [np.asarray(o) for o in outs[:k]], T
 
-    def calc(self, xs, us):
+    def casadi_calc(self, xs, us):
+        """Values by CasADi (the reference for built-in costs)."""
         (l,), _ = self._eval(xs, us, 1)
         return l.ravel()
 
-    def calc_diff(self, xs, us, hessians="exact"):
-        if hessians not in ("exact", "gauss-newton"):
-            raise ValueError(f"hessians: expected 'exact' or 'gauss-newton'; got {hessians!r}")
+    def casadi_calc_diff(self, xs, us, hessians="exact"):
+        """Derivatives by CasADi AD (the reference for built-in costs)."""
+        _check_hessians(hessians)
         (l, g, H, GN), T = self._eval(xs, us, 4)
         nz = 2 * self.nv
         nall = nz + self.nu
@@ -123,12 +172,57 @@ class ResidualCost(Cost):
         return CostDerivatives(l.ravel(), g[:, :nz], g[:, nz:], H[:, :nz, :nz], H[:, :nz, nz:],
                                H[:, nz:, nz:])
 
+    calc = casadi_calc
+    calc_diff = casadi_calc_diff
+
 
 def _model_of(dynamics_or_model):
     """The RobotModel behind a backend (or the model itself), None for a vector-space system."""
     if isinstance(dynamics_or_model, RobotModel):
         return dynamics_or_model
     return getattr(dynamics_or_model, "model", None)
+
+
+_VECTOR_SPACES: dict[int, RobotModel] = {}
+
+
+def vector_space_model(n: int) -> RobotModel:
+    """A chain of n prismatic joints: the configuration space R^n as a RobotModel, so that the
+    compiled state costs of a vector-space system (``EuclideanDynamics``) run on the same kernel
+    (``q (+) dq = q + dq``, ``q1 (-) q0 = q1 - q0``)."""
+    if n not in _VECTOR_SPACES:
+        import pinocchio as pin
+
+        pm = pin.Model()
+        parent = 0
+        for k in range(n):
+            parent = pm.addJoint(parent, pin.JointModelPX(), pin.SE3.Identity(), f"x{k}")
+        pm.gravity.setZero()
+        _VECTOR_SPACES[n] = RobotModel(pm, f"R^{n}")
+    return _VECTOR_SPACES[n]
+
+
+class BuiltinCost(ResidualCost):
+    """A built-in cost: one compiled term (:meth:`term`), plus its CasADi residual as the
+    reference.  ``calc`` / ``calc_diff`` run the compiled kernel."""
+
+    model: RobotModel | None = None
+
+    def term(self):
+        """(kind, frame joint or -1, weights, parameters) of :mod:`ddp.kernels.costs`."""
+        raise NotImplementedError
+
+    def kernel_model(self):
+        return self.model if self.model is not None else vector_space_model(self.nv)
+
+    def program(self):
+        return CostProgram(self.kernel_model(), self.nu, [self.term()])
+
+    def calc(self, xs, us):
+        return self.program().calc(xs, us)
+
+    def calc_diff(self, xs, us, hessians="exact"):
+        return self.program().calc_diff(xs, us, hessians)
 
 
 def configuration_difference(model, q_ref, q, dq):
@@ -148,7 +242,7 @@ def configuration_difference(model, q_ref, q, dq):
     return cs.vertcat(*parts)
 
 
-class StateRegularization(ResidualCost):
+class StateRegularization(BuiltinCost):
     """Residual ``x (-) x_ref = (q (-) q_ref, v - v_ref)`` (size 2 nv).  ``dynamics``: a backend
     (or RobotModel) for the configuration manifold, or a vector-space system (nq = nv)."""
 
@@ -164,6 +258,9 @@ class StateRegularization(ResidualCost):
         self.x_ref = x_ref
         super().__init__(nq, nv, nu, weight, 2 * nv, "StateRegularization")
 
+    def term(self):
+        return _k.STATE, -1, self.weight, self.x_ref
+
     def residual(self, q, dq, v, u):
         q_ref, v_ref = self.x_ref[:self.nq], self.x_ref[self.nq:]
         if self.model is None:
@@ -173,7 +270,7 @@ class StateRegularization(ResidualCost):
         return cs.vertcat(rq, v - cs.DM(v_ref))
 
 
-class ControlRegularization(ResidualCost):
+class ControlRegularization(BuiltinCost):
     """Residual ``u - u_ref`` (u_ref defaults to zero)."""
 
     def __init__(self, nu, weight, u_ref=None, nq=None, nv=None):
@@ -182,15 +279,20 @@ class ControlRegularization(ResidualCost):
             raise ValueError(f"u_ref: expected shape ({nu},); got {self.u_ref.shape}")
         super().__init__(nq or 0, nv or 0, nu, weight, nu, "ControlRegularization")
 
-    def bind(self, nq, nv):
-        """A copy sized for a state with (nq, nv) (done by the problem)."""
-        return ControlRegularization(self.nu, self.weight, self.u_ref, nq, nv)
+    def bind(self, nq, nv, model=None):
+        """A copy sized for a state with (nq, nv) on ``model`` (done by the problem)."""
+        c = ControlRegularization(self.nu, self.weight, self.u_ref, nq, nv)
+        c.model = model
+        return c
+
+    def term(self):
+        return _k.CONTROL, -1, self.weight, self.u_ref
 
     def residual(self, q, dq, v, u):
         return u - cs.DM(self.u_ref)
 
 
-class _FrameCost(ResidualCost):
+class _FrameCost(BuiltinCost):
     def __init__(self, model, frame_name, weight, nr, nu, name):
         self.model = _model_of(model)
         if self.model is None:
@@ -206,6 +308,9 @@ class _FrameCost(ResidualCost):
         self._fR, self._fp = np.array(frame.placement.rotation), np.array(frame.placement.translation)
         self._tree = SymbolicTree(self.model)
         super().__init__(self.model.nq, self.model.nv, nu, weight, nr, name)
+
+    def _frame_parameters(self):
+        return np.concatenate([self._fR.ravel(), self._fp])
 
     def frame_placement(self, q, dq):
         """oMf(q (+) dq) as (R, p) SX."""
@@ -228,6 +333,11 @@ class FramePlacement(_FrameCost):
         self.placement = M
         super().__init__(model, frame_name, weight, 6, nu, "FramePlacement")
 
+    def term(self):
+        return (_k.PLACEMENT, self._joint, self.weight,
+                np.concatenate([self._frame_parameters(), self.placement[:3, :3].ravel(),
+                                self.placement[:3, 3]]))
+
     def residual(self, q, dq, v, u):
         R, p = self.frame_placement(q, dq)
         Rr, pr = cs.DM(self.placement[:3, :3]), cs.DM(self.placement[:3, 3])
@@ -245,43 +355,130 @@ class FrameTranslation(_FrameCost):
             raise ValueError(f"position: expected shape (3,); got {self.position.shape}")
         super().__init__(model, frame_name, weight, 3, nu, "FrameTranslation")
 
+    def term(self):
+        return _k.TRANSLATION, self._joint, self.weight, np.concatenate(
+            [self._frame_parameters(), self.position])
+
     def residual(self, q, dq, v, u):
         return self.frame_placement(q, dq)[1] - cs.DM(self.position)
 
 
+class FrameRotation(_FrameCost):
+    """Residual ``log3(rotation^T oMf.rotation)`` (3) of a frame; ``rotation`` a 3x3 rotation
+    matrix (the rotation error must stay below pi, as for :class:`FramePlacement`)."""
+
+    def __init__(self, model, frame_name, rotation, weight, nu=0):
+        R = np.asarray(rotation, dtype=float)
+        if R.shape != (3, 3) or not np.allclose(R @ R.T, np.eye(3), atol=1e-9) \
+                or np.linalg.det(R) < 0:
+            raise ValueError(f"rotation: expected a 3x3 rotation matrix; got {R!r}")
+        self.rotation = R
+        super().__init__(model, frame_name, weight, 3, nu, "FrameRotation")
+
+    def term(self):
+        return _k.ROTATION, self._joint, self.weight, np.concatenate(
+            [self._frame_parameters(), self.rotation.ravel()])
+
+    def residual(self, q, dq, v, u):
+        R, _ = self.frame_placement(q, dq)
+        return lie.log_group(_kin.SPH, cs.mtimes(cs.DM(self.rotation).T, R))
+
+
+class CostProgram:
+    """Built-in cost terms compiled as one program on ``model`` (see :mod:`ddp.kernels.costs`):
+    ``calc`` and ``calc_diff`` of all knots in one parallel call.  ``terms``: (kind, joint,
+    weights, parameters) of :meth:`BuiltinCost.term`."""
+
+    def __init__(self, model: RobotModel, nu: int, terms):
+        self.model, self.nu = model, int(nu)
+        self.nq, self.nv = model.nq, model.nv
+        ints, weights, params = [len(terms)], [], []
+        nw = sum(len(w) for _, _, w, _ in terms)
+        wo, po = 0, nw
+        for kind, joint, w, par in terms:
+            ints += [kind, joint, len(w), wo, po]
+            weights.append(np.asarray(w, dtype=float))
+            params.append(np.asarray(par, dtype=float))
+            wo += len(w)
+            po += len(par)
+        self.ints = np.array(ints, dtype=np.int64)
+        self.floats = np.concatenate(weights + params) if terms else np.zeros(0)
+
+    def _run(self, xs, us, order, exact):
+        xs, us, T = _knots(xs, us, self.nu)
+        nv, nu = self.nv, self.nu
+        out = (np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
+               np.zeros((T, 2 * nv, 2 * nv)), np.zeros((T, 2 * nv, nu)), np.zeros((T, nu, nu)))
+        kernel = _k.cost_serial if T == 1 else _k.cost_batch
+        kernel(*self.model.kernel_args, self.ints, self.floats,
+               np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:]),
+               np.ascontiguousarray(us), order, exact, *out)
+        return out
+
+    def calc(self, xs, us):
+        return self._run(xs, us, 0, False)[0]
+
+    def calc_diff(self, xs, us, hessians="exact"):
+        _check_hessians(hessians)
+        return CostDerivatives(*self._run(xs, us, 2, hessians == "exact"))
+
+
 class Sum(Cost):
-    """The sum of costs (all sized for the same state and control)."""
+    """The sum of costs (all sized for the same state and control): the built-in costs run as
+    one compiled program, the others (CasADi residuals) are added."""
 
     def __init__(self, costs):
         self.costs = list(costs)
         if not self.costs:
             raise ValueError("costs: expected at least one cost")
         self.nq, self.nv, self.nu = self.costs[0].nq, self.costs[0].nv, self.costs[0].nu
+        self._program = None
+
+    @property
+    def program(self) -> CostProgram | None:
+        """The compiled program of the built-in terms (None if there is none)."""
+        if self._program is None:
+            builtin = [c for c in self.costs if isinstance(c, BuiltinCost)]
+            if builtin:
+                models = {id(c.model): c.model for c in builtin if c.model is not None}
+                if len(models) > 1:
+                    raise ValueError("costs: the built-in costs of a Sum must share one model")
+                model = next(iter(models.values())) if models else vector_space_model(self.nv)
+                self._program = CostProgram(model, self.nu, [c.term() for c in builtin])
+        return self._program
+
+    def _others(self):
+        return [c for c in self.costs if not isinstance(c, BuiltinCost)]
 
     def calc(self, xs, us):
-        return sum(c.calc(xs, us) for c in self.costs)
+        parts = [c.calc(xs, us) for c in self._others()]
+        if self.program is not None:
+            parts.append(self.program.calc(xs, us))
+        return sum(parts)
 
     def calc_diff(self, xs, us, hessians="exact"):
-        out = self.costs[0].calc_diff(xs, us, hessians)
-        for c in self.costs[1:]:
-            out = out + c.calc_diff(xs, us, hessians)
+        parts = [c.calc_diff(xs, us, hessians) for c in self._others()]
+        if self.program is not None:
+            parts.append(self.program.calc_diff(xs, us, hessians))
+        out = parts[0]
+        for p in parts[1:]:
+            out = out + p
         return out
 
 
-def bind(cost, nq, nv, nu):
-    """The cost sized for the problem's (nq, nv, nu): a cost built without knowing nu (state and
-    frame costs default to nu = 0) gets the control dimension here."""
+def bind(cost, nq, nv, nu, model=None):
+    """A copy of the cost sized for the problem's (nq, nv, nu) on ``model`` (its RobotModel, or
+    None for a vector space): costs built without knowing nu (state and frame costs default to
+    nu = 0) get the control dimension here.  The user's cost objects are not changed."""
     if isinstance(cost, Sum):
-        return Sum([bind(c, nq, nv, nu) for c in cost.costs])
+        return Sum([bind(c, nq, nv, nu, model) for c in cost.costs])
     if isinstance(cost, ControlRegularization):
         if cost.nu != nu:
             raise ValueError(f"ControlRegularization: nu = {cost.nu}, the problem has nu = {nu}")
-        return cost.bind(nq, nv) if (cost.nq, cost.nv) != (nq, nv) else cost
+        return cost.bind(nq, nv, model)
     if isinstance(cost, ResidualCost):
         if (cost.nq, cost.nv) != (nq, nv):
             raise ValueError(f"{type(cost).__name__}: sized for nq={cost.nq}, nv={cost.nv}; "
                              f"the problem has nq={nq}, nv={nv}")
-        if cost.nu != nu:
-            cost.nu, cost._fn, cost._maps = nu, None, {}
-        return cost
+        return cost.resized(nu) if cost.nu != nu else cost
     return cost

@@ -4,7 +4,9 @@ Cache guard: numba keys a cached function on the timestamp of its *own* source f
 kernel that calls (and inlines) a function from another file keeps stale machine code when only
 that other file changes — a silent wrong answer after an edit or an upgrade.  On import we hash
 all kernel sources and, when the hash differs from the one recorded beside the cache, delete this
-package's cache files so that everything is recompiled consistently.
+package's cache files so that everything is recompiled consistently.  :func:`guard_cache` does the
+same for another compiled package that calls these kernels (``ddp.kernels``): its hash covers its
+own sources and these.
 """
 
 import hashlib
@@ -15,15 +17,16 @@ _HERE = Path(__file__).resolve().parent
 _STAMP = "soddp-kernels.sha256"
 
 
-def _source_hash() -> str:
+def _source_hash(*folders) -> str:
     h = hashlib.sha256()
-    for f in sorted(_HERE.glob("*.py")):
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
+    for folder in (_HERE, *folders):
+        for f in sorted(Path(folder).glob("*.py")):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
     return h.hexdigest()
 
 
-def _cache_dirs():
+def _cache_dirs(here=_HERE):
     """Every directory numba may use for this package's cache files."""
     try:
         from numba.core import caching
@@ -34,7 +37,7 @@ def _cache_dirs():
         pass
 
     dirs = []
-    src = str(_HERE / "spatial.py")
+    src = str(next(iter(sorted(Path(here).glob("*.py")))))
     for name in ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator"):
         cls = getattr(caching, name, None)
         try:
@@ -46,10 +49,13 @@ def _cache_dirs():
     return dirs
 
 
-def _guard_cache():
-    digest = _source_hash()
-    modules = {f.stem for f in _HERE.glob("*.py")}
-    for d in _cache_dirs():
+def guard_cache(here=_HERE):
+    """Drop the numba cache files of the compiled package in folder ``here`` when its sources or
+    these kernels' sources changed since they were cached (see module docstring)."""
+    here = Path(here).resolve()
+    digest = _source_hash() if here == _HERE else _source_hash(here)
+    modules = {f.stem for f in here.glob("*.py")}
+    for d in _cache_dirs(here):
         stamp = d / _STAMP
         try:
             if stamp.is_file() and stamp.read_text().strip() == digest:
@@ -65,4 +71,4 @@ def _guard_cache():
 
 
 if os.environ.get("SODDP_NO_CACHE_GUARD") != "1":
-    _guard_cache()
+    guard_cache()

@@ -1,0 +1,15 @@
+"""Compiled kernels of the solver (numba, ``cache=True``): the built-in costs (:mod:`.costs`) and
+the solver's passes over the knots (:mod:`.passes`).
+
+They call (and numba inlines) the dynamics kernels, so the cache guard of
+:mod:`dynamics.kernels` covers this package too: its cache files are dropped when these sources or
+the dynamics kernels change.
+"""
+
+import os
+from pathlib import Path
+
+from dynamics.kernels import guard_cache
+
+if os.environ.get("SODDP_NO_CACHE_GUARD") != "1":
+    guard_cache(Path(__file__).resolve().parent)

@@ -1,0 +1,278 @@
+"""The built-in costs, compiled: value, gradient and exact or Gauss-Newton Hessian of a sum of
+weighted squared residuals ``1/2 sum_i w_i r_i^2`` at one knot, in tangent coordinates
+``dx = (dq, dv)`` (q perturbed as ``q (+) dq``) and u.
+
+A sum of terms is one *program*: two flat arrays (see :class:`ddp.costs.CostProgram`)
+
+    ints   = [K, then per term: kind, joint, nr, weight offset, parameter offset]
+    floats = [weights of every term, then their parameters]
+
+with the parameters of each kind:
+
+==============  ===========================================================================
+kind            parameters
+==============  ===========================================================================
+STATE           x_ref (nq + nv): residual (q (-) q_ref, v - v_ref), joint by joint
+CONTROL         u_ref (nu): residual u - u_ref
+PLACEMENT       jMf (R 9, p 3), target (R 9, p 3): residual log6(target^-1 oMf)
+TRANSLATION     jMf (12), target position (3): residual oMf.p - target
+ROTATION        jMf (12), target rotation (9): residual log3(target^T oMf.R)
+==============  ===========================================================================
+
+Frame terms are written as a residual of ``xi`` (the local motion of the frame, see
+:mod:`dynamics.kernels.frames`) with its Jacobian and Hessian in xi; the chain rule through the
+frame Jacobian and its bracket terms gives the exact Hessian in dq, including the second-order
+terms of forward kinematics and of log6 / log3 (:mod:`dynamics.kernels.lie_group`).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from dynamics.kernels.frames import add_bracket_hessian, frame_jacobian, support_joints
+from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
+from dynamics.kernels.layout import unpack
+from dynamics.kernels.lie_group import se2_log_expansion, se3_log_expansion, so3_log_expansion
+
+STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION = 0, 1, 2, 3, 4
+FRAME_KINDS = (PLACEMENT, TRANSLATION, ROTATION)
+TERM_INTS = 5
+
+_JIT = dict(cache=True, error_model="numpy")
+
+
+@njit(**_JIT)
+def _accumulate_block(r, Jr, Hr, w, order, exact, dofs, off, l, g, H):
+    """Add 1/2 sum_a w_a r_a^2 of a residual r (nr,) with Jacobian Jr (nr, nd) and Hessian
+    Hr (nr, nd, nd) w.r.t. the variables ``off + dofs[0:nd]`` of (g, H)."""
+    nr = r.shape[0]
+    nd = Jr.shape[1]
+    for a in range(nr):
+        l[0] += 0.5 * w[a] * r[a] * r[a]
+    if order == 0:
+        return
+    for j in range(nd):
+        s = 0.0
+        for a in range(nr):
+            s += Jr[a, j] * w[a] * r[a]
+        g[off + dofs[j]] += s
+    for j in range(nd):
+        for k in range(nd):
+            s = 0.0
+            for a in range(nr):
+                s += Jr[a, j] * w[a] * Jr[a, k]
+                if exact:
+                    s += w[a] * r[a] * Hr[a, j, k]
+            H[off + dofs[j], off + dofs[k]] += s
+
+
+@njit(**_JIT)
+def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx):
+    nv = m.S_local.shape[0]
+    nq = q.shape[0]
+    r1 = np.empty(1)
+    J1 = np.ones((1, 1))
+    H1 = np.zeros((1, 1, 1))
+    r3 = np.empty(3)
+    J3 = np.empty((3, 3))
+    H3 = np.empty((3, 3, 3))
+    r6 = np.empty(6)
+    J6 = np.empty((6, 6))
+    H6 = np.empty((6, 6, 6))
+    R = np.empty((3, 3))
+    Rr = np.empty((3, 3))
+    dofs = np.arange(6)
+    for i in range(1, m.parent.shape[0]):
+        t, iq, iv = m.jtype[i], m.iq[i], m.iv[i]
+        if t == SPH or t == FF:
+            o = iq if t == SPH else iq + 3
+            quat_to_rot(q[o], q[o + 1], q[o + 2], q[o + 3], R)
+            quat_to_rot(xr[o], xr[o + 1], xr[o + 2], xr[o + 3], Rr)
+            RE = Rr.T @ R
+            if t == SPH:
+                so3_log_expansion(RE, r3, J3, H3)
+                _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact, dofs + iv, 0, l, g, Hxx)
+            else:
+                dp = np.empty(3)
+                for a in range(3):
+                    dp[a] = q[iq + a] - xr[iq + a]
+                pE = Rr.T @ dp
+                se3_log_expansion(RE, pE, r6, J6, H6)
+                _accumulate_block(r6, J6, H6, w[iv:iv + 6], order, exact, dofs + iv, 0, l, g, Hxx)
+        elif t == PLA:
+            cr, sr = xr[iq + 2], xr[iq + 3]
+            nr_ = np.sqrt(cr * cr + sr * sr)
+            cr, sr = cr / nr_, sr / nr_
+            c, s = q[iq + 2], q[iq + 3]
+            n_ = np.sqrt(c * c + s * s)
+            c, s = c / n_, s / n_
+            dx, dy = q[iq] - xr[iq], q[iq + 1] - xr[iq + 1]
+            se2_log_expansion(cr * c + sr * s, cr * s - sr * c, cr * dx + sr * dy,
+                              -sr * dx + cr * dy, r3, J3, H3)
+            _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact, dofs + iv, 0, l, g, Hxx)
+        else:
+            if t == RUB:
+                c0, s0, c1, s1 = xr[iq], xr[iq + 1], q[iq], q[iq + 1]
+                r1[0] = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
+            else:
+                r1[0] = q[iq] - xr[iq]
+            _accumulate_block(r1, J1, H1, w[iv:iv + 1], order, exact, dofs + iv, 0, l, g, Hxx)
+    for k in range(nv):
+        r1[0] = v[k] - xr[nq + k]
+        _accumulate_block(r1, J1, H1, w[nv + k:nv + k + 1], order, exact, dofs + k, nv, l, g, Hxx)
+
+
+@njit(**_JIT)
+def _frame_residual(kind, par, Rf, pf, r, Jx, Hx):
+    """Residual of a frame term as a function of the frame's local motion xi: r (nr,),
+    Jx (nr, 6), Hx (nr, 6, 6)."""
+    Jx[:, :] = 0.0
+    Hx[:, :, :] = 0.0
+    if kind == PLACEMENT:
+        Rt = par[12:21].reshape((3, 3))
+        pt = par[21:24]
+        RE = Rt.T @ Rf
+        pE = Rt.T @ (pf - pt)
+        se3_log_expansion(RE, pE, r, Jx, Hx)
+    elif kind == TRANSLATION:
+        # p(xi) = pf + Rf (xi_v + 1/2 xi_w x xi_v)
+        for a in range(3):
+            r[a] = pf[a] - par[12 + a]
+            for k in range(3):
+                Jx[a, k] = Rf[a, k]
+        for va in range(3):
+            for wb in range(3):
+                # d2 p_c / d xi_v_a d xi_w_b = 1/2 (Rf (e_b x e_a))_c, e_b x e_a = +-e_third
+                if va != wb:
+                    third = 3 - va - wb
+                    sign = 1.0 if va == (wb + 1) % 3 else -1.0
+                    for c in range(3):
+                        x = 0.5 * sign * Rf[c, third]
+                        Hx[c, va, 3 + wb] = x
+                        Hx[c, 3 + wb, va] = x
+    else:  # ROTATION
+        Rt = par[12:21].reshape((3, 3))
+        J3 = np.empty((3, 3))
+        H3 = np.empty((3, 3, 3))
+        so3_log_expansion(Rt.T @ Rf, r, J3, H3)
+        for a in range(3):
+            for j in range(3):
+                Jx[a, 3 + j] = J3[a, j]
+                for k in range(3):
+                    Hx[a, 3 + j, 3 + k] = H3[a, j, k]
+
+
+@njit(**_JIT)
+def cost_point(m, cints, cfloats, q, v, u, order, exact, l, gx, gu, Hxx, Hxu, Huu):
+    """Accumulate the program's cost at one knot into l (1,) and, with ``order`` 2, its gradient
+    (gx (2 nv,), gu (nu,)) and Hessian (Hxx, Hxu, Huu; exact or Gauss-Newton by ``exact``).
+    The outputs must be zeroed by the caller.  (``order`` 0: the value only.)"""
+    K = cints[0]
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    has_frames = False
+    for k in range(K):
+        kind = cints[1 + TERM_INTS * k]
+        if kind == PLACEMENT or kind == TRANSLATION or kind == ROTATION:
+            has_frames = True
+    oR = np.empty((nj, 3, 3))
+    op = np.empty((nj, 3))
+    S0 = np.empty((nv, 6))
+    if has_frames:
+        forward_kinematics(m, q, oR, op, S0)
+    chain = np.empty(nj, dtype=np.int64)
+    Jf = np.empty((6, nv))
+    Rf = np.empty((3, 3))
+    pf = np.empty(3)
+    r = np.empty(6)
+    Jx = np.empty((6, 6))
+    Hx = np.empty((6, 6, 6))
+    wr = np.empty(6)
+    M6 = np.empty((6, 6))
+    gxi = np.empty(6)
+    JM = np.empty((6, nv))
+    for k in range(K):
+        base = 1 + TERM_INTS * k
+        kind, joint, nr, wo, po = (cints[base], cints[base + 1], cints[base + 2],
+                                   cints[base + 3], cints[base + 4])
+        w = cfloats[wo:wo + nr]
+        par = cfloats[po:]
+        if kind == STATE:
+            _state_term(m, par, w, q, v, order, exact, l, gx, Hxx)
+        elif kind == CONTROL:
+            for a in range(nr):
+                ra = u[a] - par[a]
+                l[0] += 0.5 * w[a] * ra * ra
+                if order > 0:
+                    gu[a] += w[a] * ra
+                    Huu[a, a] += w[a]
+        else:
+            fR = par[0:9].reshape((3, 3))
+            fp = par[9:12]
+            nc = support_joints(m, joint, chain)
+            frame_jacobian(m, oR, op, S0, joint, fR, fp, chain, nc, Rf, pf, Jf)
+            rr = r[:nr]
+            _frame_residual(kind, par, Rf, pf, rr, Jx[:nr], Hx[:nr])
+            for a in range(nr):
+                wr[a] = w[a] * rr[a]
+                l[0] += 0.5 * wr[a] * rr[a]
+            if order == 0:
+                continue
+            for j in range(6):
+                s = 0.0
+                for a in range(nr):
+                    s += Jx[a, j] * wr[a]
+                gxi[j] = s
+                for kk in range(6):
+                    s = 0.0
+                    for a in range(nr):
+                        s += Jx[a, j] * w[a] * Jx[a, kk]
+                        if exact:
+                            s += wr[a] * Hx[a, j, kk]
+                    M6[j, kk] = s
+            # gradient J^T gxi, Hessian J^T M6 J (+ bracket terms), on the support only
+            for n in range(nc):
+                i = chain[n]
+                for b in range(m.iv[i], m.iv[i] + m.nvj[i]):
+                    s = 0.0
+                    for c in range(6):
+                        s += Jf[c, b] * gxi[c]
+                        t = 0.0
+                        for d in range(6):
+                            t += M6[c, d] * Jf[d, b]
+                        JM[c, b] = t
+                    gx[b] += s
+            for n1 in range(nc):
+                i1 = chain[n1]
+                for a in range(m.iv[i1], m.iv[i1] + m.nvj[i1]):
+                    for n2 in range(nc):
+                        i2 = chain[n2]
+                        for b in range(m.iv[i2], m.iv[i2] + m.nvj[i2]):
+                            s = 0.0
+                            for c in range(6):
+                                s += Jf[c, a] * JM[c, b]
+                            Hxx[a, b] += s
+            if exact:
+                add_bracket_hessian(m, Jf, chain, nc, gxi, Hxx)
+
+
+@njit(**_JIT)
+def _cost_knot(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu, t):
+    m = unpack(ints, floats)
+    cost_point(m, cints, cfloats, Q[t], V[t], U[t], order, exact, l[t:t + 1], gx[t], gu[t],
+               Hxx[t], Hxu[t], Huu[t])
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def cost_batch(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu):
+    """:func:`cost_point` at every knot, in parallel (outputs zeroed by the caller)."""
+    for t in prange(Q.shape[0]):
+        _cost_knot(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
+                   t)
+
+
+@njit(**_JIT)
+def cost_serial(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu):
+    """:func:`cost_batch` on one thread."""
+    for t in range(Q.shape[0]):
+        _cost_knot(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
+                   t)
