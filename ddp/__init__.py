@@ -2,16 +2,26 @@
 
 Data flow: a :class:`~dynamics.protocol.Dynamics` backend -> :class:`SemiImplicitEuler` (exact
 first and second derivatives of the discrete step on the manifold) -> :class:`ShootingProblem`
-(with the costs of :mod:`ddp.costs`) -> :func:`solve` (DDP or iLQR) -> :class:`Solution`.
+(with the costs of :mod:`ddp.costs`, control bounds) -> :func:`solve` (DDP or iLQR, configured by
+:class:`SolverSettings`) -> :class:`Solution` (with the feedback :class:`Policy`).
+
+One module per phase: :mod:`.problem` (derivatives, rollouts), :mod:`.backward` (Riccati),
+:mod:`.forward` (line search), :mod:`.box_qp`, :mod:`.callbacks` (iteration table),
+:mod:`.solver` (the loop); the compiled kernels are in :mod:`.kernels`.
 """
 
 from . import costs
-from .costs import (ControlRegularization, FramePlacement, FrameTranslation, StateRegularization,
-                    Sum)
+from .backward import Policy
+from .box_qp import BoxQPResult, box_qp
+from .callbacks import Iteration, IterationTable
+from .costs import (ControlRegularization, CostProgram, FramePlacement, FrameRotation,
+                    FrameTranslation, ResidualCost, StateRegularization, Sum)
 from .integrators import SemiImplicitEuler
 from .problem import ShootingProblem
-from .solver import STATUSES, Iteration, Solution, box_qp, solve
+from .settings import SolverSettings
+from .solver import STATUSES, Solution, solve
 
 __all__ = ["costs", "ControlRegularization", "FramePlacement", "FrameTranslation",
-           "StateRegularization", "Sum", "SemiImplicitEuler", "ShootingProblem", "solve",
-           "Solution", "Iteration", "STATUSES", "box_qp"]
+           "FrameRotation", "ResidualCost", "CostProgram", "StateRegularization", "Sum",
+           "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution",
+           "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult"]

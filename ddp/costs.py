@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import casadi as cs
 import numpy as np
 
-from dynamics import lie
+from dynamics import lie, robots
 from dynamics.inputs import prepare
 from dynamics.kernels import kinematics as _kin
 from dynamics.model import RobotModel
@@ -183,25 +183,6 @@ def _model_of(dynamics_or_model):
     return getattr(dynamics_or_model, "model", None)
 
 
-_VECTOR_SPACES: dict[int, RobotModel] = {}
-
-
-def vector_space_model(n: int) -> RobotModel:
-    """A chain of n prismatic joints: the configuration space R^n as a RobotModel, so that the
-    compiled state costs of a vector-space system (``EuclideanDynamics``) run on the same kernel
-    (``q (+) dq = q + dq``, ``q1 (-) q0 = q1 - q0``)."""
-    if n not in _VECTOR_SPACES:
-        import pinocchio as pin
-
-        pm = pin.Model()
-        parent = 0
-        for k in range(n):
-            parent = pm.addJoint(parent, pin.JointModelPX(), pin.SE3.Identity(), f"x{k}")
-        pm.gravity.setZero()
-        _VECTOR_SPACES[n] = RobotModel(pm, f"R^{n}")
-    return _VECTOR_SPACES[n]
-
-
 class BuiltinCost(ResidualCost):
     """A built-in cost: one compiled term (:meth:`term`), plus its CasADi residual as the
     reference.  ``calc`` / ``calc_diff`` run the compiled kernel."""
@@ -213,7 +194,7 @@ class BuiltinCost(ResidualCost):
         raise NotImplementedError
 
     def kernel_model(self):
-        return self.model if self.model is not None else vector_space_model(self.nv)
+        return self.model if self.model is not None else robots.vector_space(self.nv)
 
     def program(self):
         return CostProgram(self.kernel_model(), self.nu, [self.term()])
@@ -443,7 +424,7 @@ class Sum(Cost):
                 models = {id(c.model): c.model for c in builtin if c.model is not None}
                 if len(models) > 1:
                     raise ValueError("costs: the built-in costs of a Sum must share one model")
-                model = next(iter(models.values())) if models else vector_space_model(self.nv)
+                model = next(iter(models.values())) if models else robots.vector_space(self.nv)
                 self._program = CostProgram(model, self.nu, [c.term() for c in builtin])
         return self._program
 

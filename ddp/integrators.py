@@ -10,51 +10,63 @@ generalized force tau = B u with the actuation matrix B (nv x nu, identity by de
 Derivatives are those of ``h(dx, du) = F(x (+) dx, u + du) (-) F(x, u)`` at 0: ``Fx``, ``Fu``
 and, contracted with a co-state ``lam`` (size 2 nv, tangent at x+), the symmetric Hessians
 ``Fxx``, ``Fxu``, ``Fuu`` of ``lam . h``.  With ``w = dt v+`` and ``G(dq, dw) = ((q (+) dq) (+)
-(w + dw)) (-) (q (+) w)`` (:func:`dynamics.lie.integrate_expansion`)::
+(w + dw)) (-) (q (+) w)`` (the backend's ``integrate_second_order``)::
 
     lam . d2h = Jz^T (lam_q . d2G) Jz  +  dt * (mu . d2a),   mu = lam_v + dt J_w^T lam_q
 
-where ``Jz`` maps (dx, du) to (dq, dw) to first order and ``mu . d2a`` is the ``lam``-contracted
-FD-SO of the backend (``fd_derivatives(order=2, lam=mu)``).  The first term holds the second-order
-terms of (+) on SO(3) / SE(3) / SE(2) joints; it vanishes on vector spaces.
+where ``Jz`` maps (dx, du) to (dq, dw) to first order and ``mu . d2a`` are the FD-SO terms of the
+backend contracted with mu.  The first term holds the second-order terms of (+) on SO(3) / SE(3) /
+SE(2) joints; it vanishes on vector spaces.  The solver evaluates these terms inside its compiled
+backward pass (:mod:`ddp.kernels.passes`); :meth:`SemiImplicitEuler.hessians` gives them for one
+knot through the same kernel.
+
+Everything goes through the public :class:`~dynamics.protocol.Dynamics` protocol.
 """
 
 from __future__ import annotations
 
-from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
 
-from dynamics.lie import LIE_TYPES, integrate_expansion
+from dynamics import AnalyticalDynamics, robots
+
+from .kernels import passes as _passes
+
+#: where DDP's second-order dynamics terms come from (see :class:`ddp.SolverSettings`)
+SECOND_ORDER = ("auto", "tensor", "contracted")
+#: up to this nv, "auto" computes the full FD-SO tensors of all knots in the batched derivative
+#: call and contracts them in the backward pass; above, the analytical backend's contracted
+#: FDSVA-SO kernel runs at each knot inside the backward pass (O(n^3) instead of O(n^4))
+TENSOR_MAX_NV = 12
 
 
 @dataclass
 class StepDerivatives:
-    """First derivatives of the step at T knots: Fx (T, ndx, ndx), Fu (T, ndx, nu), and what the
-    second-order terms need at each knot (kept for :meth:`SemiImplicitEuler.hessians`)."""
+    """First derivatives of the step at T knots, and what the second-order terms need.
+
+    Fx (T, ndx, ndx), Fu (T, ndx, nu); da_dq, da_dv (T, n, n), Minv_B (T, n, nu); the expansion of
+    (+) (:class:`~dynamics.lie.IntegrateExpansion`, with Jq, Jw (T, n, n)); ``so_mode`` (0 none,
+    1 full FD-SO ``tensors``, 2 the contracted kernel at (q, v, tau)) and its data."""
 
     Fx: np.ndarray
     Fu: np.ndarray
     da_dq: np.ndarray
     da_dv: np.ndarray
     Minv_B: np.ndarray
-    Jq: np.ndarray
-    Jw: np.ndarray
-    w: np.ndarray
-    tensors: object = None  # full FD-SO tensors of every knot (second_order="tensor")
+    expansion: object
+    so_mode: int = 0
+    tensors: tuple = ()
+    q: np.ndarray | None = None
+    v: np.ndarray | None = None
+    tau: np.ndarray | None = None
 
 
 class SemiImplicitEuler:
     """Semi-implicit Euler step of a :class:`~dynamics.protocol.Dynamics` backend (see module
     docstring).  ``actuation``: (nv, nu) matrix B, or None for full actuation."""
 
-    #: up to this nv, ``second_order="auto"`` computes the full FD-SO tensors of all knots in the
-    #: batched derivative call and contracts them in the backward pass; above, each knot's
-    #: contracted FD-SO is computed in the backward pass (O(n^3) instead of O(n^4) per knot)
-    TENSOR_MAX_NV = 12
-
-    def __init__(self, dynamics, dt: float, actuation=None, second_order: str = "auto"):
+    def __init__(self, dynamics, dt: float, actuation=None):
         self.dynamics = dynamics
         self.nq, self.nv = int(dynamics.nq), int(dynamics.nv)
         if not (np.isfinite(dt) and dt > 0):
@@ -64,18 +76,26 @@ class SemiImplicitEuler:
         if B.ndim != 2 or B.shape[0] != self.nv or not np.all(np.isfinite(B)):
             raise ValueError(f"actuation: expected a finite ({self.nv}, nu) matrix; got shape "
                              f"{B.shape}")
-        self.B = B
+        self.B = np.ascontiguousarray(B)
         self.nu = B.shape[1]
-        if second_order not in ("auto", "tensor", "contracted"):
-            raise ValueError(f"second_order: expected 'auto', 'tensor' or 'contracted'; got "
-                             f"{second_order!r}")
-        if second_order == "auto":
-            second_order = "tensor" if self.nv <= self.TENSOR_MAX_NV else "contracted"
-        self.second_order = second_order
         self.nx, self.ndx = self.nq + self.nv, 2 * self.nv
-        self._model = getattr(dynamics, "model", None)
-        if self._model is None and self.nq != self.nv:
+        #: the compiled passes run on the analytical backend's kernels
+        self.compiled = isinstance(dynamics, AnalyticalDynamics)
+        if getattr(dynamics, "model", None) is None and self.nq != self.nv:
             raise ValueError("dynamics: a system without a RobotModel must have nq == nv")
+
+    def second_order_mode(self, second_order: str) -> int:
+        """The ``so_mode`` of the backward pass for a ``second_order`` setting."""
+        if second_order not in SECOND_ORDER:
+            raise ValueError(f"second_order: expected one of {', '.join(SECOND_ORDER)}; got "
+                             f"{second_order!r}")
+        if second_order == "contracted" and not self.compiled:
+            raise ValueError(f"second_order: 'contracted' needs the analytical backend; "
+                             f"{type(self.dynamics).__name__} gives 'tensor' (or 'auto')")
+        if second_order == "auto":
+            second_order = ("contracted" if self.compiled and self.nv > TENSOR_MAX_NV
+                            else "tensor")
+        return 1 if second_order == "tensor" else 2
 
     # ------------------------------------------------------------------ state manifold
     def integrate(self, x, dx):
@@ -105,74 +125,52 @@ class SemiImplicitEuler:
         x1[bad] = np.nan
         return x1
 
-    def derivatives(self, xs, us, order: int = 1) -> StepDerivatives:
+    def derivatives(self, xs, us, so_mode: int = 0) -> StepDerivatives:
         """Fx, Fu of a batch (T, nx), (T, nu), with one batched (parallel) FD call; with
-        ``order=2`` and ``second_order="tensor"`` that call also returns the full FD-SO tensors."""
+        ``so_mode`` 1 that call also returns the full FD-SO tensors."""
         xs, us = np.atleast_2d(xs), np.atleast_2d(us)
         T, n, dt = xs.shape[0], self.nv, self.dt
-        q, v = xs[:, :self.nq], xs[:, self.nq:]
-        full = order == 2 and self.second_order == "tensor"
-        d = self.dynamics.fd_derivatives(q, v, us @ self.B.T, order=2 if full else 1)
+        q, v = np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:])
+        tau = np.ascontiguousarray(us @ self.B.T)
+        d = self.dynamics.fd_derivatives(q, v, tau, order=2 if so_mode == 1 else 1)
         a, da_dq, da_dv, Minv = (np.asarray(x).reshape(T, *np.shape(x)[-(2 if i else 1):])
                                  for i, x in enumerate((d.a, d.da_dq, d.da_dv, d.da_dtau)))
         w = dt * (v + dt * a)
-        Jq, Jw = self._integrate_jacobians(q, w)
-        Minv_B = Minv @ self.B
-        dv_dq, dv_dv, dv_du = dt * da_dq, np.eye(n) + dt * da_dv, dt * Minv_B
+        e = self.dynamics.integrate_second_order(q, w, hessian=so_mode > 0)
         Fx = np.empty((T, 2 * n, 2 * n))
-        Fx[:, :n, :n] = Jq + dt * Jw @ dv_dq
-        Fx[:, :n, n:] = dt * Jw @ dv_dv
-        Fx[:, n:, :n] = dv_dq
-        Fx[:, n:, n:] = dv_dv
-        Fu = np.concatenate([dt * Jw @ dv_du, dv_du], axis=1)
-        return StepDerivatives(Fx, Fu, da_dq, da_dv, Minv_B, Jq, Jw, w, d if full else None)
+        Fu = np.empty((T, 2 * n, self.nu))
+        Minv_B = np.empty((T, n, self.nu))
+        da_dq, da_dv = np.ascontiguousarray(da_dq), np.ascontiguousarray(da_dv)
+        _passes.assemble_step_derivatives(self.B, dt, da_dq, da_dv, np.ascontiguousarray(Minv),
+                                          np.ascontiguousarray(e.Jq), np.ascontiguousarray(e.Jw),
+                                          e.offsets, e.sizes, Fx, Fu, Minv_B)
+        tensors = ()
+        if so_mode == 1:
+            tensors = tuple(np.ascontiguousarray(np.reshape(getattr(d, k), (T, n, n, n)))
+                            for k in ("d2a_dq2", "d2a_dv2", "d2a_dqdv", "d2a_dtaudq"))
+        return StepDerivatives(Fx, Fu, da_dq, da_dv, Minv_B, e, so_mode, tensors, q, v, tau)
 
-    def _integrate_jacobians(self, q, w):
-        T, n = q.shape[0], self.nv
-        if self._model is None:
-            I = np.broadcast_to(np.eye(n), (T, n, n)).copy()
-            return I, I.copy()
-        Jq, Jw, _ = integrate_expansion(self._model, q, w, np.zeros((T, n)))
-        return Jq, Jw
+    def kernel_args(self):
+        """The model buffers the compiled passes read (a vector space for a user system)."""
+        model = getattr(self.dynamics, "model", None)
+        return (model if model is not None else robots.vector_space(self.nv)).kernel_args
+
+    def second_order_arguments(self, d: StepDerivatives):
+        """The arguments of the compiled second-order terms after ``lam`` (see
+        :func:`ddp.kernels.passes.backward_pass`)."""
+        T = d.Fx.shape[0]
+        e = d.expansion
+        empty4 = np.zeros((T, 0, 0, 0))
+        T2 = d.tensors if d.so_mode == 1 else (empty4,) * 4
+        Q, V, TAU = ((d.q, d.v, d.tau) if d.so_mode == 2 else (np.zeros((T, 0)),) * 3)
+        return (self.dt, self.B, np.ascontiguousarray(e.Jw), d.da_dq, d.da_dv, d.Minv_B,
+                d.so_mode, *T2, *self.kernel_args(), Q, V, TAU, e.offsets, e.sizes,
+                np.ascontiguousarray(e.H))
 
     def hessians(self, x, u, lam, d: StepDerivatives, t: int):
-        """(Fxx, Fxu, Fuu) of ``lam . h`` at knot t (one point; lam (2 nv,) tangent at x+)."""
-        n, dt = self.nv, self.dt
-        q, v = x[:self.nq], x[self.nq:]
-        lam_q, lam_v = lam[:n], lam[n:]
-        mu = lam_v + dt * d.Jw[t].T @ lam_q
-        if d.tensors is not None:  # contract the precomputed tensors of knot t with mu
-            s = _Contracted(*(np.tensordot(mu, np.reshape(getattr(d.tensors, k), (-1, n, n, n))[t],
-                                           1) for k in _Contracted._fields))
-        else:
-            s = self.dynamics.fd_derivatives(q, v, self.B @ u, order=2, lam=mu)
-        Aqq = 0.5 * (s.d2a_dq2 + s.d2a_dq2.T)
-        Aqu = s.d2a_dtaudq.T @ self.B
-        Fxx = np.zeros((2 * n, 2 * n))
-        Fxx[:n, :n] = dt * Aqq
-        Fxx[:n, n:] = dt * s.d2a_dqdv
-        Fxx[n:, :n] = dt * s.d2a_dqdv.T
-        Fxx[n:, n:] = dt * s.d2a_dv2
-        Fxu = np.zeros((2 * n, self.nu))
-        Fxu[:n] = dt * Aqu
-        Fuu = np.zeros((self.nu, self.nu))
-        if self._model is not None and not _is_vector_space(self._model):
-            _, _, HG = integrate_expansion(self._model, q, d.w[t], lam_q)
-            # Jz: (dx, du) -> (dq, dw), dw = dt dv+
-            Jz = np.zeros((2 * n, 2 * n + self.nu))
-            Jz[:n, :n] = np.eye(n)
-            Jz[n:, :n] = dt * dt * d.da_dq[t]
-            Jz[n:, n:2 * n] = dt * (np.eye(n) + dt * d.da_dv[t])
-            Jz[n:, 2 * n:] = dt * dt * d.Minv_B[t]
-            P = Jz.T @ HG @ Jz
-            Fxx += P[:2 * n, :2 * n]
-            Fxu += P[:2 * n, 2 * n:]
-            Fuu += P[2 * n:, 2 * n:]
-        return Fxx, Fxu, Fuu
-
-
-_Contracted = namedtuple("_Contracted", "d2a_dq2 d2a_dv2 d2a_dqdv d2a_dtaudq")
-
-
-def _is_vector_space(model) -> bool:
-    return not any(int(t) in LIE_TYPES for t in model.arrays.jtype[1:])
+        """(Fxx, Fxu, Fuu) of ``lam . h`` at knot t (lam (2 nv,) tangent at x+), by the same
+        compiled function as the backward pass."""
+        if d.so_mode == 0:
+            raise ValueError("d: derivatives computed with so_mode=0 carry no second-order data")
+        return _passes.step_hessians(t, np.asarray(lam, dtype=float),
+                                     *self.second_order_arguments(d))

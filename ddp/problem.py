@@ -1,39 +1,53 @@
 """`ShootingProblem`: an optimal-control problem over a horizon of T knots.
 
     minimize   sum_{t<T} dt * l(x_t, u_t) + l_T(x_T)
-    subject to x_{t+1} = F(x_t, u_t),  x_0 = x0
+    subject to x_{t+1} = F(x_t, u_t),  x_0 = x0,  u_min <= u_t <= u_max
 
 with x = (q, v) on the robot's state manifold (tangent size 2 nv), u in R^nu, F the discrete step
 of :mod:`ddp.integrators` and the costs of :mod:`ddp.costs` (running costs multiplied by dt, the
 terminal cost not, as in Crocoddyl).
+
+With the analytical backend the rollouts run in one compiled call
+(:func:`ddp.kernels.passes.rollout`); any other backend steps knot by knot through its ``aba``.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from dynamics.inputs import prepare
 
 from . import costs as _costs
-from .integrators import SemiImplicitEuler
+from .integrators import SemiImplicitEuler, StepDerivatives
+from .kernels import passes as _passes
 
 INTEGRATORS = {"euler": SemiImplicitEuler}
+
+
+@dataclass
+class KnotDerivatives:
+    """Everything one iteration differentiates: running costs (scaled by dt, T knots), terminal
+    cost (1 knot), and the step derivatives (T knots)."""
+
+    running: _costs.CostDerivatives
+    terminal: _costs.CostDerivatives
+    step: StepDerivatives
 
 
 class ShootingProblem:
     """``dynamics``: any :class:`~dynamics.protocol.Dynamics`; ``x0`` (nq + nv,); ``horizon`` T;
     ``dt`` time step; ``running_cost`` / ``terminal_cost``: :class:`~ddp.costs.Cost`;
     ``actuation``: (nv, nu) matrix (None: fully actuated); ``integrator``: "euler"
-    (semi-implicit); ``second_order``: how DDP gets its second-order dynamics terms ("auto",
-    "tensor": full tensors of all knots in the batched call, "contracted": per knot in the
-    backward pass; see :class:`~ddp.integrators.SemiImplicitEuler`)."""
+    (semi-implicit); ``u_min``, ``u_max``: control bounds (scalars or (nu,); None: unbounded)."""
 
     def __init__(self, dynamics, x0, horizon: int, dt: float, running_cost, terminal_cost,
-                 actuation=None, integrator: str = "euler", second_order: str = "auto"):
+                 actuation=None, integrator: str = "euler", u_min=None, u_max=None):
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator: expected one of {sorted(INTEGRATORS)}; got {integrator!r}")
         self.dynamics = dynamics
-        self.integrator = INTEGRATORS[integrator](dynamics, dt, actuation, second_order)
+        self.integrator = INTEGRATORS[integrator](dynamics, dt, actuation)
         self.dt = self.integrator.dt
         self.nq, self.nv, self.nu = self.integrator.nq, self.integrator.nv, self.integrator.nu
         self.nx, self.ndx = self.integrator.nx, self.integrator.ndx
@@ -41,12 +55,31 @@ class ShootingProblem:
             raise ValueError(f"horizon: expected a positive integer; got {horizon!r}")
         self.T = int(horizon)
         self.x0 = self._check_x(x0, "x0")
-        self.running_cost = _costs.bind(running_cost, self.nq, self.nv, self.nu)
-        self.terminal_cost = _costs.bind(terminal_cost, self.nq, self.nv, self.nu)
+        model = getattr(dynamics, "model", None)
+        self.running_cost = _costs.bind(running_cost, self.nq, self.nv, self.nu, model)
+        self.terminal_cost = _costs.bind(terminal_cost, self.nq, self.nv, self.nu, model)
+        self.u_min = self._bound(u_min, -np.inf, "u_min")
+        self.u_max = self._bound(u_max, np.inf, "u_max")
 
     def __repr__(self):
         return (f"ShootingProblem({self.dynamics!r}, T={self.T}, dt={self.dt:g}, nx={self.nx}, "
                 f"nu={self.nu})")
+
+    @property
+    def bounded(self) -> bool:
+        return bool(np.any(np.isfinite(self.u_min)) or np.any(np.isfinite(self.u_max)))
+
+    def _bound(self, b, default, name):
+        if b is None:
+            return np.full(self.nu, default)
+        try:
+            out = np.broadcast_to(np.asarray(b, dtype=float), (self.nu,)).copy()
+        except ValueError:
+            raise ValueError(f"{name}: expected a scalar or {self.nu} values; got shape "
+                             f"{np.shape(b)}") from None
+        if np.any(np.isnan(out)):
+            raise ValueError(f"{name}: expected numbers (+-inf for no bound); got NaN")
+        return out
 
     def _check_x(self, x, name):
         x = np.asarray(x, dtype=float)
@@ -74,25 +107,59 @@ class ShootingProblem:
                                  np.zeros((self.T, self.nv)))
         return np.asarray(tau) @ np.linalg.pinv(self.integrator.B).T
 
+    # ------------------------------------------------------------------ rollouts
     def rollout(self, us, x0=None):
-        """States (T + 1, nx) from x0 under the controls us (T, nu)."""
+        """States (T + 1, nx) from x0 under the controls ``us`` (T, nu) (clipped to the bounds).
+        A diverging step gives NaN states from there on (no exception)."""
         us = self.check_controls(us)
+        return self._simulate(us, x0, None)[0]
+
+    def closed_loop(self, xs_ref, us, k, K, alpha=1.0, x0=None):
+        """States (T + 1, nx) and controls (T, nu) under DDP's closed loop
+        ``u_t = clip(us_t + alpha k_t + K_t (x_t (-) xs_ref_t))`` about the trajectory
+        (xs_ref, us) with gains k (T, nu), K (T, nu, ndx)."""
+        return self._simulate(self.check_controls(us), x0, (xs_ref, k, K, alpha))
+
+    def _simulate(self, us, x0, policy):
+        x0 = self.x0 if x0 is None else np.asarray(x0, dtype=float)
         xs = np.empty((self.T + 1, self.nx))
-        xs[0] = self.x0 if x0 is None else x0
+        un = np.empty_like(us)
+        if policy is None:
+            xs_ref, k, K, alpha, feedback = xs, us, np.zeros((self.T, self.nu, 0)), 0.0, False
+        else:
+            xs_ref, k, K, alpha = policy
+            feedback = True
+        F = self.integrator
+        if F.compiled:
+            with np.errstate(all="ignore"):
+                _passes.rollout(*F.kernel_args(), F.B, F.dt, x0, np.ascontiguousarray(us),
+                                np.ascontiguousarray(k), np.ascontiguousarray(K), float(alpha),
+                                self.u_min, self.u_max, np.ascontiguousarray(xs_ref), feedback,
+                                xs, un)
+            return xs, un
+        xs[0] = x0
         for t in range(self.T):
-            xs[t + 1] = self.integrator.step(xs[t], us[t])
-        return xs
+            u = us[t] + (alpha * k[t] + K[t] @ F.difference(xs_ref[t], xs[t]) if feedback else 0)
+            un[t] = np.clip(u, self.u_min, self.u_max)
+            xs[t + 1] = F.step(xs[t], un[t])
+            if not np.all(np.isfinite(xs[t + 1])):
+                xs[t + 1:] = np.nan
+                un[t + 1:] = np.nan
+                break
+        return xs, un
 
     def cost(self, xs, us) -> float:
-        """Total cost: dt * sum of running costs + terminal cost."""
+        """Total cost: dt * sum of running costs + terminal cost (NaN if a state is not finite)."""
+        if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(us))):
+            return float("nan")
         with np.errstate(all="ignore"):
             run = self.running_cost.calc(xs[:-1], us)
             term = self.terminal_cost.calc(xs[-1:], np.zeros((1, self.nu)))
             return float(self.dt * np.sum(run) + term[0])
 
-    def calc_diff(self, xs, us, hessians="exact", order: int = 1):
-        """Batched derivatives of every knot: (running CostDerivatives scaled by dt (T knots),
-        terminal CostDerivatives (1 knot), StepDerivatives (T knots))."""
+    def calc_diff(self, xs, us, hessians="exact", so_mode: int = 0) -> KnotDerivatives:
+        """Batched derivatives of every knot (:class:`KnotDerivatives`); ``so_mode`` as in
+        :meth:`~ddp.integrators.SemiImplicitEuler.derivatives`."""
         run = self.running_cost.calc_diff(xs[:-1], us, hessians).scaled(self.dt)
         term = self.terminal_cost.calc_diff(xs[-1:], np.zeros((1, self.nu)), hessians)
-        return run, term, self.integrator.derivatives(xs[:-1], us, order)
+        return KnotDerivatives(run, term, self.integrator.derivatives(xs[:-1], us, so_mode))

@@ -12,6 +12,7 @@ from .algorithms import (aba, fd_derivatives, fd_second_derivatives, id_derivati
                          inverse_mass_matrix, mass_matrix, rnea)
 from .casadi_backend import CasadiDynamics, CodegenLimitError, CodegenLimits
 from .finite_difference import FiniteDifferenceDynamics
+from .lie import IntegrateExpansion
 from .model import RobotModel
 from .protocol import AnalyticalDynamics, Dynamics, EuclideanDynamics
 from .results import FDDerivatives, IDDerivatives
@@ -21,5 +22,5 @@ __all__ = [
     "id_second_derivatives", "fd_second_derivatives",
     "fd_derivatives", "IDDerivatives", "FDDerivatives", "Dynamics", "AnalyticalDynamics",
     "EuclideanDynamics", "CasadiDynamics", "CodegenLimits", "CodegenLimitError",
-    "FiniteDifferenceDynamics",
+    "FiniteDifferenceDynamics", "IntegrateExpansion",
 ]

@@ -20,10 +20,13 @@ A leaf module: it imports nothing from the algorithms or the backends (the symbo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import casadi as cs
 import numpy as np
 
 from .inputs import prepare
+from .kernels import lie_group as _lg
 from .kernels import kinematics as _kin
 
 _SMALL = 1e-2  # theta^2 below which the Taylor series are used (truncation error < 1e-17)
@@ -176,52 +179,88 @@ _MAPS: dict[tuple, cs.Function] = {}
 
 
 def _expansion_function(jtype) -> cs.Function:
-    """(w, lam) -> (J_q, J_w, H) for one joint group (see module docstring)."""
+    """w -> H (m x 2m, 2m) for one joint group: the stacked Hessians of the m components of G in
+    (dq, dw) (see module docstring)."""
     if jtype not in _EXPANSIONS:
         n = _NV[jtype]
-        w, lam = cs.SX.sym("w", n), cs.SX.sym("lam", n)
+        w = cs.SX.sym("w", n)
         dq, dw = cs.SX.sym("dq", n), cs.SX.sym("dw", n)
         G = log_group(jtype, cs.mtimes([inverse(jtype, exp_group(jtype, w)),
                                         exp_group(jtype, dq), exp_group(jtype, w + dw)]))
         z = cs.vertcat(dq, dw)
-        H = cs.hessian(cs.dot(lam, G), z)[0]
-        outs = cs.substitute([cs.jacobian(G, dq), cs.jacobian(G, dw), H], [z],
-                             [cs.SX.zeros(2 * n)])
-        _EXPANSIONS[jtype] = cs.Function(f"integrate_expansion_{jtype}", [w, lam], outs)
+        H = cs.jacobian(cs.vec(cs.jacobian(G, z).T), z)  # row a * 2m + i: d2 G_a / dz_i dz
+        H = cs.substitute(H, z, cs.SX.zeros(2 * n))
+        _EXPANSIONS[jtype] = cs.Function(f"integrate_hessian_{jtype}", [w], [H])
     return _EXPANSIONS[jtype]
 
 
-def integrate_expansion(model, q, w, lam):
-    """(J_q, J_w, H) of ``(q (+) dq) (+) (w + dw)`` at dq = dw = 0 (module docstring).
+#: the largest tangent size of a Lie-group joint (free flyer)
+MAX_BLOCK = 6
 
-    q (nq,), w (nv,), lam (nv,) or batches (T, ...); returns J_q, J_w (n, n) and H (2n, 2n) in
-    the coordinates (dq, dw), or with a leading T axis.
-    """
-    b = prepare(model, q=q, dq=w, lam=lam)
-    T, n = b.T, model.nv
-    Jq = np.broadcast_to(np.eye(n), (T, n, n)).copy()
-    Jw = Jq.copy()
-    H = np.zeros((T, 2 * n, 2 * n))
+
+@dataclass
+class IntegrateExpansion:
+    """The second-order expansion of ``G(dq, dw) = ((q (+) dq) (+) (w + dw)) (-) (q (+) w)`` at
+    T knots: ``Jq``, ``Jw`` (T, n, n) (Pinocchio's ``dIntegrate``), and for each Lie-group joint b
+    (tangent offset ``offsets[b]``, size ``sizes[b]`` = m) the Hessians ``H[t, b, a]`` (2m, 2m) of
+    component a of G in (dq, dw) of that joint (zero-padded to MAX_BLOCK).  Vector-space joints
+    have identity Jacobians and no second-order term."""
+
+    Jq: np.ndarray
+    Jw: np.ndarray
+    offsets: np.ndarray
+    sizes: np.ndarray
+    H: np.ndarray
+
+    def contracted(self, lam):
+        """sum_i lam_i d2G_i as (T, 2n, 2n) in the coordinates (dq, dw); lam (T, n)."""
+        T, n = self.Jq.shape[0], self.Jq.shape[1]
+        out = np.zeros((T, 2 * n, 2 * n))
+        for b, (o, m) in enumerate(zip(self.offsets, self.sizes)):
+            h = np.einsum("ta,taij->tij", lam[:, o:o + m], self.H[:, b, :m, :2 * m, :2 * m])
+            ix = np.r_[o:o + m, n + o:n + o + m]
+            out[:, ix[:, None], ix[None, :]] = h
+        return out
+
+
+def integrate_second_order(model, q, w, hessian: bool = True) -> IntegrateExpansion:
+    """:class:`IntegrateExpansion` of a batch q (T, nq), w (T, nv).  The Jacobians come from the
+    compiled closed forms (:func:`dynamics.kernels.lie_group.integrate_jacobians_batch`); the
+    Hessians (only with ``hessian``; zeros otherwise) from one mapped CasADi call per Lie-group
+    joint type."""
+    b = prepare(model, q=q, dq=w)
+    T = b.T
+    Jq, Jw = _lg.integrate_jacobians_batch(*model.kernel_args, b["dq"])
     a = model.arrays
-    for jtype in LIE_TYPES:
-        joints = [i for i in range(1, model.njoints) if a.jtype[i] == jtype]
+    blocks = [i for i in range(1, model.njoints) if int(a.jtype[i]) in LIE_TYPES]
+    H = np.zeros((T, len(blocks), MAX_BLOCK, 2 * MAX_BLOCK, 2 * MAX_BLOCK))
+    for jtype in LIE_TYPES if hessian else ():
+        joints = [i for i in blocks if a.jtype[i] == jtype]
         if not joints:
             continue
         key = (jtype, T * len(joints))
         if key not in _MAPS:
             _MAPS[key] = _expansion_function(jtype).map(T * len(joints))
-        f = _MAPS[key]
         sl = [slice(int(a.iv[i]), int(a.iv[i] + a.nvj[i])) for i in joints]
         W = np.concatenate([b["dq"][:, s] for s in sl]).T
-        L = np.concatenate([b["lam"][:, s] for s in sl]).T
         N, m = T * len(joints), _NV[jtype]
         # a mapped (r x c) output is (r, c N); instance c * T + t is joint c at knot t
-        jq, jw, h = (np.asarray(x).reshape(x.shape[0], N, -1).transpose(1, 0, 2).reshape(
-            len(joints), T, x.shape[0], -1) for x in f(W, L))
-        for c, s in enumerate(sl):
-            Jq[:, s, s] = jq[c]
-            Jw[:, s, s] = jw[c]
-            sw = slice(n + s.start, n + s.stop)
-            H[:, s, s], H[:, s, sw] = h[c][:, :m, :m], h[c][:, :m, m:]
-            H[:, sw, s], H[:, sw, sw] = h[c][:, m:, :m], h[c][:, m:, m:]
-    return b.unbatch((Jq, Jw, H))
+        h = np.asarray(_MAPS[key](W)).reshape(-1, N, 2 * m).transpose(1, 0, 2).reshape(
+            len(joints), T, m, 2 * m, 2 * m)
+        for c, i in enumerate(joints):
+            H[:, blocks.index(i), :m, :2 * m, :2 * m] = h[c]
+    offsets = np.array([int(a.iv[i]) for i in blocks], dtype=np.int64)
+    sizes = np.array([int(a.nvj[i]) for i in blocks], dtype=np.int64)
+    return IntegrateExpansion(Jq, Jw, offsets, sizes, H)
+
+
+def integrate_expansion(model, q, w, lam):
+    """(J_q, J_w, H) of ``(q (+) dq) (+) (w + dw)`` at dq = dw = 0 (module docstring), H the
+    ``lam``-contracted Hessian.
+
+    q (nq,), w (nv,), lam (nv,) or batches (T, ...); returns J_q, J_w (n, n) and H (2n, 2n) in
+    the coordinates (dq, dw), or with a leading T axis.
+    """
+    b = prepare(model, q=q, dq=w, lam=lam)
+    e = integrate_second_order(model, b["q"], b["dq"])
+    return b.unbatch((e.Jq, e.Jw, e.contracted(b["lam"])))

@@ -12,6 +12,9 @@ one point (n = nv):
 ``integrate_jacobians(q, dq)``              (J_q, J_dq), each (n, n): tangent-space
                                             Jacobians of q (+) dq w.r.t. q and dq
 ``difference_jacobians(q0, q1)``            (J_q0, J_q1), each (n, n)
+``integrate_second_order(q, w, hessian)``   :class:`~dynamics.lie.IntegrateExpansion` of a
+                                            batch: Jacobians of ``(q (+) dq) (+) (w + dw)``
+                                            and, on Lie-group joints, its Hessians
 ``aba(q, v, tau)`` / ``rnea(q, v, a)``      (n,)
 ``fd_derivatives(q, v, tau, order, lam)``   :class:`~dynamics.results.FDDerivatives`
 ``id_derivatives(q, v, a, order)``          :class:`~dynamics.results.IDDerivatives`
@@ -29,6 +32,7 @@ import numpy as np
 
 from . import algorithms as _alg
 from .inputs import prepare
+from .lie import IntegrateExpansion, integrate_second_order
 from .results import FDDerivatives, IDDerivatives
 
 
@@ -44,6 +48,8 @@ class Dynamics(Protocol):
     def integrate_jacobians(self, q, dq): ...
 
     def difference_jacobians(self, q0, q1): ...
+
+    def integrate_second_order(self, q, w, hessian: bool = True) -> IntegrateExpansion: ...
 
     def aba(self, q, v, tau): ...
 
@@ -76,6 +82,9 @@ class RobotConfigurationSpace:
 
     def difference_jacobians(self, q0, q1):
         return _pin_jacobians(self.model, "dDifference", q0, q1)
+
+    def integrate_second_order(self, q, w, hessian=True):
+        return integrate_second_order(self.model, q, w, hessian)
 
 
 class AnalyticalDynamics(RobotConfigurationSpace):
@@ -161,6 +170,12 @@ class EuclideanDynamics:
     def difference_jacobians(self, q0, q1):
         I = self._eye_like(q0)
         return -I, I.copy()
+
+    def integrate_second_order(self, q, w, hessian=True):
+        """The trivial expansion of a vector space: identity Jacobians, no Lie-group block."""
+        I = self._eye_like(np.atleast_2d(q))
+        none = np.zeros(0, dtype=np.int64)
+        return IntegrateExpansion(I, I.copy(), none, none, np.zeros((I.shape[0], 0, 0, 0, 0)))
 
     def _eye_like(self, q):
         q = np.asarray(q)

@@ -212,3 +212,22 @@ def binary_tree(n: int) -> RobotModel:
         j = pm.addJoint(parent, pin.JointModelRZ(), placement, f"j{k}")
         pm.appendBodyToJoint(j, _unit_link_inertia(), pin.SE3.Identity())
     return RobotModel.from_pinocchio(pm, pm.name)
+
+
+_VECTOR_SPACES: dict[int, RobotModel] = {}
+
+
+def vector_space(n: int) -> RobotModel:
+    """R^n as a RobotModel: a chain of n massless prismatic joints (``q (+) dq = q + dq``,
+    ``q1 (-) q0 = q1 - q0``), so that kernels written for robots (the compiled costs and solver
+    passes) also serve a user's vector-space system.  Built once per n."""
+    if n not in _VECTOR_SPACES:
+        import pinocchio as pin
+
+        pm = pin.Model()
+        parent = 0
+        for k in range(n):
+            parent = pm.addJoint(parent, pin.JointModelPX(), pin.SE3.Identity(), f"x{k}")
+        pm.gravity.setZero()
+        _VECTOR_SPACES[n] = RobotModel(pm, f"R^{n}")
+    return _VECTOR_SPACES[n]

@@ -106,7 +106,7 @@ COMPARE_COLUMNS = [("problem", "problem"), ("nv", "nv"), ("run", "method, backen
                    ("status", "status"), ("iterations", "iterations"), ("cost", "final cost"),
                    ("same_optimum", "|cost - DDP cost| / cost"), ("ms_per_iter", "ms / iteration"),
                    ("total_s", "total [s]"), ("derivatives_pct", "derivatives [%]"),
-                   ("second_order_pct", "2nd-order terms [%]")]
+                   ("backward_pct", "backward pass [%]")]
 
 
 def compare(name, max_iter=200, runs=COMPARED, log=print, progress=None, show_first=False,
@@ -121,11 +121,11 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, progress=None, show_fi
                                warm_up=True, **options)
         h = sol.history
         der = sum(x.t_derivatives for x in h)
-        so = sum(x.t_second_order for x in h)
+        back = sum(x.t_backward for x in h)
         rows.append(dict(problem=name, nv=P.nv, run=label, status=sol.status,
                          iterations=sol.iterations, cost=sol.cost,
                          ms_per_iter=1e3 * wall / max(sol.iterations, 1), total_s=wall,
-                         derivatives_pct=100 * (der + so) / wall, second_order_pct=100 * so / wall))
+                         derivatives_pct=100 * der / wall, backward_pct=100 * back / wall))
         sols[label] = sol
         log(f"  {label:26s} {sol.status:18s} {sol.iterations:4d} it  cost {sol.cost:.9g}  "
             f"{wall:7.2f} s")
@@ -141,7 +141,7 @@ def _mark_same_optimum(rows, reference_cost):
 
 def compare_command(name, max_iter, log=print):
     rows, sols = compare(name, max_iter, log=log, show_first=True)
-    extra = crocoddyl_solvers.rows(name, log)
+    extra = crocoddyl_solvers.rows(name, get(name), log)
     _mark_same_optimum(extra, rows[0]["cost"])
     rows += extra
     P = get(name)
@@ -153,9 +153,10 @@ def compare_command(name, max_iter, log=print):
 
 
 def _compare_notes():
-    return ["derivatives [%]: share of the wall time in derivative evaluation (batched first "
-            "order, plus the second-order dynamics terms of DDP); 2nd-order terms [%]: the "
-            "V'_x . F_xx terms alone (DDP only)",
+    return ["derivatives [%]: share of the wall time in the batched derivatives of costs and "
+            "dynamics (DDP with second_order='tensor': including the full FD-SO tensors); "
+            "backward pass [%]: the compiled Riccati pass (DDP with 'contracted': including the "
+            "lam-contracted FD-SO at each knot)",
             "|cost - DDP cost| / cost compares each run with the analytical DDP; below 1e-6 means "
             "the same optimum, larger values a different local optimum (reported as measured)",
             f"machine: {os.cpu_count()} cores; times are wall times of one run after an "
@@ -183,7 +184,7 @@ def study(quick=False, problems=None, log=print):
     all_rows, figures = [], []
     for name in names:
         rows, sols = compare(name, max_iter, runs, log=lambda *a: None, progress=progress)
-        extra = crocoddyl_solvers.rows(name, log=lambda *a: None)
+        extra = crocoddyl_solvers.rows(name, get(name), log=lambda *a: None)
         _mark_same_optimum(extra, rows[0]["cost"])
         all_rows += rows + extra
         P = get(name)

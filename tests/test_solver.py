@@ -26,12 +26,12 @@ class Linear(dyn.EuclideanDynamics):
                                  *([z] * 4 if order == 2 else []))
 
 
-def _linear_problem(T=20):
+def _linear_problem(T=20, **bounds):
     d = Linear()
     x_ref = np.array([1.0, -1.0, 0.0, 0.0])
     run = ddp.Sum([ddp.StateRegularization(d, x_ref, 1.0), ddp.ControlRegularization(2, 0.1)])
     return ddp.ShootingProblem(d, np.array([0.0, 0.5, 0.2, 0.0]), T, 0.05, run,
-                               ddp.StateRegularization(d, x_ref, 10.0))
+                               ddp.StateRegularization(d, x_ref, 10.0), **bounds)
 
 
 def _riccati_reference(P):
@@ -67,7 +67,7 @@ def test_linear_quadratic_problem_converges_in_one_iteration_to_riccati(method):
     np.testing.assert_allclose(sol.us, _riccati_reference(P), atol=1e-8)
 
 
-def _ur3_problem(T=30, backend=dyn.AnalyticalDynamics):
+def _ur3_problem(T=30, backend=dyn.AnalyticalDynamics, **bounds):
     m = robots.load("ur3")
     q0 = np.array([0, -np.pi / 2, np.pi / 2, -np.pi / 2, -np.pi / 2, 0])
     x0 = np.concatenate([q0, np.zeros(6)])
@@ -78,7 +78,7 @@ def _ur3_problem(T=30, backend=dyn.AnalyticalDynamics):
                    ddp.StateRegularization(m, x0, 1e-1), ddp.ControlRegularization(6, 1e-3)])
     term = ddp.Sum([ddp.FramePlacement(m, "tool0", target, 1e3),
                     ddp.StateRegularization(m, x0, 1e-1)])
-    return ddp.ShootingProblem(backend(m), x0, T, 0.01, run, term)
+    return ddp.ShootingProblem(backend(m), x0, T, 0.01, run, term, **bounds)
 
 
 def test_ddp_and_ilqr_reach_the_same_optimum_with_quadratic_vs_linear_rates():
@@ -107,13 +107,15 @@ def test_box_constrained_solve_respects_bounds_and_box_qp_is_optimal():
     A = rng.normal(size=(4, 4))
     H, g = A @ A.T + 0.1 * np.eye(4), rng.normal(size=4) * 5
     lo, hi = -np.ones(4), np.ones(4)
-    x, free, _ = ddp.box_qp(H, g, lo, hi, np.zeros(4))
+    res = ddp.box_qp(H, g, lo, hi, np.zeros(4))
+    x = res.x
+    assert res.solved
     ref = minimize(lambda y: 0.5 * y @ H @ y + g @ y, np.zeros(4), jac=lambda y: H @ y + g,
                    bounds=list(zip(lo, hi)), method="L-BFGS-B", options=dict(ftol=1e-15,
                                                                            gtol=1e-12))
     np.testing.assert_allclose(x, ref.x, atol=1e-6)
-    P = _ur3_problem(T=20)
-    sol = ddp.solve(P, "ddp", u_min=-2.0, u_max=2.0, max_iter=100)
+    P = _ur3_problem(T=20, u_min=-2.0, u_max=2.0)
+    sol = ddp.solve(P, "ddp", max_iter=100)
     assert sol.converged, sol.message
     assert np.all(sol.us <= 2.0 + 1e-12) and np.all(sol.us >= -2.0 - 1e-12)
     assert np.any(np.isclose(np.abs(sol.us), 2.0))  # some bound is active
@@ -128,7 +130,7 @@ def test_failure_statuses():
     sol = ddp.solve(_ur3_problem(T=10), "ddp", max_iter=1)
     assert sol.status == "max-iterations" and not sol.converged and sol.iterations == 1
     P = _linear_problem()
-    sol = ddp.solve(P, "ilqr", u_min=[1.0, 0.0], u_max=[0.0, 1.0])
+    sol = ddp.solve(_linear_problem(u_min=[1.0, 0.0], u_max=[0.0, 1.0]), "ilqr")
     assert sol.status == "infeasible" and "u_min > u_max for control 0" in sol.message
     sol = ddp.solve(P, "ddp", c1=10.0)  # no step can decrease 10x more than predicted
     assert sol.status == "line-search-failed"

@@ -28,10 +28,13 @@ terms of forward kinematics and of log6 / log3 (:mod:`dynamics.kernels.lie_group
 import numpy as np
 from numba import njit, prange
 
-from dynamics.kernels.frames import add_bracket_hessian, frame_jacobian, support_joints
+from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_placement,
+                                     support_joints)
 from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
 from dynamics.kernels.layout import unpack
-from dynamics.kernels.lie_group import se2_log_expansion, se3_log_expansion, so3_log_expansion
+from dynamics.kernels.dense import gemm_tn
+from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion, se3_log,
+                                        se3_log_expansion, so3_log_expansion)
 
 STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION = 0, 1, 2, 3, 4
 FRAME_KINDS = (PLACEMENT, TRANSLATION, ROTATION)
@@ -41,9 +44,9 @@ _JIT = dict(cache=True, error_model="numpy")
 
 
 @njit(**_JIT)
-def _accumulate_block(r, Jr, Hr, w, order, exact, dofs, off, l, g, H):
+def _accumulate_block(r, Jr, Hr, w, order, exact, first, off, l, g, H):
     """Add 1/2 sum_a w_a r_a^2 of a residual r (nr,) with Jacobian Jr (nr, nd) and Hessian
-    Hr (nr, nd, nd) w.r.t. the variables ``off + dofs[0:nd]`` of (g, H)."""
+    Hr (nr, nd, nd) w.r.t. the variables ``off + first + [0, nd)`` of (g, H)."""
     nr = r.shape[0]
     nd = Jr.shape[1]
     for a in range(nr):
@@ -54,7 +57,7 @@ def _accumulate_block(r, Jr, Hr, w, order, exact, dofs, off, l, g, H):
         s = 0.0
         for a in range(nr):
             s += Jr[a, j] * w[a] * r[a]
-        g[off + dofs[j]] += s
+        g[off + first + j] += s
     for j in range(nd):
         for k in range(nd):
             s = 0.0
@@ -62,7 +65,7 @@ def _accumulate_block(r, Jr, Hr, w, order, exact, dofs, off, l, g, H):
                 s += Jr[a, j] * w[a] * Jr[a, k]
                 if exact:
                     s += w[a] * r[a] * Hr[a, j, k]
-            H[off + dofs[j], off + dofs[k]] += s
+            H[off + first + j, off + first + k] += s
 
 
 @njit(**_JIT)
@@ -80,24 +83,31 @@ def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx):
     H6 = np.empty((6, 6, 6))
     R = np.empty((3, 3))
     Rr = np.empty((3, 3))
-    dofs = np.arange(6)
+    RE = np.empty((3, 3))
+    dp = np.empty((3, 1))
+    pE = np.empty((3, 1))
     for i in range(1, m.parent.shape[0]):
         t, iq, iv = m.jtype[i], m.iq[i], m.iv[i]
         if t == SPH or t == FF:
             o = iq if t == SPH else iq + 3
             quat_to_rot(q[o], q[o + 1], q[o + 2], q[o + 3], R)
             quat_to_rot(xr[o], xr[o + 1], xr[o + 2], xr[o + 3], Rr)
-            RE = Rr.T @ R
+            gemm_tn(Rr, R, RE, 1.0, 0.0)
             if t == SPH:
-                so3_log_expansion(RE, r3, J3, H3)
-                _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact, dofs + iv, 0, l, g, Hxx)
+                if order == 0:
+                    rotation_log(RE, r3)
+                else:
+                    so3_log_expansion(RE, r3, J3, H3)
+                _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact, iv, 0, l, g, Hxx)
             else:
-                dp = np.empty(3)
                 for a in range(3):
-                    dp[a] = q[iq + a] - xr[iq + a]
-                pE = Rr.T @ dp
-                se3_log_expansion(RE, pE, r6, J6, H6)
-                _accumulate_block(r6, J6, H6, w[iv:iv + 6], order, exact, dofs + iv, 0, l, g, Hxx)
+                    dp[a, 0] = q[iq + a] - xr[iq + a]
+                gemm_tn(Rr, dp, pE, 1.0, 0.0)
+                if order == 0:
+                    se3_log(RE, pE[:, 0], r6)
+                else:
+                    se3_log_expansion(RE, pE[:, 0], r6, J6, H6)
+                _accumulate_block(r6, J6, H6, w[iv:iv + 6], order, exact, iv, 0, l, g, Hxx)
         elif t == PLA:
             cr, sr = xr[iq + 2], xr[iq + 3]
             nr_ = np.sqrt(cr * cr + sr * sr)
@@ -106,33 +116,43 @@ def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx):
             n_ = np.sqrt(c * c + s * s)
             c, s = c / n_, s / n_
             dx, dy = q[iq] - xr[iq], q[iq + 1] - xr[iq + 1]
-            se2_log_expansion(cr * c + sr * s, cr * s - sr * c, cr * dx + sr * dy,
-                              -sr * dx + cr * dy, r3, J3, H3)
-            _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact, dofs + iv, 0, l, g, Hxx)
+            args = (cr * c + sr * s, cr * s - sr * c, cr * dx + sr * dy, -sr * dx + cr * dy)
+            if order == 0:
+                se2_log(args[0], args[1], args[2], args[3], r3)
+            else:
+                se2_log_expansion(args[0], args[1], args[2], args[3], r3, J3, H3)
+            _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact, iv, 0, l, g, Hxx)
         else:
             if t == RUB:
                 c0, s0, c1, s1 = xr[iq], xr[iq + 1], q[iq], q[iq + 1]
                 r1[0] = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
             else:
                 r1[0] = q[iq] - xr[iq]
-            _accumulate_block(r1, J1, H1, w[iv:iv + 1], order, exact, dofs + iv, 0, l, g, Hxx)
+            _accumulate_block(r1, J1, H1, w[iv:iv + 1], order, exact, iv, 0, l, g, Hxx)
     for k in range(nv):
         r1[0] = v[k] - xr[nq + k]
-        _accumulate_block(r1, J1, H1, w[nv + k:nv + k + 1], order, exact, dofs + k, nv, l, g, Hxx)
+        _accumulate_block(r1, J1, H1, w[nv + k:nv + k + 1], order, exact, k, nv, l, g, Hxx)
 
 
 @njit(**_JIT)
-def _frame_residual(kind, par, Rf, pf, r, Jx, Hx):
-    """Residual of a frame term as a function of the frame's local motion xi: r (nr,),
-    Jx (nr, 6), Hx (nr, 6, 6)."""
+def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx):
+    """Residual of a frame term as a function of the frame's local motion xi: r (nr,) and, with
+    ``order`` > 0, Jx (nr, 6), Hx (nr, 6, 6)."""
     Jx[:, :] = 0.0
     Hx[:, :, :] = 0.0
+    RE = np.empty((3, 3))
     if kind == PLACEMENT:
         Rt = par[12:21].reshape((3, 3))
-        pt = par[21:24]
-        RE = Rt.T @ Rf
-        pE = Rt.T @ (pf - pt)
-        se3_log_expansion(RE, pE, r, Jx, Hx)
+        dp = np.empty((3, 1))
+        pE = np.empty((3, 1))
+        for a in range(3):
+            dp[a, 0] = pf[a] - par[21 + a]
+        gemm_tn(Rt, Rf, RE, 1.0, 0.0)
+        gemm_tn(Rt, dp, pE, 1.0, 0.0)
+        if order == 0:
+            se3_log(RE, pE[:, 0], r)
+        else:
+            se3_log_expansion(RE, pE[:, 0], r, Jx, Hx)
     elif kind == TRANSLATION:
         # p(xi) = pf + Rf (xi_v + 1/2 xi_w x xi_v)
         for a in range(3):
@@ -151,9 +171,13 @@ def _frame_residual(kind, par, Rf, pf, r, Jx, Hx):
                         Hx[c, 3 + wb, va] = x
     else:  # ROTATION
         Rt = par[12:21].reshape((3, 3))
+        gemm_tn(Rt, Rf, RE, 1.0, 0.0)
+        if order == 0:
+            rotation_log(RE, r)
+            return
         J3 = np.empty((3, 3))
         H3 = np.empty((3, 3, 3))
-        so3_log_expansion(Rt.T @ Rf, r, J3, H3)
+        so3_log_expansion(RE, r, J3, H3)
         for a in range(3):
             for j in range(3):
                 Jx[a, 3 + j] = J3[a, j]
@@ -208,15 +232,16 @@ def cost_point(m, cints, cfloats, q, v, u, order, exact, l, gx, gu, Hxx, Hxu, Hu
         else:
             fR = par[0:9].reshape((3, 3))
             fp = par[9:12]
-            nc = support_joints(m, joint, chain)
-            frame_jacobian(m, oR, op, S0, joint, fR, fp, chain, nc, Rf, pf, Jf)
+            frame_placement(oR, op, joint, fR, fp, Rf, pf)
             rr = r[:nr]
-            _frame_residual(kind, par, Rf, pf, rr, Jx[:nr], Hx[:nr])
+            _frame_residual(kind, par, Rf, pf, order, rr, Jx[:nr], Hx[:nr])
             for a in range(nr):
                 wr[a] = w[a] * rr[a]
                 l[0] += 0.5 * wr[a] * rr[a]
             if order == 0:
                 continue
+            nc = support_joints(m, joint, chain)
+            frame_jacobian(m, S0, chain, nc, Rf, pf, Jf)
             for j in range(6):
                 s = 0.0
                 for a in range(nr):

@@ -36,10 +36,9 @@ def support_joints(m, joint, chain):
 
 
 @njit(**_JIT)
-def frame_jacobian(m, oR, op, S0, joint, fR, fp, chain, nchain, Rf, pf, J):
-    """World placement (Rf, pf) of the frame ``jMf = (fR, fp)`` on ``joint`` and its local
-    Jacobian J (6, nv) (zero outside the support), from the forward kinematics (oR, op, S0) of
-    :func:`~dynamics.kernels.kinematics.forward_kinematics`."""
+def frame_placement(oR, op, joint, fR, fp, Rf, pf):
+    """World placement (Rf, pf) of the frame ``jMf = (fR, fp)`` on ``joint``, from the world
+    placements (oR, op) of the joints."""
     for r in range(3):
         s = op[joint, r]
         for c in range(3):
@@ -49,6 +48,13 @@ def frame_jacobian(m, oR, op, S0, joint, fR, fp, chain, nchain, Rf, pf, J):
                 t += oR[joint, r, k] * fR[k, c]
             Rf[r, c] = t
         pf[r] = s
+
+
+@njit(**_JIT)
+def frame_jacobian(m, S0, chain, nchain, Rf, pf, J):
+    """The local Jacobian J (6, nv) (zero outside the support ``chain``) of the frame at (Rf, pf),
+    from the ground-frame motion subspace S0 of
+    :func:`~dynamics.kernels.kinematics.forward_kinematics`."""
     J[:, :] = 0.0
     for n in range(nchain):
         i = chain[n]

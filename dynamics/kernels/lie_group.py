@@ -28,7 +28,10 @@ from fractions import Fraction
 from math import factorial
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+from .dense import gemm, gemm_tn
+from .layout import unpack
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -106,7 +109,8 @@ def inverse_jacobian(w, s, K, dK, ddK):
     c, cu, cuu = c_series(u)
     W = np.zeros((3, 3))
     W[0, 1], W[0, 2], W[1, 0], W[1, 2], W[2, 0], W[2, 1] = -w[2], w[1], w[2], -w[0], -w[1], w[0]
-    W2 = W @ W
+    W2 = np.empty((3, 3))
+    gemm(W, W, W2, 1.0)
     E = np.zeros((3, 3, 3))  # E[m] = [e_m]x
     E[0, 1, 2], E[0, 2, 1] = -1.0, 1.0
     E[1, 0, 2], E[1, 2, 0] = 1.0, -1.0
@@ -115,18 +119,26 @@ def inverse_jacobian(w, s, K, dK, ddK):
         for k in range(3):
             K[r, k] = (1.0 if r == k else 0.0) + 0.5 * s * W[r, k] + c * W2[r, k]
     EW = np.empty((3, 3, 3))  # E_m W + W E_m
+    T1 = np.empty((3, 3))
+    T2 = np.empty((3, 3))
     for m in range(3):
-        EW[m] = E[m] @ W + W @ E[m]
+        gemm(E[m], W, T1, 1.0)
+        gemm(W, E[m], T2, 1.0)
+        for r in range(3):
+            for k in range(3):
+                EW[m, r, k] = T1[r, k] + T2[r, k]
         for r in range(3):
             for k in range(3):
                 dK[m, r, k] = 0.5 * s * E[m, r, k] + 2.0 * cu * w[m] * W2[r, k] + c * EW[m, r, k]
     for m in range(3):
         for n in range(3):
-            EE = E[m] @ E[n] + E[n] @ E[m]
+            gemm(E[m], E[n], T1, 1.0)
+            gemm(E[n], E[m], T2, 1.0)
             for r in range(3):
                 for k in range(3):
+                    EE = T1[r, k] + T2[r, k]
                     x = 4.0 * cuu * w[m] * w[n] * W2[r, k] + 2.0 * cu * w[m] * EW[n, r, k] \
-                        + 2.0 * cu * w[n] * EW[m, r, k] + c * EE[r, k]
+                        + 2.0 * cu * w[n] * EW[m, r, k] + c * EE
                     if m == n:
                         x += 2.0 * cu * W2[r, k]
                     ddK[m, n, r, k] = x
@@ -152,6 +164,30 @@ def so3_log_expansion(R, r, J, H):
 
 
 @njit(**_JIT)
+def se3_log(R, p, r):
+    """r = log6((R, p)) = (Jl^-1(w) p, w), w = log3(R) (the value of :func:`se3_log_expansion`)."""
+    w = r[3:]
+    rotation_log(R, w)
+    c = c_series(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])[0]
+    wp = np.empty(3)
+    wwp = np.empty(3)
+    _skew_apply(w, p, wp)
+    _skew_apply(w, wp, wwp)
+    for a in range(3):
+        r[a] = p[a] - 0.5 * wp[a] + c * wwp[a]
+
+
+@njit(**_JIT)
+def se2_log(c0, s0, px, py, r):
+    """The value of :func:`se2_log_expansion`."""
+    th = np.arctan2(s0, c0)
+    h = 1.0 - th * th * c_series(th * th)[0]
+    r[0] = h * px + 0.5 * th * py
+    r[1] = -0.5 * th * px + h * py
+    r[2] = th
+
+
+@njit(**_JIT)
 def se3_log_expansion(R, p, r, J, H):
     """r = log6(M) for M = (R, p), J (6x6) and H (6, 6, 6) of log6(M Exp(xi)) at xi = 0, with
     tangent vectors [v, w] (module docstring)."""
@@ -172,8 +208,10 @@ def se3_log_expansion(R, p, r, J, H):
                 D[a, m] += dK[m, a, b] * p[b]
                 for n in range(3):
                     DD[m, n, a] += ddK[m, n, a, b] * p[b]
-    KR = K @ R
-    DA = D @ A
+    KR = np.empty((3, 3))
+    DA = np.empty((3, 3))
+    gemm(K, R, KR, 1.0)
+    gemm(D, A, DA, 1.0)
     for a in range(3):
         r[a] = K[a, 0] * p[0] + K[a, 1] * p[1] + K[a, 2] * p[2]
         r[3 + a] = w[a]
@@ -232,9 +270,14 @@ def se2_log_expansion(c0, s0, px, py, r, J, H):
     W = np.array([[h, 0.5 * th], [-0.5 * th, h]])
     W1 = np.array([[h1, 0.5], [-0.5, h1]])
     R2 = np.array([[c0, -s0], [s0, c0]])
-    WR = W @ R2
-    W1R = W1 @ R2
-    WRJ2 = WR @ np.array([[0.0, -1.0], [1.0, 0.0]])
+    WR = np.empty((2, 2))
+    W1R = np.empty((2, 2))
+    gemm(W, R2, WR, 1.0)
+    gemm(W1, R2, W1R, 1.0)
+    WRJ2 = np.empty((2, 2))  # W R J2, J2 = [[0, -1], [1, 0]]
+    for a in range(2):
+        WRJ2[a, 0] = WR[a, 1]
+        WRJ2[a, 1] = -WR[a, 0]
     r[0] = W[0, 0] * px + W[0, 1] * py
     r[1] = W[1, 0] * px + W[1, 1] * py
     r[2] = th
@@ -251,3 +294,211 @@ def se2_log_expansion(c0, s0, px, py, r, J, H):
             H[a, k, 2] = x
             H[a, 2, k] = x
         H[a, 2, 2] = h2 * (px if a == 0 else py)
+
+
+# ---------------------------------------------------------------------------------- integrate
+def _series_coefficients():
+    """Taylor coefficients in u = theta^2 of the right-Jacobian functions (alternating series)::
+
+        a(u) = (1 - cos t) / t^2,  b(u) = (t - sin t) / t^3,
+        c2(u) = (t^2 + 2 cos t - 2) / (2 t^4),  c3(u) = (2 t - 3 sin t + t cos t) / (2 t^5)
+    """
+    n = 12
+    a = [(-1) ** k / factorial(2 * k + 2) for k in range(n)]
+    b = [(-1) ** k / factorial(2 * k + 3) for k in range(n)]
+    c2 = [(-1) ** k / factorial(2 * k + 4) for k in range(n)]
+    # c3 = (b - 3 ... ) : 2 t - 3 sin t + t cos t = sum_k (-1)^k t^(2k+1) (-3/(2k+1)! + 1/(2k)!)
+    c3 = [0.5 * (-1) ** (k + 2) * (-3.0 / factorial(2 * k + 5) + 1.0 / factorial(2 * k + 4))
+          for k in range(n)]
+    return np.array([a, b, c2, c3])
+
+
+RJ_COEFFS = _series_coefficients()
+
+
+@njit(**_JIT)
+def _rj_functions(u):
+    """(a, b, c2, c3) of :func:`_series_coefficients` at u = theta^2: the series for small angles,
+    the closed forms above."""
+    if u < 0.25:
+        out = np.zeros(4)
+        for r in range(4):
+            s = 0.0
+            for k in range(RJ_COEFFS.shape[1] - 1, -1, -1):
+                s = s * u + RJ_COEFFS[r, k]
+            out[r] = s
+        return out[0], out[1], out[2], out[3]
+    t = np.sqrt(u)
+    st, ct = np.sin(t), np.cos(t)
+    return ((1.0 - ct) / u, (t - st) / (u * t), (u + 2.0 * ct - 2.0) / (2.0 * u * u),
+            (2.0 * t - 3.0 * st + t * ct) / (2.0 * u * u * t))
+
+
+@njit(**_JIT)
+def _skew(w, W):
+    W[0, 0], W[0, 1], W[0, 2] = 0.0, -w[2], w[1]
+    W[1, 0], W[1, 1], W[1, 2] = w[2], 0.0, -w[0]
+    W[2, 0], W[2, 1], W[2, 2] = -w[1], w[0], 0.0
+
+
+@njit(**_JIT)
+def so3_exp_and_right_jacobian(w, R, Jr):
+    """R = exp([w]x) and Jr(w) = I - a [w]x + b [w]x^2 (exp(w + d) = exp(w) exp(Jr d + ...))."""
+    u = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+    a, b, _, _ = _rj_functions(u)
+    # sin(t)/t = 1 - u b, (1 - cos t)/t^2 = a
+    s1 = 1.0 - u * b
+    W = np.empty((3, 3))
+    W2 = np.empty((3, 3))
+    _skew(w, W)
+    gemm(W, W, W2, 1.0)
+    for r in range(3):
+        for c in range(3):
+            e = 1.0 if r == c else 0.0
+            R[r, c] = e + s1 * W[r, c] + a * W2[r, c]
+            Jr[r, c] = e - a * W[r, c] + b * W2[r, c]
+
+
+@njit(**_JIT)
+def se3_integrate_jacobians(xi, Jq, Jw):
+    """For M = Exp(xi), xi = [v, w]: Jq = Ad(M)^-1 and Jw = Jr(xi) (6x6 each): the Jacobians of
+    ``(X Exp(dq)) Exp(xi + dw)`` in the local frame of ``X Exp(xi)`` (Pinocchio's dIntegrate)."""
+    v = xi[:3]
+    w = xi[3:]
+    R = np.empty((3, 3))
+    J3 = np.empty((3, 3))
+    so3_exp_and_right_jacobian(w, R, J3)
+    u = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+    a, b, c2, c3 = _rj_functions(u)
+    # p = V(w) v, V = Jl(w) = I + a W + b W^2
+    W = np.empty((3, 3))
+    W2 = np.empty((3, 3))
+    _skew(w, W)
+    gemm(W, W, W2, 1.0)
+    p = np.zeros(3)
+    for r in range(3):
+        for c in range(3):
+            p[r] += ((1.0 if r == c else 0.0) + a * W[r, c] + b * W2[r, c]) * v[c]
+    P = np.empty((3, 3))
+    _skew(p, P)
+    Jq[:, :] = 0.0
+    Jw[:, :] = 0.0
+    # Ad(M)^-1 = [[R^T, -R^T [p]x], [0, R^T]]
+    RTP = np.empty((3, 3))
+    gemm_tn(R, P, RTP, -1.0, 0.0)
+    for r in range(3):
+        for c in range(3):
+            Jq[r, c] = R[c, r]
+            Jq[3 + r, 3 + c] = R[c, r]
+            Jq[r, 3 + c] = RTP[r, c]
+            Jw[r, c] = J3[r, c]
+            Jw[3 + r, 3 + c] = J3[r, c]
+    # Jr(xi) = Jl(-xi): the upper-right block is Q(-v, -w) (Barfoot), written with V = [-v]x,
+    # W = [-w]x: 1/2 V + b (WV + VW + WVW) + c2 (W^2 V + V W^2 - 3 WVW) + c3 (WVW^2 + W^2VW)
+    mv = np.empty(3)
+    mw = np.empty(3)
+    for r in range(3):
+        mv[r] = -v[r]
+        mw[r] = -w[r]
+    Vm = np.empty((3, 3))
+    Wm = np.empty((3, 3))
+    _skew(mv, Vm)
+    _skew(mw, Wm)
+    WV = np.empty((3, 3))
+    VW = np.empty((3, 3))
+    WVW = np.empty((3, 3))
+    WW = np.empty((3, 3))
+    WWV = np.empty((3, 3))
+    VWW = np.empty((3, 3))
+    WVWW = np.empty((3, 3))
+    WWVW = np.empty((3, 3))
+    gemm(Wm, Vm, WV, 1.0)
+    gemm(Vm, Wm, VW, 1.0)
+    gemm(WV, Wm, WVW, 1.0)
+    gemm(Wm, Wm, WW, 1.0)
+    gemm(WW, Vm, WWV, 1.0)
+    gemm(Vm, WW, VWW, 1.0)
+    gemm(WVW, Wm, WVWW, 1.0)
+    gemm(Wm, WVW, WWVW, 1.0)
+    for r in range(3):
+        for c in range(3):
+            Jw[r, 3 + c] = (0.5 * Vm[r, c] + b * (WV[r, c] + VW[r, c] + WVW[r, c])
+                            + c2 * (WWV[r, c] + VWW[r, c] - 3.0 * WVW[r, c])
+                            + c3 * (WVWW[r, c] + WWVW[r, c]))
+
+
+@njit(**_JIT)
+def se2_integrate_jacobians(xi, Jq, Jw):
+    """For M = Exp(xi), xi = [v_x, v_y, w] on SE(2): Jq = Ad(M)^-1 and Jw = Jr(xi) (3x3 each)."""
+    th = xi[2]
+    u = th * th
+    a, b, _, _ = _rj_functions(u)
+    s1 = 1.0 - u * b          # sin(th) / th
+    c1 = a * th               # (1 - cos th) / th
+    ct, st = np.cos(th), np.sin(th)
+    # p = V v, V = [[s1, -c1], [c1, s1]]
+    px = s1 * xi[0] - c1 * xi[1]
+    py = c1 * xi[0] + s1 * xi[1]
+    # Ad(M) = [[R, -J2 p], [0, 1]] with J2 p = (-p_y, p_x); inverse: [[R^T, J2 R^T p], [0, 1]]
+    rx = ct * px + st * py
+    ry = -st * px + ct * py
+    Jq[:, :] = 0.0
+    Jq[0, 0], Jq[0, 1], Jq[1, 0], Jq[1, 1] = ct, st, -st, ct
+    Jq[0, 2], Jq[1, 2], Jq[2, 2] = -ry, rx, 1.0
+    # Jr = [[s1, c1, d1], [-c1, s1, d2], [0, 0, 1]]: derivative of Exp along w, right-trivialized
+    # d1 = (th v_x - v_y + v_y cos th - v_x sin th) / th^2, d2 = (v_x + th v_y - v_x cos th -
+    # v_y sin th) / th^2, written with a = (1 - cos)/th^2 and b = (th - sin)/th^3
+    Jw[:, :] = 0.0
+    Jw[0, 0], Jw[0, 1], Jw[1, 0], Jw[1, 1] = s1, c1, -c1, s1
+    Jw[0, 2] = b * th * xi[0] - a * xi[1]
+    Jw[1, 2] = a * xi[0] + b * th * xi[1]
+    Jw[2, 2] = 1.0
+
+
+@njit(**_JIT)
+def integrate_jacobians_point(m, w, Jq, Jw):
+    """Jq, Jw (n, n) of ``(q (+) dq) (+) (w + dw)`` at 0, joint block by joint block (identity
+    on vector-space joints); they do not depend on q (left invariance)."""
+    n = w.shape[0]
+    for r in range(n):
+        for c in range(n):
+            Jq[r, c] = 1.0 if r == c else 0.0
+            Jw[r, c] = 1.0 if r == c else 0.0
+    R = np.empty((3, 3))
+    J3 = np.empty((3, 3))
+    B6q = np.empty((6, 6))
+    B6w = np.empty((6, 6))
+    B3q = np.empty((3, 3))
+    B3w = np.empty((3, 3))
+    for i in range(1, m.parent.shape[0]):
+        t, o = m.jtype[i], m.iv[i]
+        if t == 3:  # SPH
+            so3_exp_and_right_jacobian(w[o:o + 3], R, J3)
+            for r in range(3):
+                for c in range(3):
+                    Jq[o + r, o + c] = R[c, r]
+                    Jw[o + r, o + c] = J3[r, c]
+        elif t == 4:  # FF
+            se3_integrate_jacobians(w[o:o + 6], B6q, B6w)
+            for r in range(6):
+                for c in range(6):
+                    Jq[o + r, o + c] = B6q[r, c]
+                    Jw[o + r, o + c] = B6w[r, c]
+        elif t == 5:  # PLA
+            se2_integrate_jacobians(w[o:o + 3], B3q, B3w)
+            for r in range(3):
+                for c in range(3):
+                    Jq[o + r, o + c] = B3q[r, c]
+                    Jw[o + r, o + c] = B3w[r, c]
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def integrate_jacobians_batch(ints, floats, W):
+    """:func:`integrate_jacobians_point` at every knot of W (T, nv): (Jq, Jw), each (T, nv, nv)."""
+    T, n = W.shape
+    Jq = np.empty((T, n, n))
+    Jw = np.empty((T, n, n))
+    for t in prange(T):
+        m = unpack(ints, floats)
+        integrate_jacobians_point(m, W[t], Jq[t], Jw[t])
+    return Jq, Jw

@@ -2,5 +2,6 @@
 
 * :mod:`.pinocchio_cpp`: the C++ Pinocchio timing tool of ``shared/tools`` (built on demand);
 * :mod:`.crocoddyl_solvers`: Crocoddyl's solvers on the same problems, run by a Python that has
-  Crocoddyl (``SODDP_CROCODDYL_PYTHON``) on the scripts beside it (``crocoddyl_ur3.py``).
+  Crocoddyl (``SODDP_CROCODDYL_PYTHON``) on the script beside it (``crocoddyl_problem.py``),
+  which rebuilds any of our problems from a JSON description.
 """

@@ -1,9 +1,13 @@
-"""Crocoddyl's FDDP and DDP on our example problems, as reference rows for the comparisons.
+"""Crocoddyl's FDDP and DDP on our problems, as reference rows for the comparisons and the solver
+benchmark.
 
-Crocoddyl needs its own Pinocchio build, so the problems are written in Crocoddyl in standalone
-scripts beside this module (they import nothing from soddp) and run by the Python named in the
-environment variable ``SODDP_CROCODDYL_PYTHON``.  (This module is not called ``crocoddyl.py``:
-a script run from this folder would import it instead of the real package.)
+Crocoddyl needs its own Pinocchio build, so it runs in a separate Python, named by the environment
+variable ``SODDP_CROCODDYL_PYTHON`` (``shared/tools/crocoddyl-reference/setup.sh`` makes one).
+:func:`spec` writes a problem as JSON (URDF, root joint, gravity, x0, horizon, dt, actuation, the
+costs with their weights and references, the initial guess) and the standalone script
+``crocoddyl_problem.py`` beside this module builds the same problem in Crocoddyl and solves it.
+(This module is not called ``crocoddyl.py``: a script run from this folder would import it
+instead of the real package.)
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from dynamics import robots
+import numpy as np
 
-#: problem name -> the script that writes it in Crocoddyl
-SCRIPTS = {"ur3": Path(__file__).with_name("crocoddyl_ur3.py")}
+import ddp
+
+SCRIPT = Path(__file__).with_name("crocoddyl_problem.py")
 
 
 def python() -> str | None:
@@ -25,27 +30,86 @@ def python() -> str | None:
     return os.environ.get("SODDP_CROCODDYL_PYTHON") or None
 
 
-def rows(name, log=print):
-    """Table rows of Crocoddyl's FDDP and DDP on problem ``name``: [] when no script writes that
-    problem in Crocoddyl or no Crocoddyl Python is configured."""
+def _cost_items(cost):
+    """The JSON items of a cost (a Sum or one built-in cost); None if one cannot be written."""
+    items = []
+    for c in (cost.costs if isinstance(cost, ddp.Sum) else [cost]):
+        w = [float(x) for x in c.weight]
+        if isinstance(c, ddp.StateRegularization):
+            items.append(dict(kind="state", x_ref=c.x_ref.tolist(), weights=w))
+        elif isinstance(c, ddp.ControlRegularization):
+            items.append(dict(kind="control", u_ref=c.u_ref.tolist(), weights=w))
+        elif isinstance(c, ddp.FramePlacement):
+            items.append(dict(kind="placement", frame=c.frame_name, weights=w,
+                              rotation=c.placement[:3, :3].tolist(),
+                              translation=c.placement[:3, 3].tolist()))
+        elif isinstance(c, ddp.FrameTranslation):
+            items.append(dict(kind="translation", frame=c.frame_name, weights=w,
+                              translation=c.position.tolist()))
+        elif isinstance(c, ddp.FrameRotation):
+            items.append(dict(kind="rotation", frame=c.frame_name, weights=w,
+                              rotation=c.rotation.tolist()))
+        else:
+            return None
+    return items
+
+
+def spec(problem, us=None, max_iter=200, repeats=3):
+    """The JSON-able description of ``problem`` for ``crocoddyl_problem.py``, starting both
+    solvers from ``us`` (default: the quasi-static controls) and their rollout, as ours start;
+    None when the problem cannot be written in Crocoddyl (no URDF, an actuation other than full
+    or floating-base, a cost that is not built in)."""
+    model = getattr(problem.dynamics, "model", None)
+    if model is None or model.urdf_path is None:
+        return None
+    B, n = problem.integrator.B, problem.nv
+    if B.shape == (n, n) and np.array_equal(B, np.eye(n)):
+        actuation = "full"
+    elif model.has_free_flyer and np.array_equal(B, np.eye(n)[:, 6:]):
+        actuation = "floating"
+    else:
+        return None
+    running, terminal = _cost_items(problem.running_cost), _cost_items(problem.terminal_cost)
+    if running is None or terminal is None or problem.bounded:
+        return None
+    us = problem.quasi_static() if us is None else np.asarray(us, dtype=float)
+    xs = problem.rollout(us)
+    return dict(urdf=str(model.urdf_path), floating_base=bool(model.floating_base),
+                gravity=bool(np.any(model.arrays.gravity != 0)), actuation=actuation,
+                x0=problem.x0.tolist(), T=problem.T, dt=problem.dt, running=running,
+                terminal=terminal, xs=xs.tolist(), us=us.tolist(), max_iter=max_iter,
+                repeats=repeats, th_stop=1e-12)
+
+
+def solve(problem, us=None, max_iter=200, repeats=3, log=print):
+    """Crocoddyl's results on ``problem``: {"Crocoddyl FDDP": {...}, "Crocoddyl DDP": {...}} with
+    iterations, cost, converged, total_s (the best of ``repeats`` timed solves), costs (per
+    iteration) and version; {} when not configured or not writable in Crocoddyl."""
     py = python()
-    if name not in SCRIPTS or not py:
-        return []
+    s = spec(problem, us, max_iter, repeats) if py else None
+    if s is None:
+        return {}
     with tempfile.TemporaryDirectory() as d:
-        out = Path(d) / "croc.json"
-        r = subprocess.run([py, str(SCRIPTS[name]), str(robots.load(name).urdf_path), "--json",
-                            str(out)], capture_output=True, text=True, timeout=600)
+        inp, out = Path(d) / "spec.json", Path(d) / "out.json"
+        inp.write_text(json.dumps(s))
+        r = subprocess.run([py, str(SCRIPT), str(inp), str(out)], capture_output=True, text=True,
+                           timeout=1800)
         if r.returncode != 0 or not out.is_file():
             log(f"  (Crocoddyl run failed: {r.stderr.strip()[-300:]})")
-            return []
-        res = json.loads(out.read_text())
+            return {}
+        return json.loads(out.read_text())
+
+
+def rows(name, problem, log=print):
+    """Table rows (as :func:`problems.studies.compare` writes them) of Crocoddyl's FDDP and DDP on
+    ``problem`` (the example ``name``); [] when not configured or not writable in Crocoddyl."""
     table = []
-    for label, x in res.items():
-        table.append(dict(problem=name, nv=robots.load(name).nv, run=f"{label} {x['version']}",
+    for label, x in solve(problem, log=log).items():
+        table.append(dict(problem=name, nv=problem.nv, run=f"{label} {x['version']}",
                           status="converged" if x["converged"] else "not converged",
                           iterations=x["iterations"], cost=x["cost"],
                           ms_per_iter=1e3 * x["total_s"] / max(x["iterations"], 1),
                           total_s=x["total_s"]))
         log(f"  {label:26s} {table[-1]['status']:18s} {x['iterations']:4d} it  cost "
-            f"{x['cost']:.9g}  {x['total_s']:7.2f} s")
+            f"{x['cost']:.9g}  {x['total_s']:7.3f} s")
     return table

@@ -1,0 +1,50 @@
+"""Callbacks of the solver: called after every iteration with its :class:`Iteration` record; one
+returning True stops the solve (status "stopped-by-callback").  The iteration table printed with
+``verbose=True`` is one of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Iteration:
+    """One row of the iteration table."""
+
+    iteration: int
+    cost: float
+    grad_norm: float
+    expected: float = float("nan")      # expected decrease of the accepted step
+    actual: float = float("nan")        # actual decrease
+    reg: float = float("nan")
+    alpha: float = float("nan")
+    t_derivatives: float = 0.0          # seconds: batched derivatives (costs and dynamics)
+    t_backward: float = 0.0             # seconds: backward pass (incl. second-order terms)
+    t_forward: float = 0.0              # seconds: line search rollouts and costs
+
+
+class IterationTable:
+    """Prints the iteration table: a header on :meth:`start`, a row per iteration, the status on
+    :meth:`end`."""
+
+    HEAD = (f"{'iter':>4} {'cost':>13} {'|grad|':>9} {'expected':>9} {'actual':>9} {'reg':>7} "
+            f"{'step':>6} {'deriv ms':>8} {'back ms':>8} {'fwd ms':>7}")
+
+    def start(self, method):
+        print(f"{method.upper()}:")
+        print(self.HEAD)
+
+    def __call__(self, r: Iteration):
+        f = lambda x, w=9: f"{x:{w}.2e}" if np.isfinite(x) else f"{'-':>{w}}"
+        print(f"{r.iteration:4d} {r.cost:13.6e} {f(r.grad_norm)} {f(r.expected)} "
+              f"{f(r.actual)} {f(r.reg, 7) if np.isfinite(r.reg) else '-':>7} "
+              f"{r.alpha if np.isfinite(r.alpha) else float('nan'):6.3f} "
+              f"{1e3 * r.t_derivatives:8.2f} {1e3 * r.t_backward:8.2f} "
+              f"{1e3 * r.t_forward:7.2f}", flush=True)
+        return False
+
+    def end(self, sol):
+        print(f"status: {sol.status} ({sol.message}); cost {sol.cost:.9g} after "
+              f"{sol.iterations} iterations")

@@ -1,0 +1,531 @@
+"""The solver's passes over the knots, compiled: rollout (open or closed loop), the Riccati
+backward pass of DDP / iLQR (Cholesky, or the box-QP of Tassa, Mansard, Todorov 2014 when controls
+are bounded) with the exact second-order dynamics terms, and the adjoint gradient.
+
+Shapes: T knots, n = nv, ndx = 2 n, nu controls.  A state x = (q, v) (nq + nv), its tangent
+dx = (dq, dv).  The discrete step is semi-implicit Euler (:mod:`ddp.integrators`)::
+
+    a = FD(q, v, B u),  v+ = v + dt a,  q+ = q (+) dt v+
+
+Second-order dynamics terms (DDP), contracted with the co-state lam = V'_x (tangent at x+):
+``mu = lam_v + dt J_w^T lam_q`` weights the FD-SO terms (Lq, Lv, Lqv, Lt: ``sum_i mu_i`` of
+d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq) and, on Lie-group joints, ``lam_q`` weights the Hessian of
+``(q (+) dq) (+) (w + dw)`` (the ``lie`` blocks).  ``so_mode`` says where the FD-SO terms come from:
+0 none (iLQR), 1 full tensors of every knot (any backend, contracted here), 2 the contracted
+FDSVA-SO kernel called at each knot (the analytical backend; O(n^3) per knot).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from dynamics.kernels.dense import gemm, gemm_tn
+from dynamics.kernels.forward import aba_point
+from dynamics.kernels.forward_so import fdsva_so_lam_point
+from dynamics.kernels.kinematics import difference_point, integrate_point
+from dynamics.kernels.layout import unpack
+
+_JIT = dict(cache=True, error_model="numpy")
+
+#: statuses of the backward pass
+OK, NOT_POSITIVE_DEFINITE = 0, 1
+
+
+# ---------------------------------------------------------------------------------- rollout
+@njit(**_JIT)
+def rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, xs, us_out):
+    """States xs (T + 1, nx) from x0 under ``u_t = clip(us_t + alpha k_t + K_t (x_t (-) xs_ref_t),
+    lo, hi)`` (``feedback`` False: u_t = clip(us_t)), written to us_out.  A non-finite step gives
+    NaN states and controls from there on.  Returns the number of finite steps taken."""
+    m = unpack(ints, floats)
+    nj = ints[0]
+    n = ints[1]
+    nq = x0.shape[0] - n
+    T, nu = us.shape
+    S0 = np.empty((n, 6))
+    I0 = np.empty((nj, 6, 6))
+    U = np.empty((n, 6))
+    Dinv = np.empty((n, 6))
+    tau = np.empty(n)
+    acc = np.empty(n)
+    v1 = np.empty(n)
+    w = np.empty(n)
+    dx = np.empty(2 * n)
+    xs[0] = x0
+    for t in range(T):
+        q = xs[t, :nq]
+        v = xs[t, nq:]
+        if feedback:
+            difference_point(m, xs_ref[t, :nq], q, dx[:n])
+            for r in range(n):
+                dx[n + r] = v[r] - xs_ref[t, nq + r]
+        for c in range(nu):
+            uc = us[t, c]
+            if feedback:
+                uc += alpha * k[t, c]
+                for r in range(2 * n):
+                    uc += K[t, c, r] * dx[r]
+            us_out[t, c] = min(max(uc, lo[c]), hi[c])
+        for r in range(n):
+            s = 0.0
+            for c in range(nu):
+                s += B[r, c] * us_out[t, c]
+            tau[r] = s
+        aba_point(m, q, v, tau, acc, S0, I0, U, Dinv)
+        ok = True
+        for r in range(n):
+            v1[r] = v[r] + dt * acc[r]
+            w[r] = dt * v1[r]
+            if not np.isfinite(v1[r]):
+                ok = False
+        if not ok:
+            xs[t + 1:] = np.nan
+            us_out[t + 1:] = np.nan
+            return t
+        integrate_point(m, q, w, xs[t + 1, :nq])
+        xs[t + 1, nq:] = v1
+    return T
+
+
+# ---------------------------------------------------------------------------------- derivatives
+@njit(**_JIT)
+def _jw_times(Jw, lie_iv, lie_nv, X, scale, out):
+    """out = scale Jw X for Jw identity outside the Lie-group joint blocks (X (n, p))."""
+    n, p = X.shape
+    for r in range(n):
+        for c in range(p):
+            out[r, c] = scale * X[r, c]
+    for b in range(lie_iv.shape[0]):
+        o, mb = lie_iv[b], lie_nv[b]
+        for r in range(o, o + mb):
+            for c in range(p):
+                s = 0.0
+                for j in range(o, o + mb):
+                    s += Jw[r, j] * X[j, c]
+                out[r, c] = scale * s
+
+
+@njit(**_JIT)
+def _assemble_knot(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, t):
+    n = da_dq.shape[1]
+    nu = B.shape[1]
+    gemm(Minv[t], B, MinvB[t], 1.0)
+    tmp = np.empty((n, n))
+    # Fx = [[Jq + dt^2 Jw da_dq, dt Jw (I + dt da_dv)], [dt da_dq, I + dt da_dv]]
+    _jw_times(Jw[t], lie_iv, lie_nv, da_dq[t], dt * dt, tmp)
+    for r in range(n):
+        for c in range(n):
+            Fx[t, r, c] = Jq[t, r, c] + tmp[r, c]
+            Fx[t, n + r, c] = dt * da_dq[t, r, c]
+            Fx[t, n + r, n + c] = dt * da_dv[t, r, c] + (1.0 if r == c else 0.0)
+    _jw_times(Jw[t], lie_iv, lie_nv, Fx[t, n:, n:], dt, tmp)
+    for r in range(n):
+        for c in range(n):
+            Fx[t, r, n + c] = tmp[r, c]
+    # Fu = [dt^2 Jw Minv B ; dt Minv B]
+    tu = np.empty((n, nu))
+    _jw_times(Jw[t], lie_iv, lie_nv, MinvB[t], dt * dt, tu)
+    for r in range(n):
+        for c in range(nu):
+            Fu[t, r, c] = tu[r, c]
+            Fu[t, n + r, c] = dt * MinvB[t, r, c]
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def assemble_step_derivatives(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB):
+    """Fx (T, 2n, 2n), Fu (T, 2n, nu) and Minv B of the semi-implicit Euler step (see
+    :mod:`ddp.integrators`) from the FD derivatives and the Jacobians of (+), in parallel; Jw is
+    the identity outside the Lie-group joint blocks (lie_iv, lie_nv)."""
+    for t in prange(Fx.shape[0]):
+        _assemble_knot(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, t)
+
+
+# ---------------------------------------------------------------------------------- linear algebra
+@njit(**_JIT)
+def cholesky(A, L):
+    """L L^T = A (lower); False if A is not positive definite."""
+    n = A.shape[0]
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not s > 0.0:
+            return False
+        d = np.sqrt(s)
+        L[j, j] = d
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / d
+        for i in range(j):
+            L[i, j] = 0.0
+    return True
+
+
+@njit(**_JIT)
+def cholesky_solve(L, B, X):
+    """X = -(L L^T)^{-1} B for B (n, p) (the sign DDP's gains need)."""
+    n, p = B.shape
+    for c in range(p):
+        for i in range(n):
+            s = -B[i, c]
+            for k in range(i):
+                s -= L[i, k] * X[k, c]
+            X[i, c] = s / L[i, i]
+        for i in range(n - 1, -1, -1):
+            s = X[i, c]
+            for k in range(i + 1, n):
+                s -= L[k, i] * X[k, c]
+            X[i, c] = s / L[i, i]
+
+
+@njit(**_JIT)
+def box_qp(H, g, lower, upper, x0, max_iter, x, free, L):
+    """Minimize 1/2 x^T H x + g^T x subject to lower <= x <= upper by projected Newton (Tassa,
+    Mansard, Todorov 2014), from x0.  Writes x, the free set and the Cholesky factor of H on the
+    free set (in the leading nf x nf block of L); returns (status, nf) with status 0 on success,
+    1 when H is not positive definite on the free set."""
+    n = g.shape[0]
+    for i in range(n):
+        x[i] = min(max(x0[i], lower[i]), upper[i])
+    grad = np.empty(n)
+    dx = np.empty(n)
+    xn = np.empty(n)
+    idx = np.empty(n, dtype=np.int64)
+    nf = 0
+    for _ in range(max_iter):
+        nf = 0
+        for i in range(n):
+            s = g[i]
+            for j in range(n):
+                s += H[i, j] * x[j]
+            grad[i] = s
+            clamped = (x[i] <= lower[i] and s > 0.0) or (x[i] >= upper[i] and s < 0.0)
+            free[i] = not clamped
+            if not clamped:
+                idx[nf] = i
+                nf += 1
+        if nf == 0:
+            return 0, 0
+        Hf = np.empty((nf, nf))
+        gf = np.empty((nf, 1))
+        for a in range(nf):
+            gf[a, 0] = grad[idx[a]]
+            for b in range(nf):
+                Hf[a, b] = H[idx[a], idx[b]]
+        Lf = L[:nf, :nf]
+        if not cholesky(Hf, Lf):
+            return 1, nf
+        sol = np.empty((nf, 1))
+        cholesky_solve(Lf, gf, sol)
+        dx[:] = 0.0
+        big = 0.0
+        for a in range(nf):
+            dx[idx[a]] = sol[a, 0]
+            big = max(big, abs(sol[a, 0]))
+        if big < 1e-12:
+            break
+        f0 = 0.0
+        for i in range(n):
+            s = 0.0
+            for j in range(n):
+                s += H[i, j] * x[j]
+            f0 += x[i] * (0.5 * s + g[i])
+        step = 1.0
+        while step > 1e-10:
+            lin = 0.0
+            for i in range(n):
+                xn[i] = min(max(x[i] + step * dx[i], lower[i]), upper[i])
+                lin += grad[i] * (xn[i] - x[i])
+            f1 = 0.0
+            for i in range(n):
+                s = 0.0
+                for j in range(n):
+                    s += H[i, j] * xn[j]
+                f1 += xn[i] * (0.5 * s + g[i])
+            if f1 - f0 <= 0.1 * lin:
+                break
+            step *= 0.5
+        moved = 0.0
+        for i in range(n):
+            moved = max(moved, abs(xn[i] - x[i]))
+            x[i] = xn[i]
+        if moved < 1e-12:
+            break
+    return 0, nf
+
+
+# ---------------------------------------------------------------------------------- backward
+@njit(**_JIT)
+def _second_order_terms(t, n, nu, dt, B, lam, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v, T2qv,
+                        T2t, m, Q, V, TAU, lie_iv, lie_nv, lie_H, Qxx, Qux, Quu):
+    """Add the exact second-order dynamics terms of knot t contracted with lam (module docstring)
+    to Qxx, Qux, Quu."""
+    mu = np.empty(n)
+    for i in range(n):
+        s = lam[n + i]
+        for r in range(n):
+            s += dt * Jw[t, r, i] * lam[r]
+        mu[i] = s
+    Lq = np.zeros((n, n))
+    Lv = np.zeros((n, n))
+    Lqv = np.zeros((n, n))
+    Lt = np.zeros((n, n))
+    if so_mode == 1:
+        for i in range(n):
+            c = mu[i]
+            for j in range(n):
+                for k in range(n):
+                    Lq[j, k] += c * T2q[t, i, j, k]
+                    Lv[j, k] += c * T2v[t, i, j, k]
+                    Lqv[j, k] += c * T2qv[t, i, j, k]
+                    Lt[j, k] += c * T2t[t, i, j, k]
+    else:
+        a = np.empty(n)
+        d1 = np.empty((n, n))
+        d2 = np.empty((n, n))
+        mi = np.empty((n, n))
+        fdsva_so_lam_point(m, Q[t], V[t], TAU[t], mu, a, d1, d2, mi, Lq, Lv, Lqv, Lt)
+    for j in range(n):
+        for k in range(n):
+            Qxx[j, k] += 0.5 * dt * (Lq[j, k] + Lq[k, j])
+            Qxx[j, n + k] += dt * Lqv[j, k]
+            Qxx[n + k, j] += dt * Lqv[j, k]
+            Qxx[n + j, n + k] += dt * Lv[j, k]
+    # Qux[c, q_k] += dt (Lt^T B)[k, c]
+    for c in range(nu):
+        for k in range(n):
+            s = 0.0
+            for j in range(n):
+                s += Lt[j, k] * B[j, c]
+            Qux[c, k] += dt * s
+    # Lie-group joints: Jz^T (lam_q . d2G) Jz, Jz: (dx, du) -> (dq, dw)
+    nz = 2 * n + nu
+    for b in range(lie_iv.shape[0]):
+        o, mb = lie_iv[b], lie_nv[b]
+        if mb == 0:
+            continue
+        Hc = np.zeros((2 * mb, 2 * mb))
+        for a in range(mb):
+            la = lam[o + a]
+            for i in range(2 * mb):
+                for j in range(2 * mb):
+                    Hc[i, j] += la * lie_H[t, b, a, i, j]
+        Z = np.zeros((2 * mb, nz))
+        for a in range(mb):
+            Z[a, o + a] = 1.0
+            for k in range(n):
+                Z[mb + a, k] = dt * dt * da_dq[t, o + a, k]
+                Z[mb + a, n + k] = dt * dt * da_dv[t, o + a, k]
+            Z[mb + a, n + o + a] += dt
+            for c in range(nu):
+                Z[mb + a, 2 * n + c] = dt * dt * MinvB[t, o + a, c]
+        HZ = np.empty((2 * mb, nz))
+        gemm(Hc, Z, HZ, 1.0)
+        P = np.empty((nz, nz))
+        gemm_tn(Z, HZ, P, 1.0, 0.0)
+        for i in range(2 * n):
+            for j in range(2 * n):
+                Qxx[i, j] += P[i, j]
+        for c in range(nu):
+            for i in range(2 * n):
+                Qux[c, i] += P[2 * n + c, i]
+            for d in range(nu):
+                Quu[c, d] += P[2 * n + c, 2 * n + d]
+
+
+#: from this size on, products go to BLAS (single call per product, outside any parallel region);
+#: below, our loops (a BLAS call costs about a microsecond of overhead)
+BLAS_MIN = 24
+
+
+@njit(**_JIT)
+def _mm(A, B, out):
+    """out = A @ B."""
+    if A.shape[0] >= BLAS_MIN:
+        np.dot(A, B, out)
+    else:
+        gemm(A, B, out, 1.0)
+
+
+@njit(**_JIT)
+def _mtm(A, B, out):
+    """out = A.T @ B."""
+    if A.shape[1] >= BLAS_MIN:
+        np.dot(A.T, B, out)
+    else:
+        gemm_tn(A, B, out, 1.0, 0.0)
+
+
+@njit(**_JIT)
+def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, us, lo, hi, bounded,
+                  qp_iter, dt, B, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v, T2qv, T2t, ints,
+                  floats, Q, V, TAU, lie_iv, lie_nv, lie_H, k, K, dV, Vx0):
+    """The Riccati backward pass (see module docstring).  ``reg_u`` is added to Q_uu,
+    ``reg_x`` to V'_xx inside Q_uu and Q_ux (Tassa, Erez, Todorov 2012).  Writes the gains
+    k (T, nu), K (T, nu, ndx), the expected-decrease terms dV = (sum k.Qu, 1/2 sum k.Quu.k) and
+    the value gradient at knot 0.  Returns (status, knot): status OK, or NOT_POSITIVE_DEFINITE
+    at that knot."""
+    T, ndx, nu = Fu.shape
+    n = ndx // 2
+    nz = ndx + nu
+    m = unpack(ints, floats)
+    Vx = Vx_T.copy()
+    Vxx = Vxx_T.copy()
+    F = np.empty((ndx, nz))          # [Fx Fu]
+    VF = np.empty((ndx, nz))
+    Qzz = np.empty((nz, nz))         # [[Qxx, Qxu], [Qux, Quu]]
+    Qz = np.empty(nz)                # [Qx, Qu]
+    Quu = np.empty((nu, nu))
+    Qux = np.empty((nu, ndx))
+    Qxx = np.empty((ndx, ndx))
+    Quu_r = np.empty((nu, nu))
+    L = np.zeros((nu, nu))
+    kt = np.empty((nu, 1))
+    Kt = np.empty((nu, ndx))
+    Z = np.empty((nu, ndx))
+    KZ = np.empty((ndx, ndx))
+    x = np.empty(nu)
+    free = np.empty(nu, dtype=np.bool_)
+    lo_t = np.empty(nu)
+    hi_t = np.empty(nu)
+    VFr = np.empty((ndx, nz))
+    Qzr = np.empty((nu, nz))
+    dV[0] = 0.0
+    dV[1] = 0.0
+    for t in range(T - 1, -1, -1):
+        F[:, :ndx] = Fx[t]
+        F[:, ndx:] = Fu[t]
+        # Qz = l_z + F^T Vx ; Qzz = l_zz + F^T Vxx F
+        for i in range(nz):
+            Qz[i] = lx[t, i] if i < ndx else lu[t, i - ndx]
+        for r in range(ndx):
+            a = Vx[r]
+            for i in range(nz):
+                Qz[i] += F[r, i] * a
+        _mm(Vxx, F, VF)
+        _mtm(F, VF, Qzz)
+        for i in range(ndx):
+            for j in range(ndx):
+                Qxx[i, j] = Qzz[i, j] + lxx[t, i, j]
+        for c in range(nu):
+            for i in range(ndx):
+                Qux[c, i] = Qzz[ndx + c, i] + lxu[t, i, c]
+            for d in range(nu):
+                Quu[c, d] = Qzz[ndx + c, ndx + d] + luu[t, c, d]
+        if reg_x > 0.0:  # V'_xx + reg_x I inside Q_ux and Q_uu: add reg_x Fu^T [Fx Fu]
+            for r in range(ndx):
+                for i in range(nz):
+                    VFr[r, i] = reg_x * F[r, i]
+            _mtm(Fu[t], VFr, Qzr)
+            for c in range(nu):
+                for i in range(ndx):
+                    Qux[c, i] += Qzr[c, i]
+                for d in range(nu):
+                    Quu[c, d] += Qzr[c, ndx + d]
+        if so_mode > 0:
+            _second_order_terms(t, n, nu, dt, B, Vx, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v,
+                                T2qv, T2t, m, Q, V, TAU, lie_iv, lie_nv, lie_H, Qxx, Qux, Quu)
+        Qu = Qz[ndx:]
+        for c in range(nu):
+            for d in range(nu):
+                Quu_r[c, d] = Quu[c, d] + (reg_u if c == d else 0.0)
+        if bounded:
+            for c in range(nu):
+                lo_t[c] = lo[c] - us[t, c]
+                hi_t[c] = hi[c] - us[t, c]
+                kt[c, 0] = k[t + 1, c] if t + 1 < T else 0.0
+            status, nf = box_qp(Quu_r, Qu, lo_t, hi_t, kt[:, 0].copy(), qp_iter, x, free, L)
+            if status != 0:
+                return NOT_POSITIVE_DEFINITE, t
+            for c in range(nu):
+                k[t, c] = x[c]
+                for i in range(ndx):
+                    K[t, c, i] = 0.0
+            if nf > 0:
+                idx = np.empty(nf, dtype=np.int64)
+                f = 0
+                for c in range(nu):
+                    if free[c]:
+                        idx[f] = c
+                        f += 1
+                Bf = np.empty((nf, ndx))
+                Xf = np.empty((nf, ndx))
+                for a in range(nf):
+                    Bf[a] = Qux[idx[a]]
+                cholesky_solve(L[:nf, :nf], Bf, Xf)
+                for a in range(nf):
+                    K[t, idx[a]] = Xf[a]
+        else:
+            if not cholesky(Quu_r, L):
+                return NOT_POSITIVE_DEFINITE, t
+            cholesky_solve(L, Qu.reshape((nu, 1)), kt)
+            cholesky_solve(L, Qux, Kt)
+            for c in range(nu):
+                k[t, c] = kt[c, 0]
+                K[t, c] = Kt[c]
+        # expected decrease; V_x = Q_x + K^T (Quu k + Qu) + Qux^T k;
+        # V_xx = Q_xx + sym(K^T (Quu K + 2 Qux)) (= Q_xx + K^T Quu K + K^T Qux + Qux^T K)
+        for c in range(nu):
+            x[c] = 0.0
+            for d in range(nu):
+                x[c] += Quu[c, d] * k[t, d]
+            dV[0] += k[t, c] * Qu[c]
+            dV[1] += 0.5 * k[t, c] * x[c]
+        gemm(Quu, K[t], Z, 1.0)
+        for i in range(ndx):
+            Vx[i] = Qz[i]
+        for c in range(nu):
+            a = x[c] + Qu[c]
+            b = k[t, c]
+            for i in range(ndx):
+                Vx[i] += K[t, c, i] * a + Qux[c, i] * b
+                Z[c, i] += 2.0 * Qux[c, i]
+        _mtm(K[t], Z, KZ)
+        for i in range(ndx):
+            for j in range(i, ndx):
+                a = Qxx[i, j] + 0.5 * (KZ[i, j] + KZ[j, i])
+                Vxx[i, j] = a
+                Vxx[j, i] = a
+    Vx0[:] = Vx
+    return OK, -1
+
+
+@njit(**_JIT)
+def step_hessians(t, lam, dt, B, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v, T2qv, T2t, ints,
+                  floats, Q, V, TAU, lie_iv, lie_nv, lie_H):
+    """(Fxx, Fxu, Fuu) of one knot: the second-order terms of the backward pass alone."""
+    m = unpack(ints, floats)
+    n = Jw.shape[1]
+    nu = B.shape[1]
+    Fxx = np.zeros((2 * n, 2 * n))
+    Fux = np.zeros((nu, 2 * n))
+    Fuu = np.zeros((nu, nu))
+    _second_order_terms(t, n, nu, dt, B, lam, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v, T2qv,
+                        T2t, m, Q, V, TAU, lie_iv, lie_nv, lie_H, Fxx, Fux, Fuu)
+    return Fxx, Fux.T.copy(), Fuu
+
+
+# ---------------------------------------------------------------------------------- gradient
+@njit(**_JIT)
+def gradient_norm(Fx, Fu, lx, lu, lx_T, us, lo, hi):
+    """|| dJ/du || (projected onto the box) by the adjoint sweep lam_t = l_x + Fx^T lam_{t+1}."""
+    T, ndx, nu = Fu.shape
+    lam = lx_T.copy()
+    nxt = np.empty(ndx)
+    total = 0.0
+    for t in range(T - 1, -1, -1):
+        for c in range(nu):
+            g = lu[t, c]
+            for r in range(ndx):
+                g += Fu[t, r, c] * lam[r]
+            if (us[t, c] <= lo[c] and g > 0.0) or (us[t, c] >= hi[c] and g < 0.0):
+                g = 0.0
+            total += g * g
+        for i in range(ndx):
+            s = lx[t, i]
+            for r in range(ndx):
+                s += Fx[t, r, i] * lam[r]
+            nxt[i] = s
+        lam[:] = nxt
+    return np.sqrt(total)

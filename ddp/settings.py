@@ -1,0 +1,99 @@
+"""Every setting of the solver in one place, with its default and what it does."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from .integrators import SECOND_ORDER
+
+METHODS = ("ddp", "ilqr")
+HESSIANS = ("exact", "gauss-newton")
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """Settings of :func:`ddp.solve` (any field can also be passed to ``solve`` by name).
+
+    Method and model:
+        method: "ddp" (full second-order DDP: the exact V'_x . F_xx terms) or "ilqr" (without).
+        hessians: cost Hessians, "exact" (second-order terms of the residuals included) or
+            "gauss-newton" (J_r^T W J_r).
+        second_order: where DDP's second-order dynamics terms come from: "tensor" (full FD-SO
+            tensors of all knots in the batched derivative call, contracted in the backward
+            pass), "contracted" (the analytical backend's lam-contracted FDSVA-SO at each knot,
+            inside the compiled backward pass: O(n^3) per knot instead of O(n^4)) or "auto"
+            (tensor up to nv = 12, contracted above; tensor for every other backend).
+
+    Stopping:
+        max_iter: iterations at most.
+        tol: converged when the norm of the gradient of the total cost w.r.t. the controls
+            (projected onto the control box) is below tol.
+        decrease_tol: also converged when the expected decrease of a full step is below
+            decrease_tol * (1 + |cost|) (nothing left to gain above rounding).
+
+    Regularization (Tassa, Erez, Todorov 2012): ``reg`` is added to Q_uu, starts at reg_init,
+    is increased when Q_uu is not positive definite or no step is accepted and decreased after
+    every accepted step, by factors starting at reg_factor that grow while the same direction
+    repeats; below reg_min it drops to 0; above reg_max the solve stops (status
+    "regularization-exhausted").
+
+    Line search (backtracking on the step length alpha of the closed-loop rollout):
+        alphas: the step lengths tried, largest first.
+        c1: accept when the actual decrease is at least c1 times the expected one.
+
+    Control bounds (the box-QP of Tassa, Mansard, Todorov 2014 when the problem has bounds):
+        box_qp_iter: projected-Newton iterations per knot at most.
+
+    verbose: print the iteration table (the :class:`ddp.callbacks.IterationTable` callback).
+    """
+
+    method: str = "ddp"
+    hessians: str = "exact"
+    second_order: str = "auto"
+    max_iter: int = 100
+    tol: float = 1e-6
+    decrease_tol: float = 1e-12
+    reg_init: float = 0.0
+    reg_min: float = 1e-9
+    reg_max: float = 1e9
+    reg_factor: float = 1.6
+    alphas: tuple = tuple(0.5 ** i for i in range(11))
+    c1: float = 1e-4
+    box_qp_iter: int = 50
+    verbose: bool = False
+
+    def __post_init__(self):
+        _choice("method", self.method, METHODS)
+        _choice("hessians", self.hessians, HESSIANS)
+        _choice("second_order", self.second_order, SECOND_ORDER)
+        for name in ("max_iter", "box_qp_iter"):
+            x = getattr(self, name)
+            if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
+                raise ValueError(f"{name}: expected a non-negative integer; got {x!r}")
+        for name in ("tol", "decrease_tol", "reg_init", "reg_min", "reg_max", "c1"):
+            x = getattr(self, name)
+            if not isinstance(x, (int, float, np.floating)) or not np.isfinite(x) or x < 0:
+                raise ValueError(f"{name}: expected a non-negative finite number; got {x!r}")
+        if not (np.isfinite(self.reg_factor) and self.reg_factor > 1):
+            raise ValueError(f"reg_factor: expected a number above 1; got {self.reg_factor!r}")
+        alphas = tuple(float(a) for a in np.atleast_1d(self.alphas))
+        if not alphas or not all(0 < a <= 1 for a in alphas):
+            raise ValueError(f"alphas: expected step lengths in (0, 1]; got {self.alphas!r}")
+        object.__setattr__(self, "alphas", alphas)
+
+    def updated(self, **overrides) -> "SolverSettings":
+        """A copy with some fields changed; an unknown name is a ValueError naming it."""
+        known = {f.name for f in fields(self)}
+        for k in overrides:
+            if k not in known:
+                raise ValueError(f"{k}: not a solver setting (settings: {', '.join(sorted(known))})")
+        return replace(self, **overrides)
+
+
+def _choice(name, value, allowed):
+    if value not in allowed:
+        options = (" or ".join(map(repr, allowed)) if len(allowed) == 2
+                   else "one of " + ", ".join(map(repr, allowed)))
+        raise ValueError(f"{name}: expected {options}; got {value!r}")

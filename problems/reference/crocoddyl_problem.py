@@ -1,0 +1,113 @@
+"""Solve one of our problems with Crocoddyl, from a JSON description written by
+:func:`problems.reference.crocoddyl_solvers.spec` (same URDF, root joint, gravity, x0, horizon,
+dt, actuation, costs with their weights and references, initial guess).
+
+Crocoddyl needs its own Pinocchio build, so this script runs in a separate environment and
+imports nothing from soddp::
+
+    $SODDP_CROCODDYL_PYTHON problems/reference/crocoddyl_problem.py SPEC.json OUT.json
+
+For each solver (FDDP, and DDP, which uses Gauss-Newton Hessians) it writes iterations, final
+cost, convergence, the cost after every iteration and the wall time per solve (the minimum over
+``repeats`` solves from the same start, after one untimed solve).
+"""
+
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def build(spec):
+    import crocoddyl
+    import pinocchio as pin
+
+    if spec["floating_base"]:
+        model = pin.buildModelFromUrdf(spec["urdf"], pin.JointModelFreeFlyer())
+    else:
+        model = pin.buildModelFromUrdf(spec["urdf"])
+    if not spec["gravity"]:
+        model.gravity.setZero()
+    state = crocoddyl.StateMultibody(model)
+    if spec["actuation"] == "floating":
+        actuation = crocoddyl.ActuationModelFloatingBase(state)
+    else:
+        actuation = crocoddyl.ActuationModelFull(state)
+    nu = actuation.nu
+
+    def residual(c):
+        kind = c["kind"]
+        if kind == "state":
+            return crocoddyl.ResidualModelState(state, np.array(c["x_ref"]), nu)
+        if kind == "control":
+            return crocoddyl.ResidualModelControl(state, np.array(c["u_ref"]))
+        fid = model.getFrameId(c["frame"])
+        if kind == "placement":
+            M = pin.SE3(np.array(c["rotation"]), np.array(c["translation"]))
+            return crocoddyl.ResidualModelFramePlacement(state, fid, M, nu)
+        if kind == "translation":
+            return crocoddyl.ResidualModelFrameTranslation(state, fid, np.array(c["translation"]),
+                                                           nu)
+        if kind == "rotation":
+            return crocoddyl.ResidualModelFrameRotation(state, fid, np.array(c["rotation"]), nu)
+        raise ValueError(f"cost kind {kind!r}")
+
+    def costs(items):
+        s = crocoddyl.CostModelSum(state, nu)
+        for k, c in enumerate(items):
+            act = crocoddyl.ActivationModelWeightedQuad(np.array(c["weights"]))
+            s.addCost(f"{c['kind']}{k}", crocoddyl.CostModelResidual(state, act, residual(c)), 1.0)
+        return s
+
+    dt, T = spec["dt"], spec["T"]
+    run = crocoddyl.IntegratedActionModelEuler(
+        crocoddyl.DifferentialActionModelFreeFwdDynamics(state, actuation, costs(spec["running"])),
+        dt)
+    term = crocoddyl.IntegratedActionModelEuler(
+        crocoddyl.DifferentialActionModelFreeFwdDynamics(state, actuation,
+                                                         costs(spec["terminal"])), 0.0)
+    return crocoddyl.ShootingProblem(np.array(spec["x0"]), [run] * T, term)
+
+
+def main():
+    import crocoddyl
+
+    spec = json.load(open(sys.argv[1]))
+    out = {}
+    for name, cls in (("Crocoddyl FDDP", crocoddyl.SolverFDDP),
+                      ("Crocoddyl DDP", crocoddyl.SolverDDP)):
+        problem = build(spec)
+        xs0 = [np.array(x) for x in spec["xs"]]
+        us0 = [np.array(u) for u in spec["us"]]
+        best, solver = float("inf"), None
+        for rep in range(1 + spec.get("repeats", 3)):
+            solver = cls(problem)
+            solver.th_stop = spec.get("th_stop", 1e-12)
+            costs = []
+
+            class Record(crocoddyl.CallbackAbstract):
+                def __call__(self, s, *args):
+                    costs.append(s.cost)
+
+            if rep:
+                solver.setCallbacks([])
+            else:
+                solver.setCallbacks([Record()])
+            t0 = time.perf_counter()
+            converged = solver.solve(xs0, us0, spec["max_iter"], False)
+            wall = time.perf_counter() - t0
+            if rep == 0:
+                history = list(costs)
+            else:
+                best = min(best, wall)
+        out[name] = dict(iterations=solver.iter, cost=solver.cost, converged=bool(converged),
+                         total_s=best, costs=history, version=crocoddyl.__version__)
+        print(f"{name}: converged={converged} iterations={solver.iter} cost={solver.cost:.9g} "
+              f"time={best * 1e3:.2f} ms ({best * 1e3 / max(solver.iter, 1):.3f} ms/iteration)")
+    with open(sys.argv[2], "w") as f:
+        json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
