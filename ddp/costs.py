@@ -145,7 +145,9 @@ class ResidualCost(Cost):
             J = cs.jacobian(r, z)
             GN = cs.mtimes(J.T, cs.mtimes(cs.diag(w), J))
             outs = cs.substitute([l, g, H, GN], [dq], [cs.SX.zeros(self.nv)])
-            self._fn = cs.Function(type(self).__name__, [q, v, u], outs)
+            # CasADi names start with a letter and have no double underscore
+            name = "residual_" + "_".join(p for p in type(self).__name__.split("_") if p)
+            self._fn = cs.Function(name, [q, v, u], outs)
         return self._fn
 
     def _eval(self, xs, us, k):

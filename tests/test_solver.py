@@ -149,3 +149,147 @@ def test_verbose_prints_the_iteration_table(capsys):
     ddp.solve(_linear_problem(), "ddp", verbose=True)
     out = capsys.readouterr().out
     assert "iter" in out and "|grad|" in out and "status: converged" in out
+
+
+# ---------------------------------------------------------------------------------- compiled passes
+def _hyq_problem(T=8):
+    m = robots.load("hyq")
+    q = m.random_configuration(np.random.default_rng(0))
+    x0 = np.concatenate([q, np.zeros(m.nv)])
+    run = ddp.Sum([ddp.StateRegularization(m, x0, 1.0), ddp.ControlRegularization(12, 1e-2)])
+    return ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, T, 0.02, run,
+                               ddp.StateRegularization(m, x0, 10.0), actuation=np.eye(18)[:, 6:])
+
+
+def _numpy_backward(P, xs, us, d, method, reg):
+    """The Riccati recursion written plainly in numpy, with DDP's terms from F.hessians."""
+    run, term, st = d.running, d.terminal, d.step
+    Vx, Vxx = term.lx[0].copy(), term.lxx[0].copy()
+    k, K, dV = np.zeros((P.T, P.nu)), np.zeros((P.T, P.nu, P.ndx)), np.zeros(2)
+    for t in range(P.T - 1, -1, -1):
+        Fx, Fu = st.Fx[t], st.Fu[t]
+        Qx, Qu = run.lx[t] + Fx.T @ Vx, run.lu[t] + Fu.T @ Vx
+        Qxx = run.lxx[t] + Fx.T @ Vxx @ Fx
+        Qux = run.lxu[t].T + Fu.T @ Vxx @ Fx
+        Quu = run.luu[t] + Fu.T @ Vxx @ Fu
+        if method == "ddp":
+            Fxx, Fxu, Fuu = P.integrator.hessians(xs[t], us[t], Vx, st, t)
+            Qxx, Qux, Quu = Qxx + Fxx, Qux + Fxu.T, Quu + Fuu
+        Quu_r = Quu + reg * np.eye(P.nu)
+        k[t], K[t] = -np.linalg.solve(Quu_r, Qu), -np.linalg.solve(Quu_r, Qux)
+        dV += [k[t] @ Qu, 0.5 * k[t] @ Quu @ k[t]]
+        Vx = Qx + K[t].T @ Quu @ k[t] + K[t].T @ Qu + Qux.T @ k[t]
+        Vxx = Qxx + K[t].T @ Quu @ K[t] + K[t].T @ Qux + Qux.T @ K[t]
+        Vxx = 0.5 * (Vxx + Vxx.T)
+    return k, K, dV
+
+
+@pytest.mark.parametrize("name", ["ur3", "hyq"])
+@pytest.mark.parametrize("method", ["ilqr", "ddp"])
+def test_compiled_backward_pass_equals_the_numpy_recursion(name, method):
+    P = _ur3_problem(T=10) if name == "ur3" else _hyq_problem()
+    rng = np.random.default_rng(1)
+    us = P.quasi_static() + rng.normal(size=(P.T, P.nu))
+    xs = P.rollout(us)
+    so_mode = P.integrator.second_order_mode("tensor") if method == "ddp" else 0
+    for mode in {so_mode, 2 if method == "ddp" else 0}:  # DDP: tensors and the contracted kernel
+        d = P.calc_diff(xs, us, "exact", mode)
+        reg, policy = 1.0, None
+        while policy is None:  # far from the optimum Q_uu needs some regularization
+            reg *= 10
+            policy, knot = ddp.backward.backward(P, xs, us, d, method, reg_u=reg)
+        k, K, dV = _numpy_backward(P, xs, us, d, method, reg)
+        assert rel_err(policy.k, k) < 1e-9 and rel_err(policy.K, K) < 1e-9, mode
+        np.testing.assert_allclose([policy.dV1, policy.dV2], dV, rtol=1e-9)
+
+
+def test_compiled_rollouts_equal_stepping_knot_by_knot():
+    P = _hyq_problem()
+    rng = np.random.default_rng(2)
+    us = P.quasi_static() + rng.normal(size=(P.T, P.nu))
+    xs = [P.x0]
+    for t in range(P.T):
+        xs.append(P.integrator.step(xs[-1], us[t]))
+    np.testing.assert_allclose(P.rollout(us), np.array(xs), atol=1e-12)
+    k, K = rng.normal(size=(P.T, P.nu)), 0.1 * rng.normal(size=(P.T, P.nu, P.ndx))
+    ref = P.rollout(us + 0.3)
+    xn, un = P.closed_loop(ref, us, k, K, alpha=0.5)
+    x = P.x0
+    for t in range(P.T):
+        u = us[t] + 0.5 * k[t] + K[t] @ P.integrator.difference(ref[t], x)
+        np.testing.assert_allclose(un[t], u, atol=1e-12)
+        x = P.integrator.step(x, u)
+        np.testing.assert_allclose(xn[t + 1], x, atol=1e-12)
+
+
+def test_settings_and_bounds_are_checked():
+    with pytest.raises(ValueError, match="hessians: expected 'exact' or 'gauss-newton'"):
+        ddp.SolverSettings(hessians="newton")
+    with pytest.raises(ValueError, match="max_iter: expected a non-negative integer"):
+        ddp.SolverSettings(max_iter=-1)
+    with pytest.raises(ValueError, match="alphas: expected step lengths in"):
+        ddp.SolverSettings(alphas=(1.0, 2.0))
+    with pytest.raises(ValueError, match="second_order: expected one of"):
+        ddp.SolverSettings(second_order="exact")
+    with pytest.raises(ValueError, match="reg_factor: expected a number above 1"):
+        ddp.SolverSettings(reg_factor=1.0)
+    with pytest.raises(ValueError, match="tolerance: not a solver setting"):
+        ddp.solve(_linear_problem(), tolerance=1e-3)
+    with pytest.raises(ValueError, match=r"u_min: expected a scalar or 2 values; got shape \(3,\)"):
+        _linear_problem(u_min=np.zeros(3))
+    with pytest.raises(ValueError, match="u_max: expected numbers"):
+        _linear_problem(u_max=[np.nan, 1.0])
+    with pytest.raises(ValueError, match="second_order: 'contracted' needs the analytical"):
+        ddp.solve(_linear_problem(), second_order="contracted")
+    s = ddp.SolverSettings(method="ilqr", max_iter=3)
+    assert ddp.solve(_linear_problem(), settings=s, max_iter=1).iterations == 1
+
+
+@pytest.mark.parametrize("bad", [np.nan, 1e200])
+def test_a_bad_initial_guess_is_a_status_naming_it(bad):
+    P = _ur3_problem(T=10)
+    us = np.zeros((P.T, P.nu))
+    us[3, 2] = bad
+    sol = ddp.solve(P, us=us)
+    assert sol.status == "diverged" and sol.message.startswith("us:"), sol.message
+    xs = np.tile(P.x0, (P.T + 1, 1))
+    xs[2, 0] = np.nan
+    sol = ddp.solve(P, xs=xs)
+    assert sol.status == "diverged" and sol.message.startswith("xs:"), sol.message
+
+
+def test_statuses_of_callbacks_and_regularization():
+    P = _linear_problem()
+    sol = ddp.solve(P, "ddp", callbacks=[lambda it: True])
+    assert sol.status == "stopped-by-callback" and sol.iterations == 1
+    assert set(ddp.STATUSES) >= {"regularization-exhausted", "line-search-failed",
+                                 "stopped-by-callback"}
+    # a concave cost in u: Q_uu is not positive definite below reg = 100 > reg_max
+    P2 = ddp.ShootingProblem(P.dynamics, P.x0, P.T, P.dt, _Concave(), P.terminal_cost)
+    sol = ddp.solve(P2, "ddp", reg_max=1.0)
+    assert sol.status == "regularization-exhausted" and "not positive definite" in sol.message
+
+
+class _Concave(ddp.costs.Cost):
+    """-50 |u|^2: a user cost (any Cost subclass) that no step can minimize."""
+
+    nq = nv = nu = 2
+
+    def calc(self, xs, us):
+        return -50.0 * np.sum(np.asarray(us) ** 2, axis=-1)
+
+    def calc_diff(self, xs, us, hessians="exact"):
+        T = len(us)
+        return ddp.costs.CostDerivatives(self.calc(xs, us), np.zeros((T, 4)), -100.0 * us,
+                                         np.zeros((T, 4, 4)), np.zeros((T, 4, 2)),
+                                         np.tile(-100.0 * np.eye(2), (T, 1, 1)))
+
+
+def test_the_solution_keeps_a_policy_that_tracks_its_trajectory():
+    P = _ur3_problem(T=20)
+    sol = ddp.solve(P, "ddp", max_iter=50)
+    assert sol.converged and sol.policy is not None
+    p = sol.policy
+    xs, us = P.closed_loop(p.xs, p.us, np.zeros_like(p.k), p.K, alpha=0.0)
+    np.testing.assert_allclose(xs, p.xs, atol=1e-10)
+    assert p.control(0, np.zeros(P.ndx), alpha=0.0) == pytest.approx(p.us[0])

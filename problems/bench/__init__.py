@@ -6,7 +6,8 @@
 * :mod:`.timing`: the timer, seeded inputs, the paper's trees, the C++ reference timings;
 * :mod:`.derivatives`: first- and second-order derivatives beside Pinocchio (fo, so, fdso);
 * :mod:`.scaling`: IDSVA-SO against N and the FDSVA-SO crossover (scaling, crossover);
-* :mod:`.backends`: the CasADi AD baseline and the accuracy study (casadi, accuracy).
+* :mod:`.backends`: the CasADi AD baseline and the accuracy study (casadi, accuracy);
+* :mod:`.solver`: ms per iteration of our DDP and iLQR by phase, beside Crocoddyl (solver).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import backends, derivatives, scaling
+from . import backends, derivatives, scaling, solver
 
 ROBOTS = derivatives.ROBOTS
 
@@ -49,6 +50,8 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
     "casadi": ("CasADi AD baseline, SX and compiled C, beside ours (results/casadi_baseline)",
                lambda o: backends.run_casadi(o.robots, min(o.batch, 20), o.min_time, o.cflags,
                                              o.codegen_timeout, o.codegen, o.log)),
+    "solver": ("ms per iteration of our DDP and iLQR by phase, beside Crocoddyl "
+               "(results/solver_speed)", lambda o: solver.run_solver_speed(log=o.log)),
 }
 
 

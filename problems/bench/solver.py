@@ -1,0 +1,116 @@
+"""Solver speed (``soddp bench solver``): milliseconds per iteration of our iLQR and DDP, split by
+phase, beside Crocoddyl's FDDP and DDP on the same problems in the same run ->
+``results/solver_speed.{csv,md,png}``.
+
+Both start from the same guess (the quasi-static controls holding x0 and their rollout).  Each
+solve is timed after an untimed warm-up solve, and the best of ``repeats`` solves is kept (the
+machine is shared and noisy; the minimum is the least disturbed); Crocoddyl's times are taken the
+same way by its script.  Crocoddyl runs when ``SODDP_CROCODDYL_PYTHON`` names a Python with it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+import ddp
+
+from ..examples import get
+from ..output import pyplot, save_figure, write_table
+from ..reference import crocoddyl_solvers
+
+PROBLEMS = ("ur3", "hyq", "atlas")
+
+COLUMNS = [("problem", "problem"), ("nv", "nv"), ("T", "T"), ("solver", "solver"),
+           ("iterations", "iterations"), ("cost", "final cost"), ("ms_per_iter", "ms / iteration"),
+           ("derivatives_ms", "derivatives [ms/it]"), ("backward_ms", "backward [ms/it]"),
+           ("forward_ms", "forward [ms/it]"), ("other_ms", "other [ms/it]"),
+           ("total_ms", "time to solution [ms]"), ("vs_fddp_iter", "ms/it / FDDP's"),
+           ("vs_fddp_total", "total / FDDP's")]
+
+
+def _time_solve(P, method, repeats, max_iter):
+    ddp.solve(P, method=method, max_iter=max_iter)  # warm-up: compiled kernels, CasADi maps
+    best = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        sol = ddp.solve(P, method=method, max_iter=max_iter)
+        wall = time.perf_counter() - t0
+        if best is None or wall < best[1]:
+            best = (sol, wall)
+    return best
+
+
+def run_solver_speed(problems=PROBLEMS, repeats=5, max_iter=300, log=print):
+    rows = []
+    for name in problems:
+        P = get(name)
+        log(f"solver speed: {name} (nv={P.nv}, T={P.T})")
+        croc = crocoddyl_solvers.solve(P, max_iter=max_iter, repeats=repeats, log=log)
+        fddp = croc.get("Crocoddyl FDDP")
+        fddp_it = 1e3 * fddp["total_s"] / max(fddp["iterations"], 1) if fddp else None
+        fddp_total = 1e3 * fddp["total_s"] if fddp else None
+        for method in ("ilqr", "ddp"):
+            sol, wall = _time_solve(P, method, repeats, max_iter)
+            it = max(sol.iterations, 1)
+            h = sol.history
+            der, back, fwd = (1e3 * sum(getattr(x, k) for x in h) / it
+                              for k in ("t_derivatives", "t_backward", "t_forward"))
+            ms = 1e3 * wall / it
+            rows.append(dict(problem=name, nv=P.nv, T=P.T, solver=f"ours, {method.upper()}",
+                             iterations=sol.iterations, cost=sol.cost, ms_per_iter=ms,
+                             derivatives_ms=der, backward_ms=back, forward_ms=fwd,
+                             other_ms=ms - der - back - fwd, total_ms=1e3 * wall,
+                             vs_fddp_iter=ms / fddp_it if fddp_it else None,
+                             vs_fddp_total=1e3 * wall / fddp_total if fddp_total else None))
+            log(f"  ours {method:4s}: {sol.iterations:3d} it, cost {sol.cost:.9g}, {ms:.2f} ms/it "
+                f"(derivatives {der:.2f}, backward {back:.2f}, forward {fwd:.2f})")
+        for label, x in croc.items():
+            ms = 1e3 * x["total_s"] / max(x["iterations"], 1)
+            rows.append(dict(problem=name, nv=P.nv, T=P.T, solver=f"{label} {x['version']}",
+                             iterations=x["iterations"], cost=x["cost"], ms_per_iter=ms,
+                             total_ms=1e3 * x["total_s"], vs_fddp_iter=ms / fddp_it,
+                             vs_fddp_total=1e3 * x["total_s"] / fddp_total))
+            log(f"  {label}: {x['iterations']:3d} it, cost {x['cost']:.9g}, {ms:.2f} ms/it")
+    notes = [f"same start for every solver: the quasi-static controls holding x0 and their rollout; "
+             f"best of {repeats} solves after a warm-up, on {os.cpu_count()} cores",
+             "ours: derivatives = batched costs and step derivatives (parallel over knots; DDP "
+             "with full FD-SO tensors when nv <= 12), backward = compiled Riccati pass (DDP with "
+             "nv > 12: the lam-contracted FDSVA-SO at each knot inside it), forward = line search "
+             "(compiled closed-loop rollouts and batched costs), other = Python between phases",
+             "Crocoddyl: FDDP (multiple shooting) and DDP, both with Gauss-Newton Hessians; "
+             + ("run in the same session" if crocoddyl_solvers.python() else
+                "not run: set SODDP_CROCODDYL_PYTHON (shared/tools/crocoddyl-reference/setup.sh)")]
+    write_table(rows, "solver_speed", "Solver speed: ours beside Crocoddyl, same problems, same run",
+                COLUMNS, notes, log)
+    _plot(rows, problems)
+    return rows
+
+
+def _plot(rows, problems):
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(problems), figsize=(4.2 * len(problems), 4))
+    for ax, name in zip(np.atleast_1d(axes), problems):
+        sel = [r for r in rows if r["problem"] == name]
+        labels = [r["solver"].replace(" 3.2.1", "").replace("Crocoddyl", "Croc.") for r in sel]
+        x = np.arange(len(sel))
+        bottom = np.zeros(len(sel))
+        for key, label in (("derivatives_ms", "derivatives"), ("backward_ms", "backward"),
+                           ("forward_ms", "forward"), ("other_ms", "other")):
+            vals = np.array([r.get(key) or 0.0 for r in sel])
+            ax.bar(x, vals, bottom=bottom, label=label)
+            bottom += vals
+        whole = np.array([r["ms_per_iter"] if r.get("derivatives_ms") is None else 0.0
+                          for r in sel])
+        ax.bar(x, whole, bottom=bottom, color="0.5", label="Crocoddyl (whole iteration)")
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, rotation=20, fontsize=8)
+        ax.set_title(f"{name} (nv={sel[0]['nv']}, T={sel[0]['T']})")
+        ax.set_ylabel("ms per iteration")
+        ax.grid(True, axis="y", alpha=0.3)
+    np.atleast_1d(axes)[0].legend(fontsize=7)
+    fig.suptitle("Solver iteration time by phase, beside Crocoddyl (same run)")
+    fig.tight_layout()
+    save_figure(fig, "solver_speed.png")
