@@ -8,9 +8,9 @@
     soddp study [--quick]
         compare on every problem, with a progress bar -> results/study.{csv,md,png}
 
-    soddp bench [fo|so|fdso|scaling|crossover|accuracy|casadi|all] [--robots ...] [--batch T]
+    soddp bench [fo|so|fdso|scaling|crossover|accuracy|casadi|solver|all] [--robots ...] [--batch T]
                 [--build-cpp] [--cflags FLAGS] [--codegen-timeout S] [--no-codegen]
-        derivative benchmarks -> results/
+        derivative and solver benchmarks -> results/
 
 Every subcommand has ``--help``.  Wrong names give a one-line error and exit code 2.
 """
