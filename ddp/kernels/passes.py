@@ -180,6 +180,18 @@ def cholesky_solve(L, B, X):
 
 
 @njit(**_JIT)
+def _quadratic(H, g, x):
+    """1/2 x^T H x + g^T x."""
+    f = 0.0
+    for i in range(x.shape[0]):
+        s = 0.0
+        for j in range(x.shape[0]):
+            s += H[i, j] * x[j]
+        f += x[i] * (0.5 * s + g[i])
+    return f
+
+
+@njit(**_JIT)
 def box_qp(H, g, lower, upper, x0, max_iter, x, free, L):
     """Minimize 1/2 x^T H x + g^T x subject to lower <= x <= upper by projected Newton (Tassa,
     Mansard, Todorov 2014), from x0.  Writes x, the free set and the Cholesky factor of H on the
@@ -225,25 +237,14 @@ def box_qp(H, g, lower, upper, x0, max_iter, x, free, L):
             big = max(big, abs(sol[a, 0]))
         if big < 1e-12:
             break
-        f0 = 0.0
-        for i in range(n):
-            s = 0.0
-            for j in range(n):
-                s += H[i, j] * x[j]
-            f0 += x[i] * (0.5 * s + g[i])
+        f0 = _quadratic(H, g, x)
         step = 1.0
         while step > 1e-10:
             lin = 0.0
             for i in range(n):
                 xn[i] = min(max(x[i] + step * dx[i], lower[i]), upper[i])
                 lin += grad[i] * (xn[i] - x[i])
-            f1 = 0.0
-            for i in range(n):
-                s = 0.0
-                for j in range(n):
-                    s += H[i, j] * xn[j]
-                f1 += xn[i] * (0.5 * s + g[i])
-            if f1 - f0 <= 0.1 * lin:
+            if _quadratic(H, g, xn) - f0 <= 0.1 * lin:
                 break
             step *= 0.5
         moved = 0.0

@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit, prange
 
 from .dense import gemm, gemm_tn
+from .kinematics import FF, PLA, SPH
 from .layout import unpack
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -464,32 +465,30 @@ def integrate_jacobians_point(m, w, Jq, Jw):
         for c in range(n):
             Jq[r, c] = 1.0 if r == c else 0.0
             Jw[r, c] = 1.0 if r == c else 0.0
-    R = np.empty((3, 3))
-    J3 = np.empty((3, 3))
     B6q = np.empty((6, 6))
     B6w = np.empty((6, 6))
     B3q = np.empty((3, 3))
     B3w = np.empty((3, 3))
     for i in range(1, m.parent.shape[0]):
         t, o = m.jtype[i], m.iv[i]
-        if t == 3:  # SPH
-            so3_exp_and_right_jacobian(w[o:o + 3], R, J3)
-            for r in range(3):
-                for c in range(3):
-                    Jq[o + r, o + c] = R[c, r]
-                    Jw[o + r, o + c] = J3[r, c]
-        elif t == 4:  # FF
+        if t == SPH:
+            so3_exp_and_right_jacobian(w[o:o + 3], B3q, B3w)
+            _put_block(B3q.T, B3w, o, Jq, Jw)  # Ad(exp(w))^-1 = exp(w)^T on SO(3)
+        elif t == FF:
             se3_integrate_jacobians(w[o:o + 6], B6q, B6w)
-            for r in range(6):
-                for c in range(6):
-                    Jq[o + r, o + c] = B6q[r, c]
-                    Jw[o + r, o + c] = B6w[r, c]
-        elif t == 5:  # PLA
+            _put_block(B6q, B6w, o, Jq, Jw)
+        elif t == PLA:
             se2_integrate_jacobians(w[o:o + 3], B3q, B3w)
-            for r in range(3):
-                for c in range(3):
-                    Jq[o + r, o + c] = B3q[r, c]
-                    Jw[o + r, o + c] = B3w[r, c]
+            _put_block(B3q, B3w, o, Jq, Jw)
+
+
+@njit(**_JIT)
+def _put_block(Bq, Bw, o, Jq, Jw):
+    k = Bq.shape[0]
+    for r in range(k):
+        for c in range(k):
+            Jq[o + r, o + c] = Bq[r, c]
+            Jw[o + r, o + c] = Bw[r, c]
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
