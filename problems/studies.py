@@ -165,8 +165,10 @@ def _compare_notes():
             f"machine: {os.cpu_count()} cores; times are wall times of one run after an "
             "untimed one-iteration warm-up (compiled kernels loaded, CasADi functions built)",
             "cold start: controls holding x0 (quasi-static), single shooting; Crocoddyl rows (when "
-            "SODDP_CROCODDYL_PYTHON names a Python with crocoddyl) solve the same problem from "
-            "xs = x0, us = 0 (FDDP is multiple shooting; its DDP uses Gauss-Newton Hessians)"]
+            "SODDP_CROCODDYL_PYTHON names a Python with crocoddyl) solve the same problem, "
+            "rebuilt in Crocoddyl, from the same controls and their rollout (FDDP is multiple "
+            "shooting; its DDP uses Gauss-Newton Hessians); Crocoddyl's time is the best of 3 "
+            "solves"]
 
 
 def study(quick=False, problems=None, log=print):
