@@ -130,7 +130,7 @@ class ResidualCost(Cost):
     def resized(self, nu):
         """A copy of this cost for nu controls (done by the problem)."""
         c = copy.copy(self)
-        c.nu, c._fn, c._maps = int(nu), None, {}
+        c.nu, c._fn, c._maps, c._program = int(nu), None, {}, None
         return c
 
     def _function(self):
@@ -198,14 +198,18 @@ class BuiltinCost(ResidualCost):
     def kernel_model(self):
         return self.model if self.model is not None else robots.vector_space(self.nv)
 
-    def program(self):
-        return CostProgram(self.kernel_model(), self.nu, [self.term()])
+    @property
+    def program(self) -> CostProgram:
+        """The compiled program of this one term, built once (a resized copy builds its own)."""
+        if getattr(self, "_program", None) is None:
+            self._program = CostProgram(self.kernel_model(), self.nu, [self.term()])
+        return self._program
 
     def calc(self, xs, us):
-        return self.program().calc(xs, us)
+        return self.program.calc(xs, us)
 
     def calc_diff(self, xs, us, hessians="exact"):
-        return self.program().calc_diff(xs, us, hessians)
+        return self.program.calc_diff(xs, us, hessians)
 
 
 def configuration_difference(model, q_ref, q, dq):

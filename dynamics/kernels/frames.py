@@ -15,6 +15,7 @@ bracket of motion vectors is the motion cross product ``J_a x J_b``.
 import numpy as np
 from numba import njit
 
+from .kinematics import compose_placements
 from .spatial import motion_cross
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -39,15 +40,7 @@ def support_joints(m, joint, chain):
 def frame_placement(oR, op, joint, fR, fp, Rf, pf):
     """World placement (Rf, pf) of the frame ``jMf = (fR, fp)`` on ``joint``, from the world
     placements (oR, op) of the joints."""
-    for r in range(3):
-        s = op[joint, r]
-        for c in range(3):
-            s += oR[joint, r, c] * fp[c]
-            t = 0.0
-            for k in range(3):
-                t += oR[joint, r, k] * fR[k, c]
-            Rf[r, c] = t
-        pf[r] = s
+    compose_placements(oR[joint], op[joint], fR, fp, Rf, pf)
 
 
 @njit(**_JIT)

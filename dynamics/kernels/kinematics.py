@@ -108,6 +108,20 @@ def joint_transform(jtype, u, q, iq, R, p):
         p[2] = 0.0
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def compose_placements(R1, p1, R2, p2, R, p):
+    """(R, p) = (R1, p1) * (R2, p2), the product of two placements (R must not alias R1 or R2)."""
+    for r in range(3):
+        s = p1[r]
+        for c in range(3):
+            s += R1[r, c] * p2[c]
+            t = 0.0
+            for k in range(3):
+                t += R1[r, k] * R2[k, c]
+            R[r, c] = t
+        p[r] = s
+
+
 @njit(cache=True, error_model="numpy")
 def forward_kinematics(m, q, oR, op, S0):
     """World placements (oR[i], op[i]) of every joint frame and the ground-frame motion subspace
@@ -125,26 +139,8 @@ def forward_kinematics(m, q, oR, op, S0):
         joint_transform(m.jtype[i], m.axis[i], q, m.iq[i], RJ, pJ)
         PR = m.place_R[i]
         Pp = m.place_p[i]
-        # local placement liMi = placement * X_J
-        for r in range(3):
-            s = Pp[r]
-            for c in range(3):
-                s += PR[r, c] * pJ[c]
-                t = 0.0
-                for k in range(3):
-                    t += PR[r, k] * RJ[k, c]
-                Rl[r, c] = t
-            pl[r] = s
-        # oMi = oM_lambda * liMi
-        for r in range(3):
-            s = op[lam, r]
-            for c in range(3):
-                s += oR[lam, r, c] * pl[c]
-                t = 0.0
-                for k in range(3):
-                    t += oR[lam, r, k] * Rl[k, c]
-                oR[i, r, c] = t
-            op[i, r] = s
+        compose_placements(PR, Pp, RJ, pJ, Rl, pl)  # liMi = placement * X_J
+        compose_placements(oR[lam], op[lam], Rl, pl, oR[i], op[i])  # oMi = oM_lambda * liMi
         # ground-frame motion subspace: ang0 = R s_a, lin0 = R s_l + p x ang0
         for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
             sl = m.S_local[k]
