@@ -13,9 +13,11 @@ from .kernels import passes as _passes
 @dataclass
 class Policy:
     """The result of a backward pass: feedforward k (T, nu) and feedback K (T, nu, ndx) gains
-    about the trajectory (xs, us), and the expected decrease ``-(alpha dV1 + alpha^2 dV2)`` of a
-    step of length alpha.  Run it with :meth:`ddp.ShootingProblem.closed_loop` or
-    :meth:`control`."""
+    about the trajectory (xs, us), the terms dV1 = sum k.Qu, dV2 = 1/2 sum k.Quu.k, the value
+    gradients Vx (T + 1, ndx) and, for a multiple-shooting trajectory, its ``gaps``
+    (T + 1, ndx, None when feasible) with ``fVxx[t] = V_xx,t f_t``.  ``gauss_newton_knots``:
+    knots where the safeguard dropped the exact second-order terms.  Run it with
+    :meth:`ddp.ShootingProblem.closed_loop` or :meth:`control`."""
 
     xs: np.ndarray
     us: np.ndarray
@@ -23,39 +25,70 @@ class Policy:
     K: np.ndarray
     dV1: float
     dV2: float
+    Vx: np.ndarray | None = None
+    gaps: np.ndarray | None = None
+    fVxx: np.ndarray | None = None
+    gauss_newton_knots: int = 0
 
-    def expected_decrease(self, alpha: float) -> float:
-        return -(alpha * self.dV1 + alpha ** 2 * self.dV2)
+    def expected_decrease(self, alpha: float, dxs=None) -> float:
+        """The decrease of the total cost that the local model predicts for a step of length
+        alpha: ``-(alpha dV1 + alpha^2 dV2)`` on a feasible trajectory.  With gaps it also needs
+        the deviations ``dxs`` (T + 1, ndx) = x_try (-) xs of the trial rollout::
+
+            - sum_t [alpha Vx_t.f_t - alpha^2/2 f_t.Vxx_t.f_t - (1 - alpha) (Vxx_t f_t).dx_t]
+
+        which is exact on linear-quadratic problems (the FDDP model of Mastalli et al. 2020,
+        derived for our sign conventions: Vx_t holds V_x + V_xx f)."""
+        base = -(alpha * self.dV1 + alpha ** 2 * self.dV2)
+        if self.gaps is None:
+            return base
+        if dxs is None:
+            raise ValueError("dxs: a trajectory with gaps needs the trial deviations")
+        f, fV = self.gaps, self.fVxx
+        gap = (alpha * np.sum(self.Vx * f) - 0.5 * alpha ** 2 * np.sum(f * fV)
+               - (1 - alpha) * np.sum(fV * dxs))
+        return base - gap
 
     def control(self, t: int, dx, alpha: float = 1.0):
         """u_t for a state deviation dx = x_t (-) xs_t (tangent, 2 nv)."""
         return self.us[t] + alpha * self.k[t] + self.K[t] @ np.asarray(dx, dtype=float)
 
 
-def backward(problem, xs, us, derivatives, method, reg_u, reg_x=0.0, box_qp_iter=50):
+def backward(problem, xs, us, derivatives, method, reg_u, reg_x=0.0, reg_v=0.0, safeguard=False,
+             gaps=None, box_qp_iter=50):
     """(Policy, None) or (None, knot where Q_uu was not positive definite).  ``method``: "ddp"
-    adds the exact second-order dynamics terms, "ilqr" drops them."""
+    adds the exact second-order dynamics terms, "ilqr" drops them.  ``reg_u``, ``reg_x``,
+    ``reg_v``, ``safeguard``: the regularization and safeguard of
+    :func:`ddp.kernels.passes.backward_pass`; ``gaps`` (T + 1, ndx): the defects of a
+    multiple-shooting trajectory (None: feasible)."""
     P, d = problem, derivatives
     run, term, step = d.running, d.terminal, d.step
     T, nu, ndx = P.T, P.nu, P.ndx
     k = np.zeros((T, nu))
     K = np.zeros((T, nu, ndx))
     dV = np.zeros(2)
-    Vx0 = np.zeros(ndx)
+    Vx = np.empty((T + 1, ndx))
+    fVxx = np.empty((T + 1, ndx))
+    info = np.zeros(1, dtype=np.int64)
     so = P.integrator.second_order_arguments(step)
     if method != "ddp":
         so = so[:6] + (0,) + so[7:]
+    infeasible = gaps is not None
+    g = np.ascontiguousarray(gaps, dtype=float) if infeasible else np.zeros((T + 1, ndx))
     status, knot = _passes.backward_pass(
         step.Fx, step.Fu, run.lx, run.lu, run.lxx, run.lxu, run.luu, term.lx[0], term.lxx[0],
-        float(reg_u), float(reg_x), us, P.u_min, P.u_max, P.bounded, int(box_qp_iter), *so, k, K,
-        dV, Vx0)
+        float(reg_u), float(reg_x), float(reg_v), bool(safeguard), g, infeasible, us, P.u_min,
+        P.u_max, P.bounded, int(box_qp_iter), *so, k, K, dV, Vx, fVxx, info)
     if status != _passes.OK:
         return None, int(knot)
-    return Policy(xs, us, k, K, float(dV[0]), float(dV[1])), None
+    return Policy(xs, us, k, K, float(dV[0]), float(dV[1]), Vx, gaps if infeasible else None,
+                  fVxx, int(info[0])), None
 
 
 def gradient_norm(problem, us, derivatives) -> float:
-    """|| dJ/du || of the total cost (projected onto the control box), by the adjoint sweep."""
+    """|| dJ/du || of the total cost (projected onto the control box), by the adjoint sweep.
+    On a trajectory with gaps: the control part of the KKT residual of multiple shooting (the
+    multipliers solving the state part)."""
     d = derivatives
     return float(_passes.gradient_norm(d.step.Fx, d.step.Fu, d.running.lx, d.running.lu,
                                        d.terminal.lx[0], us, problem.u_min, problem.u_max))

@@ -23,6 +23,9 @@ class Iteration:
     t_derivatives: float = 0.0          # seconds: batched derivatives (costs and dynamics)
     t_backward: float = 0.0             # seconds: backward pass (incl. second-order terms)
     t_forward: float = 0.0              # seconds: line search rollouts and costs
+    gap: float = 0.0                    # multiple shooting: largest gap (max abs) before the step
+    exact: bool = False                 # DDP: the exact second-order dynamics terms were used
+    gauss_newton_knots: int = 0         # "safeguarded": knots where the exact terms were dropped
 
 
 class IterationTable:
@@ -32,17 +35,21 @@ class IterationTable:
     HEAD = (f"{'iter':>4} {'cost':>13} {'|grad|':>9} {'expected':>9} {'actual':>9} {'reg':>7} "
             f"{'step':>6} {'deriv ms':>8} {'back ms':>8} {'fwd ms':>7}")
 
+    def __init__(self, gaps: bool = False):
+        self.gaps = gaps
+
     def start(self, method):
         print(f"{method.upper()}:")
-        print(self.HEAD)
+        print(self.HEAD + (f" {'gap':>8}" if self.gaps else ""))
 
     def __call__(self, r: Iteration):
         f = lambda x, w=9: f"{x:{w}.2e}" if np.isfinite(x) else f"{'-':>{w}}"
+        gap = f" {r.gap:8.1e}" if self.gaps else ""
         print(f"{r.iteration:4d} {r.cost:13.6e} {f(r.grad_norm)} {f(r.expected)} "
               f"{f(r.actual)} {f(r.reg, 7) if np.isfinite(r.reg) else '-':>7} "
               f"{r.alpha if np.isfinite(r.alpha) else float('nan'):6.3f} "
               f"{1e3 * r.t_derivatives:8.2f} {1e3 * r.t_backward:8.2f} "
-              f"{1e3 * r.t_forward:7.2f}", flush=True)
+              f"{1e3 * r.t_forward:7.2f}{gap}", flush=True)
         return False
 
     def end(self, sol):

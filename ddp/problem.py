@@ -91,6 +91,20 @@ class ShootingProblem:
             prepare(model, q=x[:self.nq])
         return x.copy()
 
+    def check_states(self, xs, name="xs"):
+        """xs as a float array (T + 1, nx), checked: shape, finite values and (on a robot) valid
+        configurations (unit quaternions)."""
+        xs = np.asarray(xs, dtype=float)
+        if xs.shape != (self.T + 1, self.nx):
+            raise ValueError(f"{name}: expected shape ({self.T + 1}, {self.nx}) (horizon + 1, "
+                             f"nq + nv); got {xs.shape}")
+        if not np.all(np.isfinite(xs)):
+            raise ValueError(f"{name}: expected finite states")
+        model = getattr(self.dynamics, "model", None)
+        if model is not None:
+            prepare(model, q=xs[:, :self.nq])
+        return xs
+
     def check_controls(self, us, name="us"):
         us = np.asarray(us, dtype=float)
         if us.shape != (self.T, self.nu):
@@ -114,13 +128,25 @@ class ShootingProblem:
         us = self.check_controls(us)
         return self._simulate(us, x0, None)[0]
 
-    def closed_loop(self, xs_ref, us, k, K, alpha=1.0, x0=None):
+    def closed_loop(self, xs_ref, us, k, K, alpha=1.0, x0=None, gaps=None):
         """States (T + 1, nx) and controls (T, nu) under DDP's closed loop
         ``u_t = clip(us_t + alpha k_t + K_t (x_t (-) xs_ref_t))`` about the trajectory
-        (xs_ref, us) with gains k (T, nu), K (T, nu, ndx)."""
-        return self._simulate(self.check_controls(us), x0, (xs_ref, k, K, alpha))
+        (xs_ref, us) with gains k (T, nu), K (T, nu, ndx).  ``gaps`` (T + 1, ndx): the defects of
+        a multiple-shooting trajectory (:meth:`gaps`), of which each state keeps the fraction
+        1 - alpha (the feasibility-driven rollout of FDDP, Mastalli et al. 2020)."""
+        return self._simulate(self.check_controls(us), x0, (xs_ref, k, K, alpha), gaps)
 
-    def _simulate(self, us, x0, policy):
+    def gaps(self, xs, us):
+        """The defects (T + 1, ndx) of a multiple-shooting trajectory: f_0 = x0 (-) xs_0 and
+        f_{t+1} = F(xs_t, us_t) (-) xs_{t+1}, each tangent at the state it belongs to (zero for a
+        rollout)."""
+        F = self.integrator
+        f = np.empty((self.T + 1, self.ndx))
+        f[0] = F.difference(xs[0], self.x0)
+        f[1:] = F.difference(xs[1:], F.step(xs[:-1], us))
+        return f
+
+    def _simulate(self, us, x0, policy, gaps=None):
         x0 = self.x0 if x0 is None else np.asarray(x0, dtype=float)
         xs = np.empty((self.T + 1, self.nx))
         un = np.empty_like(us)
@@ -129,19 +155,23 @@ class ShootingProblem:
         else:
             xs_ref, k, K, alpha = policy
             feedback = True
+        infeasible = gaps is not None
         F = self.integrator
         if F.compiled:
+            g = np.ascontiguousarray(gaps) if infeasible else np.zeros((self.T + 1, self.ndx))
             with np.errstate(all="ignore"):
                 _passes.rollout(*F.kernel_args(), F.B, F.dt, x0, np.ascontiguousarray(us),
                                 np.ascontiguousarray(k), np.ascontiguousarray(K), float(alpha),
                                 self.u_min, self.u_max, np.ascontiguousarray(xs_ref), feedback,
-                                xs, un)
+                                g, infeasible, xs, un)
             return xs, un
-        xs[0] = x0
+        xs[0] = x0 if not infeasible else F.integrate(x0, (alpha - 1) * gaps[0])
         for t in range(self.T):
             u = us[t] + (alpha * k[t] + K[t] @ F.difference(xs_ref[t], xs[t]) if feedback else 0)
             un[t] = np.clip(u, self.u_min, self.u_max)
             xs[t + 1] = F.step(xs[t], un[t])
+            if infeasible:
+                xs[t + 1] = F.integrate(xs[t + 1], (alpha - 1) * gaps[t + 1])
             if not np.all(np.isfinite(xs[t + 1])):
                 xs[t + 1:] = np.nan
                 un[t + 1:] = np.nan

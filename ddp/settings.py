@@ -6,10 +6,12 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from .globalization import GLOBALIZATIONS
 from .integrators import SECOND_ORDER
 
 METHODS = ("ddp", "ilqr")
 HESSIANS = ("exact", "gauss-newton")
+SHOOTING = ("single", "multiple")
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,19 @@ class SolverSettings:
             inside the compiled backward pass: O(n^3) per knot instead of O(n^4)) or "auto"
             (tensor up to nv = 12, contracted above; tensor for every other backend).
 
+    Shooting and globalization:
+        shooting: "single" (the states are the rollout of the controls) or "multiple" (the
+            states are decision variables too, with gaps between knots closed by the
+            feasibility-driven rollout and expected-decrease model of FDDP, Mastalli et al.
+            2020; with DDP the backward pass keeps the exact second-order dynamics terms).
+        globalization: how steps are regularized (:mod:`ddp.globalization`): "shift",
+            "state-shift", "crocoddyl", "trust-region" or "safeguarded".  "shift" with method
+            "ddp" is the pure DDP of the papers.
+        gap_tol: multiple shooting: the gaps count as closed below this norm (max abs).
+        max_increase_ratio: multiple shooting: while gaps remain, a step whose model predicts a
+            cost increase (closing gaps can cost) is accepted when the actual increase is at
+            most this multiple of the predicted one (Crocoddyl's th_acceptnegstep).
+
     Stopping:
         max_iter: iterations at most.
         tol: converged when the norm of the gradient of the total cost w.r.t. the controls
@@ -33,11 +48,12 @@ class SolverSettings:
         decrease_tol: also converged when the expected decrease of a full step is below
             decrease_tol * (1 + |cost|) (nothing left to gain above rounding).
 
-    Regularization (Tassa, Erez, Todorov 2012): ``reg`` is added to Q_uu, starts at reg_init,
-    is increased when Q_uu is not positive definite or no step is accepted and decreased after
-    every accepted step, by factors starting at reg_factor that grow while the same direction
-    repeats; below reg_min it drops to 0; above reg_max the solve stops (status
-    "regularization-exhausted").
+    Regularization ``reg`` (where it is added and how it adapts: the globalization): starts at
+    reg_init; with "shift", "state-shift" and "safeguarded" it is increased when Q_uu is not
+    positive definite or no step is accepted and decreased after every accepted step, by factors
+    starting at reg_factor that grow while the same direction repeats (Tassa, Erez, Todorov
+    2012); below reg_min it drops to 0; above reg_max the solve stops (status
+    "regularization-exhausted" or "line-search-failed").
 
     Line search (backtracking on the step length alpha of the closed-loop rollout):
         alphas: the step lengths tried, largest first.
@@ -52,6 +68,10 @@ class SolverSettings:
     method: str = "ddp"
     hessians: str = "exact"
     second_order: str = "auto"
+    shooting: str = "single"
+    globalization: str = "safeguarded"
+    gap_tol: float = 1e-9
+    max_increase_ratio: float = 2.0
     max_iter: int = 100
     tol: float = 1e-6
     decrease_tol: float = 1e-12
@@ -68,11 +88,14 @@ class SolverSettings:
         _choice("method", self.method, METHODS)
         _choice("hessians", self.hessians, HESSIANS)
         _choice("second_order", self.second_order, SECOND_ORDER)
+        _choice("shooting", self.shooting, SHOOTING)
+        _choice("globalization", self.globalization, GLOBALIZATIONS)
         for name in ("max_iter", "box_qp_iter"):
             x = getattr(self, name)
             if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
                 raise ValueError(f"{name}: expected a non-negative integer; got {x!r}")
-        for name in ("tol", "decrease_tol", "reg_init", "reg_min", "reg_max", "c1"):
+        for name in ("tol", "decrease_tol", "reg_init", "reg_min", "reg_max", "c1", "gap_tol",
+                     "max_increase_ratio"):
             x = getattr(self, name)
             if not isinstance(x, (int, float, np.floating)) or not np.isfinite(x) or x < 0:
                 raise ValueError(f"{name}: expected a non-negative finite number; got {x!r}")

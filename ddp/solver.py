@@ -25,6 +25,7 @@ import threadpoolctl
 from .backward import Policy, backward, gradient_norm
 from .callbacks import Iteration, IterationTable
 from .forward import line_search
+from .globalization import STRATEGIES
 from .settings import SolverSettings
 
 #: what ended a solve
@@ -63,23 +64,6 @@ class Solution:
     @property
     def costs(self):
         return np.array([h.cost for h in self.history])
-
-
-class _Regularization:
-    """Tassa et al.'s schedule: factor delta grows on repeated increases / decreases."""
-
-    def __init__(self, s: SolverSettings):
-        self.value, self.minimum, self.factor, self.delta = s.reg_init, s.reg_min, s.reg_factor, 1.0
-
-    def increase(self):
-        self.delta = max(self.factor, self.delta * self.factor)
-        self.value = max(self.minimum, self.value * self.delta)
-        return self.value
-
-    def decrease(self):
-        self.delta = min(1 / self.factor, self.delta / self.factor)
-        self.value = self.value * self.delta if self.value * self.delta > self.minimum else 0.0
-        return self.value
 
 
 def _initial_guess(P, xs, us):
@@ -122,8 +106,10 @@ def solve(problem, xs=None, us=None, settings: SolverSettings | None = None, cal
     """Solve ``problem`` by full second-order DDP or iLQR (``settings.method``).
 
     ``us``: initial controls (T, nu) (default: ``problem.quasi_static()``, the controls that hold
-    the robot at x0, which is what a cold start from x0 means for single shooting); ``xs``:
-    checked, but the solver is single shooting: the states are the rollout of ``us``.
+    the robot at x0).  ``xs``: initial states (T + 1, nx); with ``shooting="multiple"`` they are
+    the start of the state trajectory, gaps included (default: x0 at every knot, Crocoddyl's
+    cold start); with single shooting they are only checked (the states are the rollout of
+    ``us``).
     ``settings``: a :class:`SolverSettings`; ``overrides``: any of its fields by name, e.g.
     ``solve(problem, method="ilqr", max_iter=50)``.  ``callbacks``: callables ``cb(Iteration)``
     called after every iteration; one returning True stops the solve.
@@ -139,7 +125,7 @@ def solve(problem, xs=None, us=None, settings: SolverSettings | None = None, cal
 
 def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
     so_mode = P.integrator.second_order_mode(s.second_order) if s.method == "ddp" else 0
-    table = IterationTable() if s.verbose else None
+    table = IterationTable(gaps=s.shooting == "multiple") if s.verbose else None
     if table:
         table.start(s.method)
     callbacks = ([table] if table else []) + list(callbacks)
@@ -159,25 +145,36 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
     if bad:
         return finish(np.full((P.T + 1, P.nx), np.nan), us, float("nan"), 0, *bad, [])
     us = np.clip(us, P.u_min, P.u_max)
-    xs = P.rollout(us)
+    gaps = None
+    if s.shooting == "single":
+        xs = P.rollout(us)
+    else:  # multiple shooting: the states are given (default: x0 at every knot)
+        xs = np.tile(P.x0, (P.T + 1, 1)) if xs is None else P.check_states(xs).copy()
+        gaps = _open_gaps(P, xs, us, s.gap_tol)
+        if gaps is not None and not np.all(np.isfinite(gaps)):
+            return finish(xs, us, float("nan"), 0, "diverged",
+                          "xs, us: a step from the initial guess is not finite", [])
     cost = P.cost(xs, us)
     if not np.isfinite(cost):
         return finish(xs, us, cost, 0, "diverged",
                       "us: the rollout of the initial controls has a non-finite cost", [])
-    history, reg, policy = [], _Regularization(s), None
+    history, policy = [], None
+    glob = STRATEGIES[s.globalization](s)
     it = 0
     while True:
+        exact = so_mode > 0 and glob.exact_terms(gaps is None)
         t0 = time.perf_counter()
         with np.errstate(all="ignore"):
-            d = P.calc_diff(xs, us, s.hessians, so_mode)
+            d = P.calc_diff(xs, us, s.hessians, so_mode if exact else 0)
         t_der = time.perf_counter() - t0
         st = d.step
         if not all(np.all(np.isfinite(a)) for a in (d.running.lxx, d.running.luu,
                                                    d.terminal.lxx, st.Fx, st.Fu)):
             return finish(xs, us, cost, it, "diverged", "non-finite derivatives", history, policy)
         grad = gradient_norm(P, us, d)
-        rec = Iteration(it, cost, grad, t_derivatives=t_der)
-        if grad < s.tol:
+        gap = 0.0 if gaps is None else float(np.max(np.abs(gaps)))
+        rec = Iteration(it, cost, grad, t_derivatives=t_der, gap=gap, exact=exact)
+        if grad < s.tol and gaps is None:
             history.append(rec)
             _call(callbacks, rec)
             return finish(xs, us, cost, it, "converged",
@@ -189,10 +186,17 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
                           f"stopped after max_iter = {s.max_iter} iterations", history, policy)
         t0 = time.perf_counter()
         while True:
+            reg_u, reg_x, reg_v, safeguard = glob.backward_arguments()
             with np.errstate(all="ignore"):
-                new_policy, knot = backward(P, xs, us, d, s.method, reg.value,
+                new_policy, knot = backward(P, xs, us, d, "ddp" if exact else "ilqr", reg_u,
+                                            reg_x, reg_v, safeguard, gaps,
                                             box_qp_iter=s.box_qp_iter)
-            if new_policy is not None or reg.increase() > s.reg_max:
+            if new_policy is not None:
+                break
+            if exact and glob.exact_failed():
+                exact = rec.exact = False
+                continue
+            if not glob.backward_failed():
                 break
         rec.t_backward = time.perf_counter() - t0
         if new_policy is None:
@@ -203,13 +207,14 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
                           history, policy)
         policy = new_policy
         t0 = time.perf_counter()
-        step = line_search(P, policy, cost, s.alphas, s.c1)
+        step = line_search(P, policy, cost, glob.alphas, s.c1, s.max_increase_ratio)
         rec.t_forward = time.perf_counter() - t0
-        rec.reg = reg.value
+        rec.reg = glob.value
+        rec.gauss_newton_knots = policy.gauss_newton_knots
         if step is None:
             history.append(rec)
             stop = _call(callbacks, rec)
-            if reg.increase() > s.reg_max:
+            if not glob.no_step():
                 return finish(xs, us, cost, it, "line-search-failed",
                               f"no step length gave a decrease; regularization above "
                               f"{s.reg_max:g}", history, policy)
@@ -222,17 +227,27 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
         history.append(rec)
         stop = _call(callbacks, rec)
         xs, us, cost = step.xs, step.us, step.cost
-        reg.decrease()
+        glob.accepted(step.alpha, step.ratio)
+        was_feasible = gaps is None
+        if gaps is not None:  # a full step closes the gaps exactly; a partial one shrinks them
+            gaps = None if step.alpha == 1.0 else _open_gaps(P, xs, us, s.gap_tol)
         it += 1
         if stop:
             return finish(xs, us, cost, it, "stopped-by-callback", "a callback returned True",
                           history, policy)
-        if step.expected < s.decrease_tol * (1 + abs(cost)):
+        if was_feasible and step.expected < s.decrease_tol * (1 + abs(cost)):
             d = P.calc_diff(xs, us, s.hessians, 0)
             history.append(Iteration(it, cost, gradient_norm(P, us, d)))
             _call(callbacks, history[-1])
             return finish(xs, us, cost, it, "converged",
                           f"expected decrease {step.expected:.1e} below rounding", history, policy)
+
+
+def _open_gaps(P, xs, us, gap_tol):
+    """The gaps of a multiple-shooting trajectory, or None when they are all below gap_tol."""
+    with np.errstate(all="ignore"):
+        f = P.gaps(xs, us)
+    return f if not np.all(np.abs(f) <= gap_tol) else None
 
 
 def _call(callbacks, rec) -> bool:

@@ -32,10 +32,14 @@ OK, NOT_POSITIVE_DEFINITE = 0, 1
 
 # ---------------------------------------------------------------------------------- rollout
 @njit(**_JIT)
-def rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, xs, us_out):
+def rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, gaps, infeasible,
+            xs, us_out):
     """States xs (T + 1, nx) from x0 under ``u_t = clip(us_t + alpha k_t + K_t (x_t (-) xs_ref_t),
-    lo, hi)`` (``feedback`` False: u_t = clip(us_t)), written to us_out.  A non-finite step gives
-    NaN states and controls from there on.  Returns the number of finite steps taken."""
+    lo, hi)`` (``feedback`` False: u_t = clip(us_t)), written to us_out.  With ``infeasible``
+    (multiple shooting, Mastalli et al. 2020) each state keeps the fraction 1 - alpha of its gap
+    f_t (``gaps`` (T + 1, ndx)): x_0 = x0 (+) (alpha - 1) f_0,
+    x_{t+1} = F(x_t, u_t) (+) (alpha - 1) f_{t+1}.  A non-finite step gives NaN states and
+    controls from there on.  Returns the number of finite steps taken."""
     m = unpack(ints, floats)
     nj = ints[0]
     n = ints[1]
@@ -51,6 +55,8 @@ def rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, 
     w = np.empty(n)
     dx = np.empty(2 * n)
     xs[0] = x0
+    if infeasible:
+        _shift_by_gap(m, xs[0], gaps[0], alpha - 1.0, nq, n, w)
     for t in range(T):
         q = xs[t, :nq]
         v = xs[t, nq:]
@@ -83,7 +89,20 @@ def rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, 
             return t
         integrate_point(m, q, w, xs[t + 1, :nq])
         xs[t + 1, nq:] = v1
+        if infeasible:
+            _shift_by_gap(m, xs[t + 1], gaps[t + 1], alpha - 1.0, nq, n, w)
     return T
+
+
+@njit(**_JIT)
+def _shift_by_gap(m, x, gap, scale, nq, n, w):
+    """x <- x (+) scale * gap, in place (w: an n-vector of workspace)."""
+    for r in range(n):
+        w[r] = scale * gap[r]
+    q = x[:nq].copy()
+    integrate_point(m, q, w, x[:nq])
+    for r in range(n):
+        x[nq + r] += scale * gap[n + r]
 
 
 # ---------------------------------------------------------------------------------- derivatives
@@ -359,20 +378,34 @@ def _mtm(A, B, out):
 
 
 @njit(**_JIT)
-def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, us, lo, hi, bounded,
-                  qp_iter, dt, B, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v, T2qv, T2t, ints,
-                  floats, Q, V, TAU, lie_iv, lie_nv, lie_H, k, K, dV, Vx0):
-    """The Riccati backward pass (see module docstring).  ``reg_u`` is added to Q_uu,
-    ``reg_x`` to V'_xx inside Q_uu and Q_ux (Tassa, Erez, Todorov 2012).  Writes the gains
-    k (T, nu), K (T, nu, ndx), the expected-decrease terms dV = (sum k.Qu, 1/2 sum k.Quu.k) and
-    the value gradient at knot 0.  Returns (status, knot): status OK, or NOT_POSITIVE_DEFINITE
-    at that knot."""
+def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_v, safeguard,
+                  gaps, infeasible, us, lo, hi, bounded, qp_iter, dt, B, Jw, da_dq, da_dv, MinvB,
+                  so_mode, T2q, T2v, T2qv, T2t, ints, floats, Q, V, TAU, lie_iv, lie_nv, lie_H, k,
+                  K, dV, Vx_all, fVxx, info):
+    """The Riccati backward pass (see module docstring).
+
+    Regularization: ``reg_u`` is added to Q_uu; ``reg_x`` to V'_xx inside Q_uu and Q_ux only
+    (Tassa, Erez, Todorov 2012); ``reg_v`` to the diagonal of every V_xx (Crocoddyl).
+    ``safeguard``: at a knot where Q_uu with the exact second-order dynamics terms is not
+    positive definite, those terms are dropped at that knot (Gauss-Newton there); ``info[0]``
+    counts such knots.  ``gaps`` (T + 1, ndx), used when ``infeasible``: the defects
+    f_t = F(x_{t-1}, u_{t-1}) (-) x_t (f_0 = x0 (-) x_0) of multiple shooting; the value gradient
+    at each knot becomes V_x + V_xx f (Mastalli et al. 2020).
+
+    Writes the gains k (T, nu), K (T, nu, ndx), dV = (sum k.Qu, 1/2 sum k.Quu.k), the value
+    gradients Vx_all (T + 1, ndx) and fVxx[t] = V_xx,t f_t (T + 1, ndx).  Returns
+    (status, knot): status OK, or NOT_POSITIVE_DEFINITE at that knot."""
     T, ndx, nu = Fu.shape
     n = ndx // 2
     nz = ndx + nu
     m = unpack(ints, floats)
     Vx = Vx_T.copy()
     Vxx = Vxx_T.copy()
+    info[0] = 0
+    _value_update(Vx, Vxx, reg_v, gaps[T], infeasible, Vx_all[T], fVxx[T])
+    Qxx_gn = np.empty((ndx, ndx))
+    Qux_gn = np.empty((nu, ndx))
+    Quu_gn = np.empty((nu, nu))
     F = np.empty((ndx, nz))          # [Fx Fu]
     VF = np.empty((ndx, nz))
     Qzz = np.empty((nz, nz))         # [[Qxx, Qxu], [Qux, Quu]]
@@ -381,6 +414,7 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, us, 
     Qux = np.empty((nu, ndx))
     Qxx = np.empty((ndx, ndx))
     Quu_r = np.empty((nu, nu))
+    Qux_r = np.empty((nu, ndx))
     L = np.zeros((nu, nu))
     kt = np.empty((nu, 1))
     Kt = np.empty((nu, ndx))
@@ -414,23 +448,21 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, us, 
                 Qux[c, i] = Qzz[ndx + c, i] + lxu[t, i, c]
             for d in range(nu):
                 Quu[c, d] = Qzz[ndx + c, ndx + d] + luu[t, c, d]
-        if reg_x > 0.0:  # V'_xx + reg_x I inside Q_ux and Q_uu: add reg_x Fu^T [Fx Fu]
-            for r in range(ndx):
-                for i in range(nz):
-                    VFr[r, i] = reg_x * F[r, i]
-            _mtm(Fu[t], VFr, Qzr)
-            for c in range(nu):
-                for i in range(ndx):
-                    Qux[c, i] += Qzr[c, i]
-                for d in range(nu):
-                    Quu[c, d] += Qzr[c, ndx + d]
         if so_mode > 0:
+            if safeguard:
+                Qxx_gn[:, :] = Qxx
+                Qux_gn[:, :] = Qux
+                Quu_gn[:, :] = Quu
             _second_order_terms(t, n, nu, dt, B, Vx, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v,
                                 T2qv, T2t, m, Q, V, TAU, lie_iv, lie_nv, lie_H, Qxx, Qux, Quu)
         Qu = Qz[ndx:]
-        for c in range(nu):
-            for d in range(nu):
-                Quu_r[c, d] = Quu[c, d] + (reg_u if c == d else 0.0)
+        _regularized(Quu, Qux, F, Fu[t], reg_u, reg_x, VFr, Qzr, Quu_r, Qux_r)
+        if so_mode > 0 and safeguard and not cholesky(Quu_r, L):
+            info[0] += 1  # the exact terms make Q_uu indefinite here: Gauss-Newton at this knot
+            Qxx[:, :] = Qxx_gn
+            Qux[:, :] = Qux_gn
+            Quu[:, :] = Quu_gn
+            _regularized(Quu, Qux, F, Fu[t], reg_u, reg_x, VFr, Qzr, Quu_r, Qux_r)
         if bounded:
             for c in range(nu):
                 lo_t[c] = lo[c] - us[t, c]
@@ -453,7 +485,7 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, us, 
                 Bf = np.empty((nf, ndx))
                 Xf = np.empty((nf, ndx))
                 for a in range(nf):
-                    Bf[a] = Qux[idx[a]]
+                    Bf[a] = Qux_r[idx[a]]
                 cholesky_solve(L[:nf, :nf], Bf, Xf)
                 for a in range(nf):
                     K[t, idx[a]] = Xf[a]
@@ -461,7 +493,7 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, us, 
             if not cholesky(Quu_r, L):
                 return NOT_POSITIVE_DEFINITE, t
             cholesky_solve(L, Qu.reshape((nu, 1)), kt)
-            cholesky_solve(L, Qux, Kt)
+            cholesky_solve(L, Qux_r, Kt)
             for c in range(nu):
                 k[t, c] = kt[c, 0]
                 K[t, c] = Kt[c]
@@ -488,8 +520,50 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, us, 
                 a = Qxx[i, j] + 0.5 * (KZ[i, j] + KZ[j, i])
                 Vxx[i, j] = a
                 Vxx[j, i] = a
-    Vx0[:] = Vx
+        _value_update(Vx, Vxx, reg_v, gaps[t], infeasible, Vx_all[t], fVxx[t])
     return OK, -1
+
+
+@njit(**_JIT)
+def _regularized(Quu, Qux, F, Fu, reg_u, reg_x, VFr, Qzr, Quu_r, Qux_r):
+    """The Q_uu, Q_ux the gains are computed from: Q_uu + reg_u I, and with reg_x the terms of
+    V'_xx + reg_x I: + reg_x Fu^T [Fx Fu] (Tassa et al. 2012, eq. 10).  The value update keeps
+    the unregularized Q_uu, Q_ux (their eq. 11)."""
+    ndx, nu = Fu.shape
+    for c in range(nu):
+        for i in range(ndx):
+            Qux_r[c, i] = Qux[c, i]
+        for d in range(nu):
+            Quu_r[c, d] = Quu[c, d] + (reg_u if c == d else 0.0)
+    if reg_x > 0.0:
+        nz = F.shape[1]
+        for r in range(ndx):
+            for i in range(nz):
+                VFr[r, i] = reg_x * F[r, i]
+        _mtm(Fu, VFr, Qzr)
+        for c in range(nu):
+            for i in range(ndx):
+                Qux_r[c, i] += Qzr[c, i]
+            for d in range(nu):
+                Quu_r[c, d] += Qzr[c, ndx + d]
+
+
+@njit(**_JIT)
+def _value_update(Vx, Vxx, reg_v, gap, infeasible, Vx_out, fVxx_out):
+    """With gaps V_x += V_xx f, then V_xx += reg_v I (in place); store V_x and V_xx f.  (The gap
+    term uses the unregularized V_xx: with the exact second-order terms, contracted with V_x, a
+    large reg_v times a gap would otherwise enter Q_uu.)"""
+    ndx = Vx.shape[0]
+    for i in range(ndx):
+        s = 0.0
+        if infeasible:
+            for j in range(ndx):
+                s += Vxx[i, j] * gap[j]
+        fVxx_out[i] = s
+        Vx[i] += s
+        Vx_out[i] = Vx[i]
+    for i in range(ndx):
+        Vxx[i, i] += reg_v
 
 
 @njit(**_JIT)

@@ -54,9 +54,10 @@ def _cost_items(cost):
     return items
 
 
-def spec(problem, us=None, max_iter=200, repeats=3):
+def spec(problem, us=None, max_iter=200, repeats=3, xs=None):
     """The JSON-able description of ``problem`` for ``crocoddyl_problem.py``, starting both
-    solvers from ``us`` (default: the quasi-static controls) and their rollout, as ours start;
+    solvers from ``us`` (default: the quasi-static controls) and ``xs`` (default: their
+    rollout, as our single shooting starts);
     None when the problem cannot be written in Crocoddyl (no URDF, an actuation other than full
     or floating-base, a cost that is not built in)."""
     model = getattr(problem.dynamics, "model", None)
@@ -73,7 +74,7 @@ def spec(problem, us=None, max_iter=200, repeats=3):
     if running is None or terminal is None or problem.bounded:
         return None
     us = problem.quasi_static() if us is None else np.asarray(us, dtype=float)
-    xs = problem.rollout(us)
+    xs = problem.rollout(us) if xs is None else np.asarray(xs, dtype=float)
     return dict(urdf=str(model.urdf_path), floating_base=bool(model.floating_base),
                 gravity=bool(np.any(model.arrays.gravity != 0)), actuation=actuation,
                 x0=problem.x0.tolist(), T=problem.T, dt=problem.dt, running=running,
@@ -81,12 +82,12 @@ def spec(problem, us=None, max_iter=200, repeats=3):
                 repeats=repeats, th_stop=1e-12)
 
 
-def solve(problem, us=None, max_iter=200, repeats=3, log=print):
+def solve(problem, us=None, max_iter=200, repeats=3, log=print, xs=None):
     """Crocoddyl's results on ``problem``: {"Crocoddyl FDDP": {...}, "Crocoddyl DDP": {...}} with
     iterations, cost, converged, total_s (the best of ``repeats`` timed solves), costs (per
     iteration) and version; {} when not configured or not writable in Crocoddyl."""
     py = python()
-    s = spec(problem, us, max_iter, repeats) if py else None
+    s = spec(problem, us, max_iter, repeats, xs) if py else None
     if s is None:
         return {}
     with tempfile.TemporaryDirectory() as d:

@@ -1,0 +1,180 @@
+"""Globalization strategies of the solver: how the step is regularized and how the
+regularization adapts.  One class per strategy; the solver loop (:mod:`ddp.solver`) asks it for
+the arguments of the backward pass and tells it what happened.
+
+==================  =============================================================================
+name                strategy
+==================  =============================================================================
+``shift``           mu I added to Q_uu; mu grows while Q_uu is indefinite or no step length of the
+                    line search decreases the cost, and shrinks after each accepted step, by
+                    factors that grow while the direction repeats (Tassa, Erez, Todorov 2012,
+                    "Synthesis and stabilization of complex behaviors", Sec. II-F).  With exact
+                    Hessians this is the "pure" DDP of the papers.
+``state-shift``     the same schedule, mu I added to V'_xx inside Q_uu and Q_ux (Tassa et al.
+                    2012, eq. 10): the step stays invariant to the control parametrization and
+                    is damped where the dynamics are sensitive.
+``crocoddyl``       mu I added to Q_uu and to every V_xx; mu is multiplied by 10 when the
+                    accepted step length is at most 0.01 (or the backward pass fails) and divided
+                    by 10 when it is above 0.5 (Crocoddyl's SolverDDP, Mastalli et al. 2020).
+``trust-region``    mu I on Q_uu, full steps only, mu adapted from the ratio rho of actual to
+                    predicted decrease (Levenberg-Marquardt as a trust region, with Nielsen's
+                    update: mu *= max(1/3, 1 - (2 rho - 1)^3) on acceptance, mu *= nu,
+                    nu *= 2 on rejection; cf. Coleman & Liao 1995 for a trust region in DDP).
+``safeguarded``     ``state-shift``, and DDP's exact second-order dynamics terms only where they
+                    can be trusted: an iteration uses them once the trajectory is feasible (no
+                    gaps), except right after an iteration with them that took a partial step
+                    (or none), which is followed by one Gauss-Newton iteration; within an
+                    iteration, at each knot where they make Q_uu indefinite they are
+                    dropped at that knot (Gauss-Newton there), and if the pass still fails
+                    the iteration is redone with Gauss-Newton terms, instead of raising mu.
+                    Far from the optimum DDP then steps like iLQR; near it, exactly.
+                    iLQR is unchanged (it is ``state-shift``).
+==================  =============================================================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+GLOBALIZATIONS = ("shift", "state-shift", "crocoddyl", "trust-region", "safeguarded")
+
+
+class Globalization:
+    """The interface: ``backward_arguments()`` gives (reg_u, reg_x, reg_v, safeguard);
+    ``alphas`` the step lengths to try; ``backward_failed()`` and ``no_step()`` return False when
+    the regularization is exhausted; ``accepted(alpha, ratio)`` after each accepted step."""
+
+    def __init__(self, settings):
+        s = settings
+        self.reg = float(s.reg_init)
+        self.reg_min, self.reg_max = float(s.reg_min), float(s.reg_max)
+        self.alphas = tuple(s.alphas)
+
+    @property
+    def value(self) -> float:
+        return self.reg
+
+    def backward_arguments(self):
+        return self.reg, 0.0, 0.0, False
+
+    def exact_terms(self, feasible: bool) -> bool:
+        """Whether DDP uses its exact second-order dynamics terms in this iteration."""
+        return True
+
+    def exact_failed(self) -> bool:
+        """The backward pass with the exact terms failed: True to retry this iteration with
+        Gauss-Newton terms (at the same regularization) instead of raising it."""
+        return False
+
+    def backward_failed(self) -> bool:
+        return self._increase()
+
+    def no_step(self) -> bool:
+        return self._increase()
+
+    def accepted(self, alpha, ratio):
+        self._decrease()
+
+    def _increase(self) -> bool:
+        raise NotImplementedError
+
+    def _decrease(self):
+        raise NotImplementedError
+
+
+class Shift(Globalization):
+    """``shift``: mu on Q_uu, Tassa's schedule (see the module docstring)."""
+
+    def __init__(self, settings):
+        super().__init__(settings)
+        self.factor, self.delta = float(settings.reg_factor), 1.0
+
+    def _increase(self):
+        self.delta = max(self.factor, self.delta * self.factor)
+        self.reg = max(self.reg_min, self.reg * self.delta)
+        return self.reg <= self.reg_max
+
+    def _decrease(self):
+        self.delta = min(1 / self.factor, self.delta / self.factor)
+        self.reg = self.reg * self.delta if self.reg * self.delta > self.reg_min else 0.0
+
+
+class StateShift(Shift):
+    """``state-shift``: mu on V'_xx inside Q_uu and Q_ux."""
+
+    def backward_arguments(self):
+        return 0.0, self.reg, 0.0, False
+
+
+class Safeguarded(Shift):
+    """``safeguarded``: ``state-shift`` with the exact terms where they can be trusted."""
+
+    def __init__(self, settings):
+        super().__init__(settings)
+        self.trusted = True
+        self.used = False
+
+    def backward_arguments(self):
+        return 0.0, self.reg, 0.0, True
+
+    def exact_terms(self, feasible):
+        self.used = feasible and self.trusted
+        return self.used
+
+    def exact_failed(self):
+        self.used = False
+        return True
+
+    def no_step(self):
+        self.trusted = not self.used
+        return super().no_step()
+
+    def accepted(self, alpha, ratio):
+        self.trusted = alpha == 1.0 or not self.used
+        super().accepted(alpha, ratio)
+
+
+class Crocoddyl(Globalization):
+    """``crocoddyl``: mu on Q_uu and V_xx, adapted from the accepted step length."""
+
+    FACTOR, STEP_DEC, STEP_INC = 10.0, 0.5, 0.01
+
+    def backward_arguments(self):
+        return self.reg, 0.0, self.reg, False
+
+    def _increase(self):
+        self.reg = min(max(self.reg * self.FACTOR, self.reg_min), self.reg_max * self.FACTOR)
+        return self.reg <= self.reg_max
+
+    def _decrease(self):
+        self.reg = max(self.reg / self.FACTOR, self.reg_min)
+
+    def accepted(self, alpha, ratio):
+        if alpha > self.STEP_DEC:
+            self._decrease()
+        elif alpha <= self.STEP_INC:
+            self._increase()
+
+
+class TrustRegion(Globalization):
+    """``trust-region``: full steps, mu from the ratio of actual to predicted decrease."""
+
+    def __init__(self, settings):
+        super().__init__(settings)
+        self.alphas = (1.0,)
+        self.nu = 2.0
+
+    def _increase(self):
+        self.reg = max(self.reg * self.nu, self.reg_min)
+        self.nu *= 2.0
+        return self.reg <= self.reg_max
+
+    def accepted(self, alpha, ratio):
+        self.nu = 2.0
+        scale = max(1.0 / 3.0, 1.0 - (2.0 * min(ratio, 1.0) - 1.0) ** 3) if np.isfinite(ratio) \
+            else 1.0
+        self.reg = self.reg * scale if self.reg * scale > self.reg_min else 0.0
+
+
+STRATEGIES = {"shift": Shift, "state-shift": StateShift, "crocoddyl": Crocoddyl,
+              "trust-region": TrustRegion, "safeguarded": Safeguarded}
