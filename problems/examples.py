@@ -5,6 +5,8 @@ name               nv    task
 =================  ====  ==================================================================
 pendulum           1     swing-up of a single pendulum from hanging to upright
 double_pendulum    2     swing-up of the (fully actuated) double pendulum
+pendubot           2     swing-up of the double pendulum actuated at the shoulder only
+                         (Crocoddyl's ``double_pendulum_fwddyn`` example, custom residual)
 ur3                6     end-effector reaching, written as Crocoddyl writes it
 hyq                18    mid-air leg tuck of the free-floating quadruped (base unactuated)
 atlas              36    mid-air posture change of the free-floating humanoid (base unactuated)
@@ -17,6 +19,7 @@ the time step ``dt`` with problem-specific defaults, and returns a ShootingProbl
 
 from __future__ import annotations
 
+import casadi as cs
 import numpy as np
 
 import ddp
@@ -71,6 +74,41 @@ def double_pendulum(backend="analytical", T=100, dt=0.02):
     m = robots.load("double_pendulum")
     P = _swing_up(m, np.array([np.pi, 0.0]), np.zeros(2), backend, T, dt, 1e-3)
     P.info = dict(robot="double_pendulum", task="swing-up")
+    return P
+
+
+class DoublePendulumUpright(ddp.ResidualCost):
+    """The residual ``[sin q1, sin q2, 1 - cos q1, 1 - cos q2, v1, v2]`` of Crocoddyl's
+    ``CostModelDoublePendulum`` (zero upright, q = 0), written in CasADi through the public
+    :class:`ddp.ResidualCost` API, as a user writes a residual of their own."""
+
+    def __init__(self, weight):
+        super().__init__(nq=2, nv=2, nu=0, weight=weight, nr=6, name="DoublePendulumUpright")
+
+    def residual(self, q, dq, v, u):
+        th = q + dq
+        return cs.vertcat(cs.sin(th[0]), cs.sin(th[1]), 1 - cs.cos(th[0]), 1 - cs.cos(th[1]),
+                          v[0], v[1])
+
+    def crocoddyl_item(self):
+        """How :mod:`problems.reference.crocoddyl_problem` writes this cost in Crocoddyl."""
+        return dict(kind="double_pendulum", weights=self.weight.tolist())
+
+
+def pendubot(backend="analytical", T=100, dt=0.01):
+    """Crocoddyl's ``double_pendulum_fwddyn`` example: the double pendulum of example-robot-data
+    with only the shoulder actuated (B = [1, 0]^T), from hanging (x0 = [3.14, 0, 0, 0]) to upright.
+    Costs as Crocoddyl writes them (running costs multiplied by dt): running
+    1e-4/dt * 1/2 |u|^2 + 1e-5/dt * 1/2 sum a_i r_i^2 and terminal 100 * 1/2 sum a_i r_i^2, with
+    r the :class:`DoublePendulumUpright` residual and a = [1, 1, 1, 1, 0.1, 0.1]."""
+    m = robots.load("double_pendulum")
+    D = make_backend(m, backend)
+    a = np.array([1.0, 1.0, 1.0, 1.0, 0.1, 0.1])
+    run = ddp.Sum([ddp.ControlRegularization(1, 1e-4 / dt), DoublePendulumUpright(1e-5 / dt * a)])
+    term = DoublePendulumUpright(100.0 * a)
+    P = ddp.ShootingProblem(D, np.array([3.14, 0.0, 0.0, 0.0]), T, dt, run, term,
+                            actuation=np.array([[1.0], [0.0]]))
+    P.info = dict(robot="double_pendulum", task="swing-up, shoulder actuated (pendubot)")
     return P
 
 
@@ -179,8 +217,8 @@ def atlas(backend="analytical", T=40, dt=0.025, gravity=False, angle=0.0, termin
     return P
 
 
-PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "ur3": ur3, "hyq": hyq,
-            "atlas": atlas}
+PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot": pendubot,
+            "ur3": ur3, "hyq": hyq, "atlas": atlas}
 
 
 def get(name: str, **options):

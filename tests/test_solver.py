@@ -85,9 +85,11 @@ def test_ddp_and_ilqr_reach_the_same_optimum_with_quadratic_vs_linear_rates():
     P = _ur3_problem()
     # from zero torques (the arm falls first) both reach a local optimum with large residuals,
     # where iLQR's Gauss-Newton-like model is only linearly convergent
+    # (pure DDP: the exact terms at every iteration, control shift; see test_globalization for
+    # the safeguarded default)
     u0 = np.zeros((P.T, P.nu))
-    d = ddp.solve(P, "ddp", us=u0, tol=1e-8, max_iter=200)
-    i = ddp.solve(P, "ilqr", us=u0, tol=1e-8, max_iter=200)
+    d = ddp.solve(P, "ddp", us=u0, tol=1e-8, max_iter=200, globalization="shift")
+    i = ddp.solve(P, "ilqr", us=u0, tol=1e-8, max_iter=200, globalization="shift")
     assert d.converged and i.converged, (d.message, i.message)
     assert d.cost == pytest.approx(i.cost, rel=1e-9)
     assert rel_err(d.us, i.us) < 1e-5

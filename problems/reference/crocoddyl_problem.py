@@ -32,6 +32,10 @@ def build(spec):
     state = crocoddyl.StateMultibody(model)
     if spec["actuation"] == "floating":
         actuation = crocoddyl.ActuationModelFloatingBase(state)
+    elif spec["actuation"].startswith("double_pendulum_"):  # one joint of the double pendulum
+        from crocoddyl.utils.pendulum import ActuationModelDoublePendulum
+
+        actuation = ActuationModelDoublePendulum(state, int(spec["actuation"][-1]))
     else:
         actuation = crocoddyl.ActuationModelFull(state)
     nu = actuation.nu
@@ -57,7 +61,13 @@ def build(spec):
         s = crocoddyl.CostModelSum(state, nu)
         for k, c in enumerate(items):
             act = crocoddyl.ActivationModelWeightedQuad(np.array(c["weights"]))
-            s.addCost(f"{c['kind']}{k}", crocoddyl.CostModelResidual(state, act, residual(c)), 1.0)
+            if c["kind"] == "double_pendulum":  # Crocoddyl's own cost of its pendulum example
+                from crocoddyl.utils.pendulum import CostModelDoublePendulum
+
+                cost = CostModelDoublePendulum(state, act, nu)
+            else:
+                cost = crocoddyl.CostModelResidual(state, act, residual(c))
+            s.addCost(f"{c['kind']}{k}", cost, 1.0)
         return s
 
     dt, T = spec["dt"], spec["T"]

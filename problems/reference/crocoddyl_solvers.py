@@ -49,6 +49,8 @@ def _cost_items(cost):
         elif isinstance(c, ddp.FrameRotation):
             items.append(dict(kind="rotation", frame=c.frame_name, weights=w,
                               rotation=c.rotation.tolist()))
+        elif hasattr(c, "crocoddyl_item"):  # a user residual that says how Crocoddyl writes it
+            items.append(c.crocoddyl_item())
         else:
             return None
     return items
@@ -68,6 +70,8 @@ def spec(problem, us=None, max_iter=200, repeats=3, xs=None):
         actuation = "full"
     elif model.has_free_flyer and np.array_equal(B, np.eye(n)[:, 6:]):
         actuation = "floating"
+    elif n == 2 and B.shape == (2, 1) and sorted(B.ravel()) == [0.0, 1.0]:
+        actuation = f"double_pendulum_{int(np.argmax(B[:, 0])) + 1}"  # one joint actuated
     else:
         return None
     running, terminal = _cost_items(problem.running_cost), _cost_items(problem.terminal_cost)
