@@ -24,7 +24,8 @@ class Iteration:
     t_backward: float = 0.0             # seconds: backward pass (incl. second-order terms)
     t_forward: float = 0.0              # seconds: line search rollouts and costs
     gap: float = 0.0                    # multiple shooting: largest gap (max abs) before the step
-    exact: bool = False                 # DDP: the exact second-order dynamics terms were used
+    exact: bool = False                 # the exact model: cost Hessians as set, DDP's dynamics
+    #                                     terms (False: a safeguarded Gauss-Newton iteration)
     gauss_newton_knots: int = 0         # "safeguarded": knots where the exact terms were dropped
 
 

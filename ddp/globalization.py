@@ -20,15 +20,16 @@ name                strategy
                     predicted decrease (Levenberg-Marquardt as a trust region, with Nielsen's
                     update: mu *= max(1/3, 1 - (2 rho - 1)^3) on acceptance, mu *= nu,
                     nu *= 2 on rejection; cf. Coleman & Liao 1995 for a trust region in DDP).
-``safeguarded``     ``state-shift``, and DDP's exact second-order dynamics terms only where they
-                    can be trusted: an iteration uses them once the trajectory is feasible (no
-                    gaps), except right after an iteration with them that took a partial step
-                    (or none), which is followed by one Gauss-Newton iteration; within an
-                    iteration, at each knot where they make Q_uu indefinite they are
+``safeguarded``     ``state-shift``, and the exact Hessians (DDP's second-order dynamics terms,
+                    the exact cost Hessians of ``hessians="exact"``) only where they can be
+                    trusted: an iteration uses them once the trajectory is feasible (no gaps),
+                    except right after an iteration with them that took a partial step (or
+                    none), which is followed by one Gauss-Newton iteration; within an
+                    iteration, at each knot where DDP's terms make Q_uu indefinite they are
                     dropped at that knot (Gauss-Newton there), and if the pass still fails
-                    the iteration is redone with Gauss-Newton terms, instead of raising mu.
-                    Far from the optimum DDP then steps like iLQR; near it, exactly.
-                    iLQR is unchanged (it is ``state-shift``).
+                    the iteration is redone with Gauss-Newton Hessians, instead of raising mu.
+                    Far from the optimum the solver then steps like Gauss-Newton; near it,
+                    with the exact second-order model.
 ==================  =============================================================================
 """
 

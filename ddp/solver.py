@@ -162,10 +162,13 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
     glob = STRATEGIES[s.globalization](s)
     it = 0
     while True:
-        exact = so_mode > 0 and glob.exact_terms(gaps is None)
+        # the exact model this iteration (DDP's dynamics terms, exact cost Hessians), or
+        # Gauss-Newton throughout (a safeguarded iteration that does not trust it)
+        exact = glob.exact_terms(gaps is None)
         t0 = time.perf_counter()
         with np.errstate(all="ignore"):
-            d = P.calc_diff(xs, us, s.hessians, so_mode if exact else 0)
+            d = P.calc_diff(xs, us, s.hessians if exact else "gauss-newton",
+                            so_mode if exact else 0)
         t_der = time.perf_counter() - t0
         st = d.step
         if not all(np.all(np.isfinite(a)) for a in (d.running.lxx, d.running.luu,
@@ -188,13 +191,15 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
         while True:
             reg_u, reg_x, reg_v, safeguard = glob.backward_arguments()
             with np.errstate(all="ignore"):
-                new_policy, knot = backward(P, xs, us, d, "ddp" if exact else "ilqr", reg_u,
+                new_policy, knot = backward(P, xs, us, d, s.method if exact else "ilqr", reg_u,
                                             reg_x, reg_v, safeguard, gaps,
                                             box_qp_iter=s.box_qp_iter)
             if new_policy is not None:
                 break
             if exact and glob.exact_failed():
                 exact = rec.exact = False
+                with np.errstate(all="ignore"):
+                    d = P.calc_diff(xs, us, "gauss-newton", 0)
                 continue
             if not glob.backward_failed():
                 break

@@ -1,12 +1,13 @@
 """The ``soddp`` command.
 
     soddp solve PROBLEM [--method ddp|ilqr] [--backend analytical|casadi|finite-diff]
-                [--max-iter N] [--plot]
+                [--max-iter N] [--globalization G] [--shooting single|multiple] [--plot]
         solve one example problem: iteration table, status, plot and trajectory -> results/
     soddp compare PROBLEM [--max-iter N]
         DDP / iLQR / DDP with CasADi / DDP with finite differences side by side -> results/
-    soddp study [--quick]
-        compare on every problem, with a progress bar -> results/study.{csv,md,png}
+    soddp study [--quick] [--parts backends globalization robustness] [--instances N]
+        compare on every problem, every globalization and shooting, random instances, with
+        progress bars -> results/study.*, globalization.*, robustness.*
 
     soddp bench [fo|so|fdso|scaling|crossover|accuracy|casadi|solver|all] [--robots ...] [--batch T]
                 [--build-cpp] [--cflags FLAGS] [--codegen-timeout S] [--no-codegen]
@@ -20,9 +21,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ddp.globalization import GLOBALIZATIONS
 from dynamics import robots
 
-from . import studies
+from . import robustness, studies
 from .bench import BENCHMARKS, ROBOTS, BenchOptions
 from .bench import run as run_benchmark
 from .examples import BACKENDS, PROBLEMS
@@ -44,7 +46,8 @@ def _bench(args):
 
 
 def _solve(args):
-    studies.solve_command(args.problem, args.method, args.backend, args.max_iter, args.plot)
+    studies.solve_command(args.problem, args.method, args.backend, args.max_iter, args.plot,
+                          settings=dict(globalization=args.globalization, shooting=args.shooting))
     return 0
 
 
@@ -53,8 +56,18 @@ def _compare(args):
     return 0
 
 
+STUDY_PARTS = ("backends", "globalization", "robustness")
+
+
 def _study(args):
-    studies.study(quick=args.quick, problems=args.problems)
+    if "backends" in args.parts:
+        studies.study(quick=args.quick, problems=args.problems)
+    if "globalization" in args.parts:
+        robustness.globalization_study(args.problems, max_iter=150 if args.quick else 300)
+    if "robustness" in args.parts:
+        n = args.instances if args.instances is not None else (5 if args.quick else 20)
+        families = [f for f in (args.problems or robustness.FAMILIES) if f in robustness.FAMILIES]
+        robustness.robustness_study(n, families)
     return 0
 
 
@@ -70,6 +83,10 @@ def _add_solver_commands(sub):
     s.add_argument("--backend", choices=list(BACKENDS), default="analytical",
                    help="dynamics derivatives: analytical (default), casadi (AD) or finite-diff")
     s.add_argument("--max-iter", type=int, default=200, metavar="N", help="default 200")
+    s.add_argument("--globalization", choices=list(GLOBALIZATIONS), default="safeguarded",
+                   help="how steps are regularized (default safeguarded; shift: pure DDP)")
+    s.add_argument("--shooting", choices=["single", "multiple"], default="single",
+                   help="single (default) or multiple shooting (FDDP's gaps)")
     s.add_argument("--plot", action="store_true",
                    help="also plot the trajectory (q, v, u against time)")
     s.set_defaults(func=_solve)
@@ -81,12 +98,21 @@ def _add_solver_commands(sub):
     c.add_argument("--max-iter", type=int, default=200, metavar="N", help="default 200")
     c.set_defaults(func=_compare)
     st = sub.add_parser("study", help="the DDP-versus-iLQR study on every problem",
-                        description="Run compare on every example problem with a progress bar; "
-                        "write results/study.csv, study.md, study.png and compare_*.png.")
+                        description="Run compare on every example problem, every globalization "
+                        "with single and multiple shooting, and DDP / iLQR on random instances, "
+                        "with progress bars; write results/study.*, compare_*.png, "
+                        "globalization.* and robustness.*.")
     st.add_argument("--quick", action="store_true",
                     help="at most 150 iterations per run instead of 500 (about 5 minutes)")
     st.add_argument("--problems", nargs="+", choices=list(PROBLEMS), metavar="PROBLEM",
                     help=f"a subset of: {names}")
+    st.add_argument("--parts", nargs="+", choices=STUDY_PARTS, default=list(STUDY_PARTS),
+                    metavar="PART", help="backends (DDP/iLQR and derivative backends, "
+                    "results/study.*), globalization (every globalization, single and multiple "
+                    "shooting, Crocoddyl beside: results/globalization.*), robustness (random "
+                    "instances: results/robustness.*); default: all three")
+    st.add_argument("--instances", type=int, default=None, metavar="N",
+                    help="random instances per family (default 20, --quick 5)")
     st.set_defaults(func=_study)
 
 

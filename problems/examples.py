@@ -48,31 +48,31 @@ def _without_gravity(model):
     return dyn.RobotModel(pm, model.name, model.urdf_path, model.floating_base)
 
 
-def _swing_up(model, q_down, q_up, backend, T, dt, w_u):
+def _swing_up(model, q_down, q_up, backend, T, dt, w_u, x0=None):
     D = make_backend(model, backend)
     n = model.nv
-    x0 = np.concatenate([q_down, np.zeros(n)])
+    x0 = np.concatenate([q_down, np.zeros(n)]) if x0 is None else np.asarray(x0, dtype=float)
     x_up = np.concatenate([q_up, np.zeros(n)])
     run = ddp.Sum([ddp.StateRegularization(model, x_up, 1e-2), ddp.ControlRegularization(n, w_u)])
     term = ddp.StateRegularization(model, x_up, 1e3)
     return ddp.ShootingProblem(D, x0, T, dt, run, term)
 
 
-def pendulum(backend="analytical", T=100, dt=0.02):
-    """Swing a 1 kg, 1 m pendulum from hanging (q = 0) to upright (q = pi) in T dt seconds
-    (default 2 s): running cost 1e-2 |x (-) x_up|^2 + 1e-2 |u|^2, terminal 1e3 |x (-) x_up|^2."""
+def pendulum(backend="analytical", T=100, dt=0.02, x0=None):
+    """Swing a 1 kg, 1 m pendulum from hanging (q = 0; or from ``x0``) to upright (q = pi) in
+    T dt seconds (default 2 s): running cost 1e-2 |x (-) x_up|^2 + 1e-2 |u|^2, terminal 1e3 |x (-) x_up|^2."""
     m = robots.load("pendulum")
-    P = _swing_up(m, np.zeros(1), np.array([np.pi]), backend, T, dt, 1e-2)
+    P = _swing_up(m, np.zeros(1), np.array([np.pi]), backend, T, dt, 1e-2, x0)
     P.info = dict(robot="pendulum", task="swing-up")
     return P
 
 
-def double_pendulum(backend="analytical", T=100, dt=0.02):
+def double_pendulum(backend="analytical", T=100, dt=0.02, x0=None):
     """Swing the double pendulum of example-robot-data from hanging (q = [pi, 0]) to upright
-    (q = 0), both joints actuated, in T dt seconds (default 2 s); costs as :func:`pendulum` with
+    (q = 0), both joints actuated (or from ``x0``), in T dt seconds (default 2 s); costs as :func:`pendulum` with
     control weight 1e-3."""
     m = robots.load("double_pendulum")
-    P = _swing_up(m, np.array([np.pi, 0.0]), np.zeros(2), backend, T, dt, 1e-3)
+    P = _swing_up(m, np.array([np.pi, 0.0]), np.zeros(2), backend, T, dt, 1e-3, x0)
     P.info = dict(robot="double_pendulum", task="swing-up")
     return P
 

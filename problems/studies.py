@@ -27,23 +27,28 @@ COMPARED = (("DDP, analytical", "ddp", "analytical"), ("iLQR, analytical", "ilqr
 
 
 def run_one(name, method="ddp", backend="analytical", max_iter=200, verbose=True, log=print,
-            warm_up=False, **options):
+            warm_up=False, settings=None, **options):
     """Solve one example problem; returns (problem, Solution, wall time in s).  ``warm_up``:
     first run one iteration untimed (loads compiled kernels, builds CasADi functions), so that
-    the timed solve measures iterations only."""
+    the timed solve measures iterations only.  ``settings``: more solver settings by name;
+    ``options``: options of the problem."""
     P = get(name, backend=backend, **options)
+    settings = dict(settings or {})
     if verbose:
-        log(f"{name}: {P.info['task']}; {P!r}; {method.upper()} with the {backend} backend")
+        extra = "".join(f", {k} {v}" for k, v in settings.items())
+        log(f"{name}: {P.info['task']}; {P!r}; {method.upper()} with the {backend} backend"
+            f"{extra}")
     if warm_up:
-        ddp.solve(P, method, max_iter=1)
+        ddp.solve(P, method, max_iter=1, **settings)
     t0 = time.perf_counter()
-    sol = ddp.solve(P, method, max_iter=max_iter, verbose=verbose)
+    sol = ddp.solve(P, method, max_iter=max_iter, verbose=verbose, **settings)
     return P, sol, time.perf_counter() - t0
 
 
-def solve_command(name, method, backend, max_iter, plot, log=print):
-    """``soddp solve``: the iteration table, the status, a convergence plot and the trajectory."""
-    P, sol, wall = run_one(name, method, backend, max_iter, True, log)
+def solve_command(name, method, backend, max_iter, plot, log=print, settings=None):
+    """``soddp solve``: the iteration table, the status, a convergence plot and the trajectory.
+    ``settings``: more solver settings by name (e.g. globalization, shooting)."""
+    P, sol, wall = run_one(name, method, backend, max_iter, True, log, settings=settings)
     stem = f"solve_{name}_{method}_{backend}"
     csv_path = results_dir() / f"{stem}_trajectory.csv"
     _write_trajectory(P, sol, csv_path)
