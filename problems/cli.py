@@ -103,7 +103,8 @@ def _add_solver_commands(sub):
                         "with progress bars; write results/study.*, compare_*.png, "
                         "globalization.* and robustness.*.")
     st.add_argument("--quick", action="store_true",
-                    help="at most 150 iterations per run instead of 500 (about 5 minutes)")
+                    help="at most 150 iterations per run (full study: 500 in the backends part, "
+                    "300 in the others) and 5 random instances per family instead of 20")
     st.add_argument("--problems", nargs="+", choices=list(PROBLEMS), metavar="PROBLEM",
                     help=f"a subset of: {names}")
     st.add_argument("--parts", nargs="+", choices=STUDY_PARTS, default=list(STUDY_PARTS),

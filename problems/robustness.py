@@ -72,14 +72,16 @@ def run_task(task: dict) -> dict:
     """Solve one task; returns the task with status, iterations, cost, wall time, tail ratio
     and the gradient norms.  Keys: ``problem`` (an example) or ``family`` and ``seed``;
     ``method``; ``globalization``; ``shooting``; ``start`` ("quasi-static" or "cold":
-    xs = x0 at every knot, us = 0); ``max_iter``."""
+    xs = x0 at every knot, us = 0); ``max_iter``; ``warm_up`` (default True: an untimed
+    one-iteration solve first)."""
     P = instance(task["family"], task["seed"]) if "family" in task else get(task["problem"])
     xs = us = None
     if task.get("start", "quasi-static") == "cold":
         xs, us = np.tile(P.x0, (P.T + 1, 1)), np.zeros((P.T, P.nu))
     settings = dict(method=task["method"], globalization=task["globalization"],
                     shooting=task.get("shooting", "single"), max_iter=task.get("max_iter", 300))
-    ddp.solve(P, xs, us, max_iter=1, **{k: v for k, v in settings.items() if k != "max_iter"})
+    if task.get("warm_up", True):  # untimed: loads compiled kernels, builds CasADi functions
+        ddp.solve(P, xs, us, max_iter=1, **{k: v for k, v in settings.items() if k != "max_iter"})
     t0 = time.perf_counter()
     sol = ddp.solve(P, xs, us, **settings)
     wall = time.perf_counter() - t0
@@ -144,7 +146,7 @@ def globalization_study(names=None, max_iter=300, log=print):
         for r in rows:
             if r["problem"] == n:
                 r["same_optimum"] = abs(r["cost"] - best) / max(abs(best), 1e-300)
-    notes = _glob_notes(rows, names, cold)
+    notes = _glob_notes(rows, names, cold, max_iter)
     write_table(rows, "globalization", "Globalization strategies and multiple shooting",
                 GLOB_COLUMNS, notes, log)
     path = _plot_costs(rows, names)
@@ -172,20 +174,22 @@ def _find(rows, **kw):
     return [r for r in rows if all(r.get(k) == v for k, v in kw.items())]
 
 
-def _glob_notes(rows, names, cold):
+def _glob_notes(rows, names, cold, max_iter):
     notes = ["each solve after an untimed one-iteration warm-up; quasi-static start: the controls "
              "holding x0 and their rollout (multiple shooting from the same xs: no gaps); cold "
              "start: xs = x0 at every knot, us = 0 (gaps); Crocoddyl rows: FDDP and DDP 3.2.1 "
              "(Gauss-Newton) from the same start, time the best of 3",
              "tail: g_{k+1} / g_k at the last iteration (quadratic convergence makes it tiny)",
+             f"max_iter = {max_iter}; Crocoddyl's cost curve starts after its first iteration",
              f"machine: {os.cpu_count()} cores"]
     for n in names:
         it = {(m, g): _find(rows, problem=n, method=m, globalization=g, shooting="single")
               for m in ("ddp", "ilqr") for g in ("safeguarded", "shift")}
         d, i, p = it["ddp", "safeguarded"], it["ilqr", "safeguarded"], it["ddp", "shift"]
         if d and i and p:
-            notes.append(f"{n}: default (safeguarded) DDP {d[0]['iterations']} iterations, "
-                         f"iLQR {i[0]['iterations']}; pure DDP (shift) {p[0]['iterations']}")
+            its = lambda r: f"{r['iterations']}" + ("" if r["converged"] else f" ({r['status']})")
+            notes.append(f"{n}: default (safeguarded) DDP {its(d[0])} iterations, "
+                         f"iLQR {its(i[0])}; pure DDP (shift) {its(p[0])}")
     for n in cold:
         ours = _find(rows, problem=n, start="cold", globalization="safeguarded")
         croc = [r for r in _find(rows, problem=n, start="cold") if "Crocoddyl" in
@@ -216,8 +220,12 @@ def _plot_costs(rows, names):
         a.set_xlabel("iteration")
         a.grid(True, alpha=0.3)
     np.atleast_1d(axes)[0].set_ylabel("cost - best cost")
-    np.atleast_1d(axes)[0].legend(fontsize=7)
-    fig.tight_layout()
+    labels = {}
+    for a in np.atleast_1d(axes):
+        for h, lab in zip(*a.get_legend_handles_labels()):
+            labels.setdefault(lab, h)
+    fig.legend(labels.values(), labels.keys(), loc="upper center", ncol=len(labels), fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
     return save_figure(fig, "globalization.png")
 
 
@@ -235,7 +243,8 @@ def robustness_study(instances=20, families=None, max_iter=300, log=print):
     families = list(families or FAMILIES)
     combos = (("ddp", "safeguarded"), ("ilqr", "safeguarded"), ("ddp", "shift"),
               ("ilqr", "shift"))
-    tasks = [dict(family=f, seed=s, method=m, globalization=g, max_iter=max_iter)
+    tasks = [dict(family=f, seed=s, method=m, globalization=g, max_iter=max_iter,
+                  warm_up=s == 0)
              for f in families for s in range(instances) for m, g in combos]
     bar = Progress(len(tasks), "robustness")
     records = []
