@@ -6,9 +6,12 @@ second-order dynamics) and iLQR drops.  One iteration, phase by phase:
 
 1. derivatives (:meth:`ShootingProblem.calc_diff`): costs and step derivatives of all knots in
    batched, parallel calls (DDP with ``second_order="tensor"``: also the full FD-SO tensors);
-2. backward pass (:func:`ddp.backward.backward`, compiled), increasing the regularization until
-   Q_uu is positive definite at every knot;
-3. forward pass (:func:`ddp.forward.line_search`): closed-loop rollouts with backtracking;
+2. backward pass (:func:`ddp.backward.backward`, compiled), regularized as the globalization
+   strategy says (:mod:`ddp.globalization`: where the shift goes, how it adapts, and whether this
+   iteration uses the exact second-order model or Gauss-Newton), until Q_uu is positive definite
+   at every knot;
+3. forward pass (:func:`ddp.forward.line_search`): closed-loop rollouts with backtracking (with
+   multiple shooting, FDDP's feasibility-driven rollouts that shrink the gaps);
 4. callbacks (:mod:`ddp.callbacks`), then the stopping test on the adjoint gradient.
 
 Failures are statuses, not exceptions (:data:`STATUSES`).
@@ -156,8 +159,8 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
                           "xs, us: a step from the initial guess is not finite", [])
     cost = P.cost(xs, us)
     if not np.isfinite(cost):
-        return finish(xs, us, cost, 0, "diverged",
-                      "us: the rollout of the initial controls has a non-finite cost", [])
+        what = "the rollout of the initial controls" if gaps is None else "the initial guess"
+        return finish(xs, us, cost, 0, "diverged", f"us: {what} has a non-finite cost", [])
     history, policy = [], None
     glob = STRATEGIES[s.globalization](s)
     it = 0
