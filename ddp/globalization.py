@@ -42,8 +42,10 @@ GLOBALIZATIONS = ("shift", "state-shift", "crocoddyl", "trust-region", "safeguar
 
 class Globalization:
     """The interface: ``backward_arguments()`` gives (reg_u, reg_x, reg_v, safeguard);
-    ``alphas`` the step lengths to try; ``backward_failed()`` and ``no_step()`` return False when
-    the regularization is exhausted; ``accepted(alpha, ratio)`` after each accepted step."""
+    ``alphas`` the step lengths to try; ``exact_terms(feasible)`` whether an iteration uses the
+    exact model; ``backward_failed()`` and ``no_step()`` return False when the regularization is
+    exhausted (``exact_failed()`` True: retry with Gauss-Newton first); ``accepted(alpha, ratio)``
+    after each accepted step."""
 
     def __init__(self, settings):
         s = settings
@@ -59,7 +61,8 @@ class Globalization:
         return self.reg, 0.0, 0.0, False
 
     def exact_terms(self, feasible: bool) -> bool:
-        """Whether DDP uses its exact second-order dynamics terms in this iteration."""
+        """Whether this iteration uses the exact second-order model (DDP's dynamics terms, the
+        exact cost Hessians of ``hessians="exact"``) rather than Gauss-Newton."""
         return True
 
     def exact_failed(self) -> bool:
