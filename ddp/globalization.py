@@ -110,7 +110,7 @@ class StateShift(Shift):
         return 0.0, self.reg, 0.0, False
 
 
-class Safeguarded(Shift):
+class Safeguarded(StateShift):
     """``safeguarded``: ``state-shift`` with the exact terms where they can be trusted."""
 
     def __init__(self, settings):
@@ -119,7 +119,7 @@ class Safeguarded(Shift):
         self.used = False
 
     def backward_arguments(self):
-        return 0.0, self.reg, 0.0, True
+        return (*super().backward_arguments()[:3], True)
 
     def exact_terms(self, feasible):
         self.used = feasible and self.trusted

@@ -187,9 +187,15 @@ class ShootingProblem:
             term = self.terminal_cost.calc(xs[-1:], np.zeros((1, self.nu)))
             return float(self.dt * np.sum(run) + term[0])
 
+    def cost_derivatives(self, xs, us, hessians="exact"):
+        """(running, terminal) :class:`~ddp.costs.CostDerivatives` of every knot (running costs
+        scaled by dt)."""
+        run = self.running_cost.calc_diff(xs[:-1], us, hessians).scaled(self.dt)
+        term = self.terminal_cost.calc_diff(xs[-1:], np.zeros((1, self.nu)), hessians)
+        return run, term
+
     def calc_diff(self, xs, us, hessians="exact", so_mode: int = 0) -> KnotDerivatives:
         """Batched derivatives of every knot (:class:`KnotDerivatives`); ``so_mode`` as in
         :meth:`~ddp.integrators.SemiImplicitEuler.derivatives`."""
-        run = self.running_cost.calc_diff(xs[:-1], us, hessians).scaled(self.dt)
-        term = self.terminal_cost.calc_diff(xs[-1:], np.zeros((1, self.nu)), hessians)
-        return KnotDerivatives(run, term, self.integrator.derivatives(xs[:-1], us, so_mode))
+        return KnotDerivatives(*self.cost_derivatives(xs, us, hessians),
+                               self.integrator.derivatives(xs[:-1], us, so_mode))

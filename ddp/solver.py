@@ -29,6 +29,7 @@ from .backward import Policy, backward, gradient_norm
 from .callbacks import Iteration, IterationTable
 from .forward import line_search
 from .globalization import STRATEGIES
+from .problem import KnotDerivatives
 from .settings import SolverSettings
 
 #: what ended a solve
@@ -200,9 +201,10 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
             if new_policy is not None:
                 break
             if exact and glob.exact_failed():
-                exact = rec.exact = False
-                with np.errstate(all="ignore"):
-                    d = P.calc_diff(xs, us, "gauss-newton", 0)
+                exact = rec.exact = False  # the step derivatives stay; DDP's terms are dropped
+                if s.hessians != "gauss-newton":
+                    with np.errstate(all="ignore"):
+                        d = KnotDerivatives(*P.cost_derivatives(xs, us, "gauss-newton"), d.step)
                 continue
             if not glob.backward_failed():
                 break

@@ -1,5 +1,6 @@
 """Where results go and how they are written: the ``results/`` folder, the table writer (CSV plus
-a markdown table with notes) and the Matplotlib set-up shared by every figure.
+a markdown table with notes), the Matplotlib set-up shared by every figure and the progress bar
+of long runs.
 
 ``SODDP_RESULTS`` overrides the folder (tests point it, or :data:`RESULTS`, at a temporary one).
 """
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import csv
 import os
+import sys
+import time
 from pathlib import Path
 
 RESULTS = Path(os.environ.get("SODDP_RESULTS", Path(__file__).resolve().parent.parent / "results"))
@@ -73,3 +76,21 @@ def log_n_axis(ax, ticks, label="number of links N"):
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(label)
+
+
+class Progress:
+    """A progress bar on stderr: tasks done of total, elapsed and estimated time left."""
+
+    def __init__(self, total, label):
+        self.total, self.label, self.done, self.t0 = total, label, 0, time.perf_counter()
+
+    def step(self, what=""):
+        self.done += 1
+        el = time.perf_counter() - self.t0
+        eta = el / self.done * (self.total - self.done)
+        bar = "#" * int(30 * self.done / self.total)
+        sys.stderr.write(f"\r{self.label} [{bar:30s}] {self.done}/{self.total} {el:5.0f} s, "
+                         f"{eta:4.0f} s left  {what:30s}")
+        if self.done == self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()

@@ -14,7 +14,6 @@ machine), so that the tasks can be farmed out.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import numpy as np
@@ -23,7 +22,7 @@ import ddp
 from ddp.globalization import GLOBALIZATIONS
 
 from .examples import PROBLEMS, UR3_TARGET_POSITION, get
-from .output import pyplot, save_figure, write_table
+from .output import Progress, pyplot, save_figure, write_table
 from .reference import crocoddyl_solvers
 
 #: random instances: family -> (what is random, problem of a seed)
@@ -90,24 +89,6 @@ def run_task(task: dict) -> dict:
                 tail=tail_ratio(sol.grad_norms), grad_norms=sol.grad_norms.tolist(),
                 costs=sol.costs.tolist(),
                 exact_iterations=sum(h.exact for h in sol.history))
-
-
-class Progress:
-    """A progress bar on stderr: tasks done of total, elapsed and estimated time left."""
-
-    def __init__(self, total, label):
-        self.total, self.label, self.done, self.t0 = total, label, 0, time.perf_counter()
-
-    def step(self, what=""):
-        self.done += 1
-        el = time.perf_counter() - self.t0
-        eta = el / self.done * (self.total - self.done)
-        bar = "#" * int(30 * self.done / self.total)
-        sys.stderr.write(f"\r{self.label} [{bar:30s}] {self.done}/{self.total} {el:5.0f} s, "
-                         f"{eta:4.0f} s left  {what:30s}")
-        if self.done == self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 GLOB_COLUMNS = [("problem", "problem"), ("nv", "nv"), ("shooting", "shooting"),

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import os
-import sys
 import time
 
 import numpy as np
@@ -15,7 +14,7 @@ import numpy as np
 import ddp
 
 from .examples import PROBLEMS, get
-from .output import pyplot, results_dir, save_figure, write_table
+from .output import Progress, pyplot, results_dir, save_figure, write_table
 from .reference import crocoddyl_solvers
 
 #: problems on which ``soddp study --quick`` also runs the CasADi and finite-difference backends
@@ -120,13 +119,14 @@ COMPARE_COLUMNS = [("problem", "problem"), ("nv", "nv"), ("run", "method, backen
 def compare(name, max_iter=200, runs=COMPARED, log=print, progress=None, show_first=False,
             **options):
     """The runs of ``runs`` on one problem; returns the table rows and the solutions.
-    ``show_first``: print the iteration table of the first run."""
+    ``show_first``: print the iteration table of the first run; ``progress``: called with
+    "problem: run" after each run."""
     rows, sols = [], {}
     for k, (label, method, backend) in enumerate(runs):
-        if progress:
-            progress(f"{name}: {label}")
         P, sol, wall = run_one(name, method, backend, max_iter, show_first and k == 0, log,
                                warm_up=True, **options)
+        if progress:
+            progress(f"{name}: {label}")
         h = sol.history
         der = sum(x.t_derivatives for x in h)
         back = sum(x.t_backward for x in h)
@@ -182,27 +182,16 @@ def study(quick=False, problems=None, log=print):
     max_iter = 150 if quick else 500
     runs_of = {n: (COMPARED if not quick or n in QUICK_BACKEND_PROBLEMS else COMPARED[:2])
                for n in names}
-    total = sum(len(r) for r in runs_of.values())
-    state = dict(k=0, t0=time.perf_counter())
-
-    def progress(what):
-        state["k"] += 1
-        k, el = state["k"], time.perf_counter() - state["t0"]
-        bar = "#" * int(30 * (k - 1) / total)
-        sys.stderr.write(f"\r[{bar:30s}] {k}/{total} {el:6.0f} s  {what:45s}")
-        sys.stderr.flush()
-
+    bar = Progress(sum(len(r) for r in runs_of.values()), "study")
     all_rows, figures = [], []
     for name in names:
         rows, sols = compare(name, max_iter, runs_of[name], log=lambda *a: None,
-                             progress=progress)
+                             progress=bar.step)
         extra = crocoddyl_solvers.rows(name, get(name), log=lambda *a: None)
         _mark_same_optimum(extra, rows[0]["cost"])
         all_rows += rows + extra
         P = get(name)
         figures.append(_plot_convergence(sols, f"compare_{name}.png", f"{name}: {P.info['task']}"))
-    sys.stderr.write(f"\r[{'#' * 30}] {total}/{total} {time.perf_counter() - state['t0']:6.0f} s"
-                     + " " * 45 + "\n")
     notes = _compare_notes() + [f"max_iter = {max_iter}{' (--quick)' if quick else ''}"]
     if quick:
         notes.append("--quick compares the CasADi and finite-difference backends only on "

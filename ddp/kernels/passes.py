@@ -457,12 +457,15 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
                                 T2qv, T2t, m, Q, V, TAU, lie_iv, lie_nv, lie_H, Qxx, Qux, Quu)
         Qu = Qz[ndx:]
         _regularized(Quu, Qux, F, Fu[t], reg_u, reg_x, VFr, Qzr, Quu_r, Qux_r)
-        if so_mode > 0 and safeguard and not cholesky(Quu_r, L):
-            info[0] += 1  # the exact terms make Q_uu indefinite here: Gauss-Newton at this knot
-            Qxx[:, :] = Qxx_gn
-            Qux[:, :] = Qux_gn
-            Quu[:, :] = Quu_gn
-            _regularized(Quu, Qux, F, Fu[t], reg_u, reg_x, VFr, Qzr, Quu_r, Qux_r)
+        factored = False  # whether L holds the Cholesky factor of Quu_r
+        if so_mode > 0 and safeguard:
+            factored = cholesky(Quu_r, L)
+            if not factored:  # the exact terms make Q_uu indefinite: Gauss-Newton at this knot
+                info[0] += 1
+                Qxx[:, :] = Qxx_gn
+                Qux[:, :] = Qux_gn
+                Quu[:, :] = Quu_gn
+                _regularized(Quu, Qux, F, Fu[t], reg_u, reg_x, VFr, Qzr, Quu_r, Qux_r)
         if bounded:
             for c in range(nu):
                 lo_t[c] = lo[c] - us[t, c]
@@ -490,7 +493,7 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
                 for a in range(nf):
                     K[t, idx[a]] = Xf[a]
         else:
-            if not cholesky(Quu_r, L):
+            if not (factored or cholesky(Quu_r, L)):
                 return NOT_POSITIVE_DEFINITE, t
             cholesky_solve(L, Qu.reshape((nu, 1)), kt)
             cholesky_solve(L, Qux_r, Kt)
