@@ -118,9 +118,9 @@ UR3_TARGET_POSITION = np.array([0.2, 0.25, 0.25])
 
 def ur3(backend="analytical", T=100, dt=0.01, target=None):
     """UR3 end-effector reaching, as in Crocoddyl's arm examples: from rest at
-    q0 = [0, -pi/2, pi/2, -pi/2, -pi/2, 0], bring frame ``tool0`` to ``target`` (a pinocchio.SE3;
-    default: position UR3_TARGET_POSITION = (0.2, 0.25, 0.25) m, about 17 cm from the start, with
-    the start orientation of tool0).
+    q0 = [0, -pi/2, pi/2, -pi/2, -pi/2, 0], bring frame ``tool0`` to ``target`` (a pinocchio.SE3,
+    or a position (3,) with the start orientation of tool0; default: the position
+    UR3_TARGET_POSITION = (0.2, 0.25, 0.25) m, about 17 cm from the start).
     Running cost: tool0 placement (weight 1) + state regularization towards x0 (1e-1) + control
     regularization (1e-3); terminal: placement (1e3) + state regularization (1e-1).  dt = 0.01,
     T = 100 knots."""
@@ -129,10 +129,14 @@ def ur3(backend="analytical", T=100, dt=0.01, target=None):
     m = robots.load("ur3")
     D = make_backend(m, backend)
     x0 = np.concatenate([UR3_Q0, np.zeros(6)])
-    if target is None:
+    if target is None or not isinstance(target, pin.SE3):
+        position = UR3_TARGET_POSITION if target is None else np.asarray(target, dtype=float)
+        if position.shape != (3,):
+            raise ValueError(f"target: expected a pinocchio.SE3 or a position (3,); got "
+                             f"{target!r}")
         data = m.pin_model.createData()
         pin.framesForwardKinematics(m.pin_model, data, UR3_Q0)
-        target = pin.SE3(data.oMf[m.pin_model.getFrameId("tool0")].rotation, UR3_TARGET_POSITION)
+        target = pin.SE3(data.oMf[m.pin_model.getFrameId("tool0")].rotation, position)
     run = ddp.Sum([ddp.FramePlacement(m, "tool0", target, 1.0),
                    ddp.StateRegularization(m, x0, 1e-1), ddp.ControlRegularization(6, 1e-3)])
     term = ddp.Sum([ddp.FramePlacement(m, "tool0", target, 1e3),

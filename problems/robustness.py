@@ -47,12 +47,7 @@ def instance(family: str, seed: int):
         x0[n:] = rng.uniform(-spread, spread, n)
         return get(family, x0=x0)
     if family == "ur3":
-        import pinocchio as pin
-
-        P0 = get("ur3")
-        target = pin.SE3(P0.info["target"].rotation,
-                         UR3_TARGET_POSITION + rng.uniform(-0.1, 0.1, 3))
-        return get("ur3", target=target)
+        return get("ur3", target=UR3_TARGET_POSITION + rng.uniform(-0.1, 0.1, 3))
     if family == "hyq":
         return get("hyq", angle=float(rng.uniform(-0.5, 0.5)))
     if family == "atlas":

@@ -21,6 +21,16 @@ def test_registry_errors():
         problems.get("cartpole")
     with pytest.raises(ValueError, match="backend: expected one of analytical, casadi"):
         problems.get("ur3", backend="pinocchio")
+    with pytest.raises(ValueError, match=r"target: expected a pinocchio.SE3 or a position \(3,\)"):
+        problems.get("ur3", target=[0.2, 0.25])
+
+
+def test_a_ur3_target_position_keeps_the_start_orientation():
+    default = problems.get("ur3").info["target"]
+    moved = problems.get("ur3", target=[0.1, 0.2, 0.3]).info["target"]
+    np.testing.assert_array_equal(moved.rotation, default.rotation)
+    np.testing.assert_array_equal(moved.translation, [0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(default.translation, problems.examples.UR3_TARGET_POSITION)
 
 
 def test_floating_base_is_unactuated_and_floats_without_gravity():
