@@ -5,9 +5,14 @@
         solve one example problem: iteration table, status, plot and trajectory -> results/
     soddp compare PROBLEM [--max-iter N]
         DDP / iLQR / DDP with CasADi / DDP with finite differences side by side -> results/
-    soddp study [--quick] [--parts backends globalization robustness] [--instances N]
-        compare on every problem, every globalization and shooting, random instances, with
-        progress bars -> results/study.*, globalization.*, robustness.*
+    soddp study [--quick] [--parts backends globalization robustness] [--problems ...]
+                [--instances N] [--methods ddp ilqr] [--set NAME=VALUE ...]
+                [--workers N | --scheduler ADDRESS] [--resume] [--store FILE]
+        compare on every problem, every globalization and shooting, random instances, as
+        tasks on Dask with a progress bar; each record in the store at once
+        -> results/study_store.csv, study.*, globalization.*, robustness.*
+    soddp report [--parts ...] [--store FILE]
+        the study's tables and figures from the store alone
 
     soddp bench [fo|so|fdso|scaling|crossover|accuracy|casadi|solver|all] [--robots ...] [--batch T]
                 [--build-cpp] [--cflags FLAGS] [--codegen-timeout S] [--no-codegen]
@@ -19,16 +24,20 @@ Every subcommand has ``--help``.  Wrong names give a one-line error and exit cod
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
+from pathlib import Path
 
 from ddp.globalization import GLOBALIZATIONS
 from dynamics import robots
 
-from . import robustness, studies
+from . import engine, parts, studies
 from .bench import BENCHMARKS, ROBOTS, BenchOptions
 from .bench import run as run_benchmark
 from .examples import BACKENDS, PROBLEMS
 from .reference import pinocchio_cpp
+from .store import ResultsStore
+from .tasks import SOLVERS
 
 
 def _bench(args):
@@ -56,18 +65,48 @@ def _compare(args):
     return 0
 
 
-STUDY_PARTS = ("backends", "globalization", "robustness")
+def _setting(text):
+    """NAME=VALUE of --set: the value as a Python literal (1e-8, 50, True) or a string."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE; got {text!r}")
+    try:
+        return name, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return name, value
+
+
+def _store(args):
+    return ResultsStore(args.store) if args.store else parts.default_store()
 
 
 def _study(args):
-    if "backends" in args.parts:
-        studies.study(quick=args.quick, problems=args.problems)
-    if "globalization" in args.parts:
-        robustness.globalization_study(args.problems, max_iter=150 if args.quick else 300)
-    if "robustness" in args.parts:
-        n = args.instances if args.instances is not None else (5 if args.quick else 20)
-        families = [f for f in (args.problems or robustness.FAMILIES) if f in robustness.FAMILIES]
-        robustness.robustness_study(n, families)
+    try:  # every task is built and checked before any work starts
+        parts.tasks(args.parts, args.problems, args.quick, args.instances, args.methods,
+                    dict(args.set))
+        client = engine.connect(args.workers, args.scheduler)
+    except (ValueError, engine.SchedulerUnreachable) as e:
+        print(f"soddp study: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        parts.study(args.parts, args.problems, args.quick, args.instances, args.methods,
+                    dict(args.set), client, _store(args), args.resume)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the finished tasks are in {_store(args).path}; "
+              "run the same command with --resume to continue", file=sys.stderr)
+        return 130
+    finally:
+        engine.close(client)
+    return 0
+
+
+def _report(args):
+    store = _store(args)
+    if not store.path.is_file():
+        print(f"soddp report: error: no store at {store.path} (run soddp study first)",
+              file=sys.stderr)
+        return 2
+    parts.report(args.parts, store)
     return 0
 
 
@@ -97,24 +136,51 @@ def _add_solver_commands(sub):
     c.add_argument("problem", choices=list(PROBLEMS), metavar="PROBLEM", help=f"one of: {names}")
     c.add_argument("--max-iter", type=int, default=200, metavar="N", help="default 200")
     c.set_defaults(func=_compare)
-    st = sub.add_parser("study", help="the DDP-versus-iLQR study on every problem",
+    st = sub.add_parser("study", help="the DDP-versus-iLQR study on every problem, on Dask",
                         description="Run compare on every example problem, every globalization "
-                        "with single and multiple shooting, and DDP / iLQR on random instances, "
-                        "with progress bars; write results/study.*, compare_*.png, "
-                        "globalization.* and robustness.*.")
+                        "with single and multiple shooting, and DDP / iLQR on random instances. "
+                        "Each solve is a task on Dask (a local cluster by default); each finished "
+                        "task is appended at once to the results store, and the tables and "
+                        "figures (results/study.*, compare_*.png, globalization.*, robustness.*) "
+                        "are computed from the store.")
     st.add_argument("--quick", action="store_true",
                     help="at most 150 iterations per run (full study: 500 in the backends part, "
                     "300 in the others) and 5 random instances per family instead of 20")
     st.add_argument("--problems", nargs="+", choices=list(PROBLEMS), metavar="PROBLEM",
                     help=f"a subset of: {names}")
-    st.add_argument("--parts", nargs="+", choices=STUDY_PARTS, default=list(STUDY_PARTS),
+    st.add_argument("--parts", nargs="+", choices=parts.PARTS, default=list(parts.PARTS),
                     metavar="PART", help="backends (DDP/iLQR and derivative backends, "
                     "results/study.*), globalization (every globalization, single and multiple "
                     "shooting, Crocoddyl beside: results/globalization.*), robustness (random "
                     "instances: results/robustness.*); default: all three")
     st.add_argument("--instances", type=int, default=None, metavar="N",
                     help="random instances per family (default 20, --quick 5)")
+    st.add_argument("--methods", nargs="+", choices=SOLVERS["soddp"],
+                    default=list(SOLVERS["soddp"]), metavar="METHOD",
+                    help="our methods to run: ddp, ilqr (default both)")
+    st.add_argument("--set", nargs="+", type=_setting, default=[], metavar="NAME=VALUE",
+                    help="more solver settings for every task (ddp.SolverSettings fields, "
+                    "e.g. --set tol=1e-8 reg_factor=4)")
+    where = st.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="start a local Dask cluster of N worker processes, one thread each "
+                       "(default: the number of cores); 1: run in this process (debugging)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="use a running Dask cluster, e.g. tcp://head-node:8786")
+    st.add_argument("--resume", action="store_true",
+                    help="skip the tasks already in the store (continue an interrupted study); "
+                    "without it, the study's tasks are run again and their records replaced")
+    st.add_argument("--store", type=Path, metavar="FILE",
+                    help=f"the results store (default results/{parts.STORE_NAME})")
     st.set_defaults(func=_study)
+    rp = sub.add_parser("report", help="the study's tables and figures from its store",
+                        description="Write results/study.*, globalization.* and robustness.* "
+                        "from the records in the results store alone, without solving.")
+    rp.add_argument("--parts", nargs="+", choices=parts.PARTS, default=list(parts.PARTS),
+                    metavar="PART", help="default: all three")
+    rp.add_argument("--store", type=Path, metavar="FILE",
+                    help=f"the results store (default results/{parts.STORE_NAME})")
+    rp.set_defaults(func=_report)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -79,18 +79,34 @@ def log_n_axis(ax, ticks, label="number of links N"):
 
 
 class Progress:
-    """A progress bar on stderr: tasks done of total, elapsed and estimated time left."""
+    """A progress bar on stderr: tasks done of total, how many failed, elapsed time and the
+    estimated time left (from the mean time per task so far).  ``note`` follows the label
+    (e.g. how many tasks a resumed study skipped); ``show=False`` keeps it silent."""
 
-    def __init__(self, total, label):
-        self.total, self.label, self.done, self.t0 = total, label, 0, time.perf_counter()
+    def __init__(self, total, label, note="", show=True):
+        self.total, self.label, self.note, self.show = total, label, note, show
+        self.done, self.failed, self.t0 = 0, 0, time.perf_counter()
+        self._draw("")
 
-    def step(self, what=""):
+    def step(self, what="", failed=False):
         self.done += 1
+        self.failed += bool(failed)
+        self._draw(what)
+
+    def _draw(self, what):
+        if not self.show:
+            return
         el = time.perf_counter() - self.t0
-        eta = el / self.done * (self.total - self.done)
-        bar = "#" * int(30 * self.done / self.total)
-        sys.stderr.write(f"\r{self.label} [{bar:30s}] {self.done}/{self.total} {el:5.0f} s, "
-                         f"{eta:4.0f} s left  {what:30s}")
-        if self.done == self.total:
-            sys.stderr.write("\n")
+        eta = f"{el / self.done * (self.total - self.done):4.0f} s left" if self.done else "  "
+        bar = "#" * int(30 * self.done / max(self.total, 1))
+        fail = f", {self.failed} failed" if self.failed else ""
+        note = f" ({self.note})" if self.note else ""
+        sys.stderr.write(f"\r{self.label}{note} [{bar:30s}] {self.done}/{self.total}{fail} "
+                         f"{el:5.0f} s, {eta}  {what[:30]:30s}")
         sys.stderr.flush()
+
+    def finish(self):
+        """End the bar's line."""
+        if self.show:
+            sys.stderr.write("\n")
+            sys.stderr.flush()

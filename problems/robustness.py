@@ -1,89 +1,61 @@
-"""The globalization study and the robustness study of ``soddp study``.
+"""The globalization study and the robustness study of ``soddp study``: their tasks, and their
+tables and figures computed from the task records alone (:mod:`problems.store`).
 
-* :func:`globalization_study`: every example problem solved by DDP and iLQR under each
-  globalization (:mod:`ddp.globalization`), single and multiple shooting, beside Crocoddyl's FDDP
-  and DDP; plus the cold start (xs = x0 at every knot, us = 0) where multiple shooting matters.
-* :func:`robustness_study`: seeded random instances of five problem families (random initial
-  states or targets), DDP and iLQR with the default and the pure ("shift") globalization.
-
-One solve is one *task*: a dict (problem or family, seed, method, globalization, shooting,
-start) and :func:`run_task` is a pure function of it (the same task gives the same numbers on any
-machine), so that the tasks can be farmed out.
+* globalization: every example problem solved by DDP and iLQR under each globalization
+  (:mod:`ddp.globalization`), single and multiple shooting, beside Crocoddyl's FDDP and DDP; plus
+  the cold start (xs = x0 at every knot, us = 0) where multiple shooting matters.
+* robustness: seeded random instances of five problem families (random initial states or
+  targets, :data:`problems.tasks.FAMILIES`), DDP and iLQR with the default and the pure
+  ("shift") globalization.
 """
 
 from __future__ import annotations
 
 import os
-import time
 
 import numpy as np
 
-import ddp
 from ddp.globalization import GLOBALIZATIONS
 
-from .examples import PROBLEMS, UR3_TARGET_POSITION, get
-from .output import Progress, pyplot, save_figure, write_table
+from .examples import PROBLEMS
+from .output import pyplot, save_figure, write_table
 from .reference import crocoddyl_solvers
+from .tasks import FAMILIES, SOLVERS, task
 
-#: random instances: family -> (what is random, problem of a seed)
-FAMILIES = {
-    "pendulum": "initial angle hanging +- 1 rad, velocity +- 1 rad/s",
-    "double_pendulum": "initial angles hanging +- 0.5 rad, velocities +- 0.5 rad/s",
-    "ur3": "target position +- 10 cm in each axis",
-    "hyq": "final trunk yaw in +- 0.5 rad",
-    "atlas": "final pelvis yaw in +- 0.3 rad",
-}
+#: the cold start is studied on these problems (multiple shooting's gaps matter there)
+COLD_PROBLEMS = ("ur3", "pendubot")
+#: the robustness study's (method, globalization) pairs
+COMBOS = (("ddp", "safeguarded"), ("ilqr", "safeguarded"), ("ddp", "shift"), ("ilqr", "shift"))
 
 
-def instance(family: str, seed: int):
-    """The random instance ``seed`` of a problem family (seed 0 of every family is random too;
-    the example problem itself is :func:`problems.get`)."""
-    rng = np.random.default_rng([seed, 7919])
-    if family in ("pendulum", "double_pendulum"):
-        x0 = get(family).x0.copy()
-        n = x0.size // 2
-        spread = 1.0 if n == 1 else 0.5
-        x0[:n] += rng.uniform(-spread, spread, n)
-        x0[n:] = rng.uniform(-spread, spread, n)
-        return get(family, x0=x0)
-    if family == "ur3":
-        return get("ur3", target=UR3_TARGET_POSITION + rng.uniform(-0.1, 0.1, 3))
-    if family == "hyq":
-        return get("hyq", angle=float(rng.uniform(-0.5, 0.5)))
-    if family == "atlas":
-        return get("atlas", angle=float(rng.uniform(-0.3, 0.3)))
-    raise ValueError(f"family: expected one of {', '.join(FAMILIES)}; got {family!r}")
+def globalization_tasks(names=None, max_iter=300, methods=SOLVERS["soddp"], settings=None):
+    """Every problem of ``names`` (default: all), ``methods``, every globalization, single and
+    multiple shooting from the quasi-static start; the safeguarded and Crocoddyl-like
+    globalizations from the cold start on :data:`COLD_PROBLEMS`; Crocoddyl's FDDP and DDP on
+    both starts when ``SODDP_CROCODDYL_PYTHON`` is set."""
+    names = list(names or PROBLEMS)
+    common = dict(part="globalization", max_iter=max_iter, settings=settings or {})
+    tasks = [task(problem=n, method=m, globalization=g, shooting=sh, **common)
+             for n in names for sh in ("single", "multiple") for m in methods
+             for g in GLOBALIZATIONS]
+    cold = [n for n in COLD_PROBLEMS if n in names]
+    tasks += [task(problem=n, method=m, globalization=g, shooting="multiple", start="cold",
+                   **common)
+              for n in cold for m in methods for g in ("safeguarded", "crocoddyl")]
+    if crocoddyl_solvers.python():
+        tasks += [task(part="globalization", problem=n, solver="crocoddyl", method=m,
+                       shooting="multiple", start=start, max_iter=max_iter)
+                  for start, ns in (("quasi-static", names), ("cold", cold)) for n in ns
+                  for m in SOLVERS["crocoddyl"]]
+    return tasks
 
 
-def tail_ratio(grad_norms) -> float:
-    """The last ratio of successive gradient norms (small: a quadratic tail; about constant over
-    the last iterations: linear)."""
-    g = np.asarray(grad_norms, dtype=float)
-    return float(g[-1] / g[-2]) if g.size >= 2 and g[-2] > 0 else float("nan")
-
-
-def run_task(task: dict) -> dict:
-    """Solve one task; returns the task with status, iterations, cost, wall time, tail ratio
-    and the gradient norms.  Keys: ``problem`` (an example) or ``family`` and ``seed``;
-    ``method``; ``globalization``; ``shooting``; ``start`` ("quasi-static" or "cold":
-    xs = x0 at every knot, us = 0); ``max_iter``; ``warm_up`` (default True: an untimed
-    one-iteration solve first)."""
-    P = instance(task["family"], task["seed"]) if "family" in task else get(task["problem"])
-    xs = us = None
-    if task.get("start", "quasi-static") == "cold":
-        xs, us = np.tile(P.x0, (P.T + 1, 1)), np.zeros((P.T, P.nu))
-    settings = dict(method=task["method"], globalization=task["globalization"],
-                    shooting=task.get("shooting", "single"), max_iter=task.get("max_iter", 300))
-    if task.get("warm_up", True):  # untimed: loads compiled kernels, builds CasADi functions
-        ddp.solve(P, xs, us, max_iter=1, **{k: v for k, v in settings.items() if k != "max_iter"})
-    t0 = time.perf_counter()
-    sol = ddp.solve(P, xs, us, **settings)
-    wall = time.perf_counter() - t0
-    return dict(task, nv=P.nv, status=sol.status, converged=sol.converged,
-                iterations=sol.iterations, cost=sol.cost, time_s=wall,
-                tail=tail_ratio(sol.grad_norms), grad_norms=sol.grad_norms.tolist(),
-                costs=sol.costs.tolist(),
-                exact_iterations=sum(h.exact for h in sol.history))
+def _display(record):
+    """A record as a table row: Crocoddyl's globalization column names Crocoddyl."""
+    row = dict(record)
+    if record["solver"] == "crocoddyl":
+        row["globalization"] = f"Crocoddyl {record['versions'].get('crocoddyl', '')}".strip()
+    return row
 
 
 GLOB_COLUMNS = [("problem", "problem"), ("nv", "nv"), ("shooting", "shooting"),
@@ -93,57 +65,24 @@ GLOB_COLUMNS = [("problem", "problem"), ("nv", "nv"), ("shooting", "shooting"),
                 ("tail", "last g_k+1 / g_k")]
 
 
-def globalization_study(names=None, max_iter=300, log=print):
-    """Every example problem, both methods, every globalization, both shootings (quasi-static
-    start), Crocoddyl beside; the cold start on UR3 and the pendubot.  Writes
-    ``results/globalization.{csv,md}`` and the cost-per-iteration figure."""
-    names = list(names or PROBLEMS)
-    tasks = [dict(problem=n, method=m, globalization=g, shooting=sh, start="quasi-static",
-                  max_iter=max_iter)
-             for n in names for sh in ("single", "multiple") for m in ("ddp", "ilqr")
-             for g in GLOBALIZATIONS]
-    cold = [n for n in ("ur3", "pendubot") if n in names]
-    tasks += [dict(problem=n, method=m, globalization=g, shooting="multiple", start="cold",
-                   max_iter=max_iter)
-              for n in cold for m in ("ddp", "ilqr") for g in ("safeguarded", "crocoddyl")]
-    bar = Progress(len(tasks) + len(names) + len(cold), "globalizations")
-    rows = []
-    for t in tasks:
-        rows.append(run_task(t))
-        bar.step(f"{t['problem']} {t['method']} {t['globalization']}")
+def globalization_report(records, log=print):
+    """The globalization table (``results/globalization.{csv,md}``) and its cost-per-iteration
+    figure from the records of globalization tasks; returns the rows."""
+    rows = [_display(r) for r in records if r["part"] == "globalization"
+            and r.get("iterations") is not None]
+    names = [n for n in PROBLEMS if any(r["problem"] == n for r in rows)]
+    cold = [n for n in COLD_PROBLEMS if _find(rows, problem=n, start="cold")]
     for n in names:
-        rows += _crocoddyl_rows(n, "quasi-static")
-        bar.step(f"{n} Crocoddyl")
-    for n in cold:
-        rows += _crocoddyl_rows(n, "cold")
-        bar.step(f"{n} Crocoddyl cold")
-    for n in names:
-        best = min(r["cost"] for r in rows if r["problem"] == n and np.isfinite(r["cost"]))
+        costs = [r["cost"] for r in rows if r["problem"] == n and np.isfinite(r["cost"])]
+        best = min(costs, default=np.nan)
         for r in rows:
             if r["problem"] == n:
                 r["same_optimum"] = abs(r["cost"] - best) / max(abs(best), 1e-300)
-    notes = _glob_notes(rows, names, cold, max_iter)
+    max_iter = max((r["max_iter"] for r in rows), default=0)
     write_table(rows, "globalization", "Globalization strategies and multiple shooting",
-                GLOB_COLUMNS, notes, log)
-    path = _plot_costs(rows, names)
-    log(f"wrote {path}")
+                GLOB_COLUMNS, _glob_notes(rows, names, cold, max_iter), log)
+    log(f"wrote {_plot_costs(rows, names)}")
     return rows
-
-
-def _crocoddyl_rows(name, start):
-    P = get(name)
-    xs = us = None
-    if start == "cold":
-        xs, us = np.tile(P.x0, (P.T + 1, 1)), np.zeros((P.T, P.nu))
-    out = []
-    for label, x in crocoddyl_solvers.solve(P, us, log=lambda *a: None, xs=xs).items():
-        out.append(dict(problem=name, nv=P.nv, method=label.replace("Crocoddyl ", "").lower(),
-                        globalization=f"Crocoddyl {x['version']}",
-                        shooting="multiple", start=start,
-                        status="converged" if x["converged"] else "not converged",
-                        iterations=x["iterations"], cost=x["cost"], time_s=x["total_s"],
-                        tail=float("nan"), costs=x["costs"]))
-    return out
 
 
 def _find(rows, **kw):
@@ -151,7 +90,8 @@ def _find(rows, **kw):
 
 
 def _glob_notes(rows, names, cold, max_iter):
-    notes = ["each solve after an untimed one-iteration warm-up; quasi-static start: the controls "
+    notes = ["each solve after an untimed one-iteration warm-up (once per configuration and "
+             "worker); quasi-static start: the controls "
              "holding x0 and their rollout (multiple shooting from the same xs: no gaps); cold "
              "start: xs = x0 at every knot, us = 0 (gaps); Crocoddyl rows: FDDP and DDP 3.2.1 "
              "(Gauss-Newton) from the same start, time the best of 3",
@@ -213,24 +153,30 @@ ROBUST_COLUMNS = [("family", "family"), ("method", "method"), ("globalization", 
                   ("lower", "lower optimum (DDP / iLQR / -)")]
 
 
-def robustness_study(instances=20, families=None, max_iter=300, log=print):
-    """Random instances of every family, DDP and iLQR, default and pure globalization.
-    Writes ``results/robustness.{csv,md,png}``; returns (summary rows, task records)."""
-    families = list(families or FAMILIES)
-    combos = (("ddp", "safeguarded"), ("ilqr", "safeguarded"), ("ddp", "shift"),
-              ("ilqr", "shift"))
-    tasks = [dict(family=f, seed=s, method=m, globalization=g, max_iter=max_iter,
-                  warm_up=s == 0)
-             for f in families for s in range(instances) for m, g in combos]
-    bar = Progress(len(tasks), "robustness")
-    records = []
-    for t in tasks:
-        records.append(run_task(t))
-        bar.step(f"{t['family']} #{t['seed']} {t['method']} {t['globalization']}")
+def robustness_tasks(instances=20, families=None, max_iter=300, methods=SOLVERS["soddp"],
+                     settings=None):
+    """``instances`` seeded random instances of every family of ``families`` (default: all),
+    the :data:`COMBOS` whose method is in ``methods``, single shooting, quasi-static start."""
+    return [task(part="robustness", problem=f, seed=s, method=m, globalization=g,
+                 max_iter=max_iter, settings=settings or {})
+            for f in (families or FAMILIES) for s in range(instances) for m, g in COMBOS
+            if m in methods]
+
+
+def robustness_report(records, log=print):
+    """The robustness table (``results/robustness.{csv,md}``: per family and method, success
+    rate, iterations and time, and how often DDP and iLQR reach different optima) and its
+    box plot from the records of robustness tasks; returns the rows."""
+    records = [dict(r, cost=np.nan) if r["cost"] is None else r  # worker died, error
+               for r in records if r["part"] == "robustness"]
+    families = [f for f in FAMILIES if _find(records, problem=f)]
+    combos = [c for c in COMBOS if _find(records, method=c[0], globalization=c[1])]
+    instances = len({(r["problem"], r["seed"]) for r in records}) // max(len(families), 1)
+    max_iter = max((r["max_iter"] for r in records), default=0)
     rows = []
     for f in families:
         for m, g in combos:
-            rs = _find(records, family=f, method=m, globalization=g)
+            rs = _find(records, problem=f, method=m, globalization=g)
             it = np.array([r["iterations"] for r in rs if r["converged"]], dtype=float)
             tm = np.array([r["time_s"] for r in rs if r["converged"]], dtype=float)
             q = lambda x, p: float(np.percentile(x, p)) if x.size else float("nan")
@@ -238,9 +184,10 @@ def robustness_study(instances=20, families=None, max_iter=300, log=print):
                        success=100.0 * np.mean([r["converged"] for r in rs]),
                        it_median=q(it, 50), it_iqr=q(it, 75) - q(it, 25), time_median=q(tm, 50),
                        time_iqr=q(tm, 75) - q(tm, 25), differ="", lower="")
-            if m == "ddp":
-                pairs = [(r, _find(records, family=f, seed=r["seed"], method="ilqr",
-                                   globalization=g)[0]) for r in rs]
+            pairs = [(r, _find(records, problem=f, seed=r["seed"], method="ilqr",
+                               globalization=g)) for r in rs] if m == "ddp" else []
+            pairs = [(d, i[0]) for d, i in pairs if i]
+            if pairs:
                 diff = [(d, i) for d, i in pairs
                         if abs(d["cost"] - i["cost"]) > 1e-6 * max(abs(i["cost"]), 1e-12)]
                 row["differ"] = 100.0 * len(diff) / len(pairs)
@@ -256,9 +203,8 @@ def robustness_study(instances=20, families=None, max_iter=300, log=print):
              "instances where DDP's / iLQR's optimum is lower, and where they are the same"]
     write_table(rows, "robustness", "DDP versus iLQR over random instances", ROBUST_COLUMNS,
                 notes, log)
-    path = _plot_robustness(records, families, combos)
-    log(f"wrote {path}")
-    return rows, records
+    log(f"wrote {_plot_robustness(records, families, combos)}")
+    return rows
 
 
 def _plot_robustness(records, families, combos):
@@ -268,8 +214,8 @@ def _plot_robustness(records, families, combos):
               ("ddp", "shift"): "pure DDP (shift)", ("ilqr", "shift"): "iLQR (shift)"}
     width = 0.8 / len(combos)
     for k, (m, g) in enumerate(combos):
-        data = [[r["iterations"] for r in _find(records, family=f, method=m, globalization=g)]
-                for f in families]
+        data = [[r["iterations"] for r in _find(records, problem=f, method=m, globalization=g)
+                 if r["iterations"] is not None] for f in families]
         pos = np.arange(len(families)) + (k - (len(combos) - 1) / 2) * width
         bp = a.boxplot(data, positions=pos, widths=width * 0.9, patch_artist=True,
                        manage_ticks=False)

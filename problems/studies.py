@@ -1,6 +1,8 @@
-"""Solve, compare and study: one solve of an example problem, a side-by-side comparison of
-methods and derivative backends on one problem, and the study over every problem.  Tables and
-figures go to ``results/`` (:mod:`problems.output`).
+"""Solve, compare and the backends study: one solve of an example problem, a side-by-side
+comparison of methods and derivative backends on one problem (tasks of :mod:`problems.tasks`),
+and the same comparison on every problem as tasks of ``soddp study`` whose table and figures are
+computed from the records alone.  Tables and figures go to ``results/``
+(:mod:`problems.output`).
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import numpy as np
 import ddp
 
 from .examples import PROBLEMS, get
-from .output import Progress, pyplot, results_dir, save_figure, write_table
+from .output import pyplot, results_dir, save_figure, write_table
 from .reference import crocoddyl_solvers
+from .tasks import SOLVERS, run_task, task
 
 #: problems on which ``soddp study --quick`` also runs the CasADi and finite-difference backends
 QUICK_BACKEND_PROBLEMS = ("pendulum", "double_pendulum", "ur3")
@@ -51,8 +54,8 @@ def solve_command(name, method, backend, max_iter, plot, log=print, settings=Non
     stem = f"solve_{name}_{method}_{backend}"
     csv_path = results_dir() / f"{stem}_trajectory.csv"
     _write_trajectory(P, sol, csv_path)
-    written = [_plot_convergence({f"{method.upper()}, {backend}": sol}, f"{stem}.png",
-                                 f"{name}: {P.info['task']}"), csv_path]
+    curves = {f"{method.upper()}, {backend}": (sol.costs, sol.grad_norms)}
+    written = [_plot_convergence(curves, f"{stem}.png", f"{name}: {P.info['task']}"), csv_path]
     if plot:
         written.append(_plot_trajectory(P, sol, f"{stem}_trajectory.png", name))
     log(f"{sol.status}: cost {sol.cost:.9g}, {sol.iterations} iterations, {wall:.2f} s")
@@ -71,15 +74,17 @@ def _write_trajectory(P, sol, path):
                         *("" if np.isnan(x) else f"{x:.10g}" for x in u)])
 
 
-def _plot_convergence(solutions: dict, name, title):
+def _plot_convergence(curves: dict, name, title):
+    """Cost above the best and gradient norm per iteration; ``curves``: label -> (costs,
+    gradient norms), one entry per iteration."""
     plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
-    best = min((s.cost for s in solutions.values() if np.isfinite(s.cost)), default=0.0)
-    for (label, sol), style in zip(solutions.items(), ("-o", "--s", ":^", "-.v")):
-        it = [h.iteration for h in sol.history]
-        sub = np.maximum(np.array([h.cost for h in sol.history]) - best, 1e-14)
-        a1.semilogy(it, sub, style, ms=3, label=label)
-        a2.semilogy(it, [h.grad_norm for h in sol.history], style, ms=3, label=label)
+    finals = [c[-1] for c, _ in curves.values() if len(c) and np.isfinite(c[-1])]
+    best = min(finals, default=0.0)
+    for (label, (costs, grads)), style in zip(curves.items(), ("-o", "--s", ":^", "-.v")):
+        sub = np.maximum(np.asarray(costs, dtype=float) - best, 1e-14)
+        a1.semilogy(np.arange(len(sub)), sub, style, ms=3, label=label)
+        a2.semilogy(np.arange(len(grads)), grads, style, ms=3, label=label)
     a1.set_ylabel("cost - best final cost")
     a2.set_ylabel("gradient norm |dJ/du|")
     for a in (a1, a2):
@@ -116,29 +121,80 @@ COMPARE_COLUMNS = [("problem", "problem"), ("nv", "nv"), ("run", "method, backen
                    ("backward_pct", "backward pass [%]")]
 
 
-def compare(name, max_iter=200, runs=COMPARED, log=print, progress=None, show_first=False,
-            **options):
-    """The runs of ``runs`` on one problem; returns the table rows and the solutions.
-    ``show_first``: print the iteration table of the first run; ``progress``: called with
-    "problem: run" after each run."""
-    rows, sols = [], {}
-    for k, (label, method, backend) in enumerate(runs):
-        P, sol, wall = run_one(name, method, backend, max_iter, show_first and k == 0, log,
-                               warm_up=True, **options)
-        if progress:
-            progress(f"{name}: {label}")
-        h = sol.history
-        der = sum(x.t_derivatives for x in h)
-        back = sum(x.t_backward for x in h)
-        rows.append(dict(problem=name, nv=P.nv, run=label, status=sol.status,
-                         iterations=sol.iterations, cost=sol.cost,
-                         ms_per_iter=1e3 * wall / max(sol.iterations, 1), total_s=wall,
-                         derivatives_pct=100 * der / wall, backward_pct=100 * back / wall))
-        sols[label] = sol
-        log(f"  {label:26s} {sol.status:18s} {sol.iterations:4d} it  cost {sol.cost:.9g}  "
-            f"{wall:7.2f} s")
-    _mark_same_optimum(rows, rows[0]["cost"])
-    return rows, sols
+def backends_tasks(names=None, max_iter=500, runs_of=None, methods=SOLVERS["soddp"],
+                   settings=None):
+    """The comparison of :data:`COMPARED` on every problem of ``names`` (default: all) as tasks;
+    ``runs_of``: problem -> the runs to make (default: all of COMPARED); Crocoddyl's FDDP and DDP
+    beside when ``SODDP_CROCODDYL_PYTHON`` is set."""
+    names = list(names or PROBLEMS)
+    tasks = []
+    for n in names:
+        tasks += [task(part="backends", problem=n, method=m, backend=b, max_iter=max_iter,
+                       settings=settings or {})
+                  for _, m, b in (runs_of or {}).get(n, COMPARED) if m in methods]
+        if crocoddyl_solvers.python():
+            tasks += [task(part="backends", problem=n, solver="crocoddyl", method=m,
+                           max_iter=200) for m in SOLVERS["crocoddyl"]]
+    return tasks
+
+
+def _run_label(record):
+    if record["solver"] == "crocoddyl":
+        version = record["versions"].get("crocoddyl", "")
+        return f"Crocoddyl {record['method'].upper()} {version}".strip()
+    label = {(m, b): lab for lab, m, b in COMPARED}.get((record["method"], record["backend"]))
+    return label or f"{record['method'].upper()}, {record['backend']}"
+
+
+def compare_rows(records):
+    """The comparison table's rows from task records: per run, status, iterations, cost, time
+    per iteration and the shares of derivatives and backward pass; ``same_optimum`` compares
+    each with the analytical DDP run of its problem."""
+    rows = []
+    for r in records:
+        if r.get("iterations") is None:
+            rows.append(dict(problem=r["problem"], nv=r.get("nv"), run=_run_label(r),
+                             status=r["status"]))
+            continue
+        wall, its = r["time_s"], max(r["iterations"], 1)
+        row = dict(problem=r["problem"], nv=r["nv"], run=_run_label(r), status=r["status"],
+                   iterations=r["iterations"], cost=r["cost"], ms_per_iter=1e3 * wall / its,
+                   total_s=wall, converged=r["converged"], costs=r["costs"],
+                   grad_norms=r["grad_norms"])
+        if r["solver"] == "soddp":
+            row.update(derivatives_pct=100 * r["t_derivatives"] / wall,
+                       backward_pct=100 * r["t_backward"] / wall)
+        rows.append(row)
+    for n in {r["problem"] for r in rows}:
+        ref = [r for r in rows if r["problem"] == n and r["run"] == COMPARED[0][0]
+               and r.get("cost") is not None]
+        if ref:
+            _mark_same_optimum([r for r in rows if r["problem"] == n and r.get("cost") is not None],
+                               ref[0]["cost"])
+    return rows
+
+
+def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, crocoddyl=False):
+    """The runs of ``runs`` on one problem, in this process (and Crocoddyl's FDDP and DDP if
+    ``crocoddyl`` and configured); returns the table rows.  ``show_first``: print the iteration
+    table of the first run."""
+    tasks = [task(part="backends", problem=name, method=m, backend=b, max_iter=max_iter)
+             for _, m, b in runs]
+    if crocoddyl and crocoddyl_solvers.python():
+        tasks += [task(part="backends", problem=name, solver="crocoddyl", method=m,
+                       max_iter=max_iter) for m in SOLVERS["crocoddyl"]]
+    rows = []
+    for k, t in enumerate(tasks):
+        if show_first and k == 0:
+            P = get(name)
+            log(f"{name}: {P.info['task']}; {P!r}; {t['method'].upper()} with the "
+                f"{t['backend']} backend")
+        rows += compare_rows([run_task(t, verbose=show_first and k == 0)])
+        r = rows[-1]
+        log(f"  {r['run']:26s} {r['status']:18s} {r.get('iterations', 0):4d} it  cost "
+            f"{r.get('cost', np.nan):.9g}  {r.get('total_s', np.nan):7.2f} s")
+    _mark_same_optimum([r for r in rows if r.get("cost") is not None], rows[0].get("cost", np.nan))
+    return rows
 
 
 def _mark_same_optimum(rows, reference_cost):
@@ -147,19 +203,19 @@ def _mark_same_optimum(rows, reference_cost):
         r["same_optimum"] = abs(r["cost"] - reference_cost) / max(abs(reference_cost), 1e-300)
 
 
+def _curves(rows):
+    return {r["run"]: (r["costs"], r["grad_norms"]) for r in rows
+            if r.get("grad_norms") and not r["run"].startswith("Crocoddyl")}
+
+
 def compare_command(name, max_iter, log=print):
-    rows, sols = compare(name, max_iter, log=log, show_first=True)
-    extra = crocoddyl_solvers.rows(name, get(name), log)
-    _mark_same_optimum(extra, rows[0]["cost"])
-    rows += extra
+    rows = compare(name, max_iter, log=log, show_first=True, crocoddyl=True)
     P = get(name)
-    path = _plot_convergence(sols, f"compare_{name}.png", f"{name}: {P.info['task']}")
+    path = _plot_convergence(_curves(rows), f"compare_{name}.png", f"{name}: {P.info['task']}")
     write_table(rows, f"compare_{name}", f"{name}: DDP and iLQR, three derivative backends",
                 COMPARE_COLUMNS, _compare_notes(), log)
     log(f"wrote {path}")
     return rows
-
-
 def _compare_notes():
     return ["derivatives [%]: share of the wall time in the batched derivatives of costs and "
             "dynamics (DDP with second_order='tensor': including the full FD-SO tensors); "
@@ -176,34 +232,39 @@ def _compare_notes():
             "solves"]
 
 
-def study(quick=False, problems=None, log=print):
-    """``soddp study``: :func:`compare` on every problem, one table and the figures."""
-    names = list(problems or PROBLEMS)
-    max_iter = 150 if quick else 500
-    runs_of = {n: (COMPARED if not quick or n in QUICK_BACKEND_PROBLEMS else COMPARED[:2])
-               for n in names}
-    bar = Progress(sum(len(r) for r in runs_of.values()), "study")
+def backends_report(records, log=print):
+    """The study table (``results/study.{csv,md}``), one convergence figure per problem
+    (``compare_PROBLEM.png``) and the summary figure from the records of backends tasks;
+    returns the rows."""
+    records = [r for r in records if r["part"] == "backends"]
+    names = [n for n in PROBLEMS if any(r["problem"] == n for r in records)]
     all_rows, figures = [], []
-    for name in names:
-        rows, sols = compare(name, max_iter, runs_of[name], log=lambda *a: None,
-                             progress=bar.step)
-        extra = crocoddyl_solvers.rows(name, get(name), log=lambda *a: None)
-        _mark_same_optimum(extra, rows[0]["cost"])
-        all_rows += rows + extra
-        P = get(name)
-        figures.append(_plot_convergence(sols, f"compare_{name}.png", f"{name}: {P.info['task']}"))
-    notes = _compare_notes() + [f"max_iter = {max_iter}{' (--quick)' if quick else ''}"]
-    if quick:
-        notes.append("--quick compares the CasADi and finite-difference backends only on "
-                     f"{', '.join(QUICK_BACKEND_PROBLEMS)} (on ATLAS, DDP on CasADi SX tensors "
-                     "alone takes minutes); the full study runs every backend on every problem")
-    for name in names:
-        r = {x["run"]: x for x in all_rows if x["problem"] == name}
-        d, i = r["DDP, analytical"], r["iLQR, analytical"]
+    for n in names:
+        rows = compare_rows([r for r in records if r["problem"] == n])
+        rows.sort(key=lambda r: [lab for lab, _, _ in COMPARED].index(r["run"])
+                  if r["run"] in [lab for lab, _, _ in COMPARED] else len(COMPARED))
+        all_rows += rows
+        P = get(n)
+        figures.append(_plot_convergence(_curves(rows), f"compare_{n}.png",
+                                         f"{n}: {P.info['task']}"))
+    max_iter = max((r["max_iter"] for r in records if r["solver"] == "soddp"), default=0)
+    notes = _compare_notes() + [f"max_iter = {max_iter}"]
+    partial = [n for n in names if len({r["run"] for r in all_rows if r["problem"] == n})
+               < len(COMPARED)]
+    if partial:
+        notes.append("not every backend ran on " + ", ".join(partial) + " (soddp study --quick "
+                     "runs the CasADi and finite-difference backends only on "
+                     f"{', '.join(QUICK_BACKEND_PROBLEMS)}: on ATLAS, DDP on CasADi SX tensors "
+                     "alone takes minutes)")
+    for n in names:
+        r = {x["run"]: x for x in all_rows if x["problem"] == n}
+        d, i = r.get("DDP, analytical"), r.get("iLQR, analytical")
+        if not (d and i and d.get("cost") is not None and i.get("cost") is not None):
+            continue
         verdict = ("same optimum" if i["same_optimum"] < 1e-6 else
                    f"different optima (relative difference {i['same_optimum']:.1e})")
         faster = "DDP" if d["total_s"] < i["total_s"] else "iLQR"
-        notes.append(f"{name}: DDP {d['iterations']} iterations / {d['total_s']:.1f} s, iLQR "
+        notes.append(f"{n}: DDP {d['iterations']} iterations / {d['total_s']:.1f} s, iLQR "
                      f"{i['iterations']} / {i['total_s']:.1f} s: {faster} is faster here; "
                      f"{verdict}")
     write_table(all_rows, "study", "DDP versus iLQR on the example problems",

@@ -87,6 +87,8 @@ def main():
     out = {}
     for name, cls in (("Crocoddyl FDDP", crocoddyl.SolverFDDP),
                       ("Crocoddyl DDP", crocoddyl.SolverDDP)):
+        if name not in spec.get("solvers", [name]):
+            continue
         problem = build(spec)
         xs0 = [np.array(x) for x in spec["xs"]]
         us0 = [np.array(u) for u in spec["us"]]

@@ -23,6 +23,7 @@ import numpy as np
 import ddp
 
 SCRIPT = Path(__file__).with_name("crocoddyl_problem.py")
+SOLVERS = ("Crocoddyl FDDP", "Crocoddyl DDP")
 
 
 def python() -> str | None:
@@ -56,7 +57,7 @@ def _cost_items(cost):
     return items
 
 
-def spec(problem, us=None, max_iter=200, repeats=3, xs=None):
+def spec(problem, us=None, max_iter=200, repeats=3, xs=None, solvers=SOLVERS):
     """The JSON-able description of ``problem`` for ``crocoddyl_problem.py``, starting both
     solvers from ``us`` (default: the quasi-static controls) and ``xs`` (default: their
     rollout, as our single shooting starts);
@@ -83,15 +84,16 @@ def spec(problem, us=None, max_iter=200, repeats=3, xs=None):
                 gravity=bool(np.any(model.arrays.gravity != 0)), actuation=actuation,
                 x0=problem.x0.tolist(), T=problem.T, dt=problem.dt, running=running,
                 terminal=terminal, xs=xs.tolist(), us=us.tolist(), max_iter=max_iter,
-                repeats=repeats, th_stop=1e-12)
+                repeats=repeats, th_stop=1e-12, solvers=list(solvers))
 
 
-def solve(problem, us=None, max_iter=200, repeats=3, log=print, xs=None):
-    """Crocoddyl's results on ``problem``: {"Crocoddyl FDDP": {...}, "Crocoddyl DDP": {...}} with
-    iterations, cost, converged, total_s (the best of ``repeats`` timed solves), costs (per
-    iteration) and version; {} when not configured or not writable in Crocoddyl."""
+def solve(problem, us=None, max_iter=200, repeats=3, log=print, xs=None, solvers=SOLVERS):
+    """Crocoddyl's results on ``problem``: {"Crocoddyl FDDP": {...}, "Crocoddyl DDP": {...}} (the
+    ``solvers`` asked for) with iterations, cost, converged, total_s (the best of ``repeats``
+    timed solves), costs (per iteration) and version; {} when not configured or not writable in
+    Crocoddyl."""
     py = python()
-    s = spec(problem, us, max_iter, repeats, xs) if py else None
+    s = spec(problem, us, max_iter, repeats, xs, solvers) if py else None
     if s is None:
         return {}
     with tempfile.TemporaryDirectory() as d:
@@ -103,18 +105,3 @@ def solve(problem, us=None, max_iter=200, repeats=3, log=print, xs=None):
             log(f"  (Crocoddyl run failed: {r.stderr.strip()[-300:]})")
             return {}
         return json.loads(out.read_text())
-
-
-def rows(name, problem, log=print):
-    """Table rows (as :func:`problems.studies.compare` writes them) of Crocoddyl's FDDP and DDP on
-    ``problem`` (the example ``name``); [] when not configured or not writable in Crocoddyl."""
-    table = []
-    for label, x in solve(problem, log=log).items():
-        table.append(dict(problem=name, nv=problem.nv, run=f"{label} {x['version']}",
-                          status="converged" if x["converged"] else "not converged",
-                          iterations=x["iterations"], cost=x["cost"],
-                          ms_per_iter=1e3 * x["total_s"] / max(x["iterations"], 1),
-                          total_s=x["total_s"]))
-        log(f"  {label:26s} {table[-1]['status']:18s} {x['iterations']:4d} it  cost "
-            f"{x['cost']:.9g}  {x['total_s']:7.3f} s")
-    return table

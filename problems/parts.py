@@ -1,0 +1,98 @@
+"""``soddp study`` and ``soddp report``: the study's parts, each a list of tasks and a report
+computed from their records alone.
+
+=============  =====================================================  ========================
+part           tasks                                                  report
+=============  =====================================================  ========================
+backends       DDP / iLQR, analytical / CasADi / finite differences,  ``results/study.*``,
+               on every example problem (Crocoddyl beside)            ``compare_*.png``
+globalization  every globalization, single and multiple shooting,     ``globalization.*``
+               quasi-static and cold starts (Crocoddyl beside)
+robustness     random instances of five families, DDP and iLQR        ``robustness.*``
+=============  =====================================================  ========================
+
+:func:`study` builds every task first (so that a wrong name fails before any work), runs them
+with :mod:`problems.engine` into the results store (:mod:`problems.store`), then reports from the
+store; :func:`report` only reports.
+"""
+
+from __future__ import annotations
+
+from . import engine
+from .examples import PROBLEMS
+from .output import results_dir
+from .robustness import (COMBOS, globalization_report, globalization_tasks, robustness_report,
+                         robustness_tasks)
+from .store import ResultsStore
+from .studies import COMPARED, QUICK_BACKEND_PROBLEMS, backends_report, backends_tasks
+from .tasks import FAMILIES, SOLVERS, task_key
+
+PARTS = ("backends", "globalization", "robustness")
+REPORTS = {"backends": backends_report, "globalization": globalization_report,
+           "robustness": robustness_report}
+#: the store's file in results/
+STORE_NAME = "study_store.csv"
+
+
+def default_store() -> ResultsStore:
+    return ResultsStore(results_dir() / STORE_NAME)
+
+
+def tasks(parts=PARTS, problems=None, quick=False, instances=None, methods=SOLVERS["soddp"],
+          settings=None) -> dict:
+    """The tasks of each part: {part: [task, ...]}.  ``problems``: a subset of the example
+    problems (and families); ``quick``: fewer iterations, backends and instances;
+    ``instances``: random instances per family (default 20, quick 5); ``methods``: ours to run;
+    ``settings``: more solver settings for every task of ours.  ValueError on a wrong name."""
+    out = {}
+    for part in parts:
+        if part not in PARTS:
+            raise ValueError(f"parts: expected some of {', '.join(PARTS)}; got {part!r}")
+    if "backends" in parts:
+        runs_of = ({n: COMPARED if n in QUICK_BACKEND_PROBLEMS else COMPARED[:2]
+                    for n in (problems or PROBLEMS)} if quick else None)
+        out["backends"] = backends_tasks(problems, 150 if quick else 500, runs_of, methods,
+                                         settings)
+    if "globalization" in parts:
+        out["globalization"] = globalization_tasks(problems, 150 if quick else 300, methods,
+                                                   settings)
+    if "robustness" in parts:
+        n = instances if instances is not None else (5 if quick else 20)
+        families = [f for f in (problems or FAMILIES) if f in FAMILIES]
+        out["robustness"] = robustness_tasks(n, families, 300, methods, settings)
+    return out
+
+
+def study(parts=PARTS, problems=None, quick=False, instances=None, methods=SOLVERS["soddp"],
+          settings=None, client=None, store=None, resume=False, log=print):
+    """Build the tasks of ``parts``, run them (``client``: see :func:`engine.connect`; None:
+    in-process) into ``store`` (default ``results/study_store.csv``) and write each part's
+    report from the store; ``resume``: skip the tasks already stored.  Returns
+    {part: report rows}."""
+    store = store or default_store()
+    by_part = tasks(parts, problems, quick, instances, methods, settings)
+    engine.run([t for ts in by_part.values() for t in ts], store, client, resume)
+    records = store.records()
+    out = {}
+    for part, ts in by_part.items():
+        keys = {task_key(t) for t in ts}
+        out[part] = REPORTS[part]([r for r in records if r["key"] in keys], log)
+    return out
+
+
+def report(parts=PARTS, store=None, log=print) -> dict:
+    """Every part's tables and figures from the records in ``store`` alone (no solving);
+    parts without records are skipped.  Returns {part: report rows}."""
+    store = store or default_store()
+    records = store.records()
+    out = {}
+    for part in parts:
+        mine = [r for r in records if r["part"] == part]
+        if mine:
+            out[part] = REPORTS[part](mine, log)
+        else:
+            log(f"{part}: no records in {store.path}")
+    return out
+
+
+__all__ = ["study", "report", "tasks", "PARTS", "COMBOS", "default_store"]

@@ -1,0 +1,165 @@
+"""The study engine: tasks, the results store, resuming, a worker killed mid-study on a local
+Dask cluster, the report from the store alone, and bad input on the command line."""
+
+import math
+import os
+import signal
+
+import pytest
+
+from problems import engine, parts
+from problems.cli import main
+from problems.store import ResultsStore
+from problems.tasks import run_task, task, task_key
+
+#: the numbers a task must reproduce exactly wherever it runs
+NUMBERS = ("status", "converged", "iterations", "cost", "grad_norms", "costs", "nv",
+           "exact_iterations")
+
+
+def _tasks(families=("pendulum", "ur3"), instances=3, methods=("ddp", "ilqr")):
+    return [task(part="robustness", problem=f, seed=s, method=m, max_iter=60)
+            for f in families for s in range(instances) for m in methods]
+
+
+def _same_numbers(a, b):
+    for k in NUMBERS:
+        x, y = a[k], b[k]
+        assert x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y)), (k, x, y)
+
+
+def test_a_task_is_validated_and_named_by_its_description():
+    t = task(part="robustness", problem="ur3", seed=4, method="ilqr")
+    assert t["globalization"] == "safeguarded" and t["settings"] == {}
+    assert task_key(t) == task_key(dict(t)) and len(task_key(t)) == 16
+    assert task_key(t) != task_key(task(part="robustness", problem="ur3", seed=5, method="ilqr"))
+    for bad, name in ((dict(problem="ur5"), "problem"), (dict(method="newton"), "method"),
+                      (dict(settings={"tol": -1}), "tol"), (dict(settings={"foo": 1}), "foo"),
+                      (dict(seed=-1), "seed"), (dict(shooting="double"), "shooting"),
+                      (dict(settings={"method": "ddp"}), "method"), (dict(speed=2), "speed")):
+        with pytest.raises(ValueError, match=name):
+            task(**{**dict(part="robustness", problem="ur3", seed=0, method="ddp"), **bad})
+
+
+def test_a_task_gives_the_same_numbers_twice_and_records_where_it_ran():
+    t = task(part="robustness", problem="double_pendulum", seed=2, method="ddp", max_iter=40)
+    a, b = run_task(t), run_task(t)
+    _same_numbers(a, b)
+    assert a["key"] == task_key(t) and a["versions"]["numba"] and a["host"] and a["pid"]
+    assert a["time_s"] > 0 and a["t_derivatives"] > 0 and len(a["grad_norms"]) == a["iterations"] + 1
+
+
+def test_a_solver_failure_is_a_record_not_an_exception(monkeypatch):
+    t = task(part="robustness", problem="pendulum", seed=0, method="ddp", max_iter=2)
+    r = run_task(t)
+    assert r["status"] == "max-iterations" and not r["converged"] and r["iterations"] == 2
+
+    def broken(t):
+        raise RuntimeError("no such robot")
+
+    monkeypatch.setattr("problems.tasks.build_problem", broken)
+    r = run_task(t)
+    assert r["status"] == "error: RuntimeError: no such robot" and r["iterations"] is None
+
+
+def test_the_store_reads_back_bit_for_bit_and_drops_a_line_cut_short(tmp_path):
+    store = ResultsStore(tmp_path / "s.csv")
+    records = [run_task(t) for t in _tasks(("pendulum",), 2, ("ddp",))]
+    for r in records:
+        store.append(dict(r, worker="w"))
+    back = store.records()
+    assert [r["key"] for r in back] == [r["key"] for r in records]
+    for a, b in zip(records, back):
+        _same_numbers(a, b)
+        assert a["settings"] == b["settings"] and a["seed"] == b["seed"]
+    with open(store.path, "a") as f:  # a power cut in the middle of a record
+        f.write(records[0]["key"] + ",robustness,pendu")
+    again = ResultsStore(store.path)
+    assert [r["key"] for r in again.records()] == [r["key"] for r in records]
+    assert again.drop([records[0]["key"]]) == 1 and len(again.records()) == 1
+
+
+def test_an_interrupted_study_resumes_without_duplicates_or_gaps(tmp_path):
+    tasks = _tasks(("pendulum",), 3)
+    store = ResultsStore(tmp_path / "s.csv")
+    seen = []
+
+    def interrupt(record):
+        seen.append(record)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        engine.run(tasks, store, on_record=interrupt, progress=False)
+    assert len(store.records()) == 2
+    ran, _ = engine.run(tasks, store, resume=True, progress=False)
+    keys = [r["key"] for r in store.records()]
+    assert ran == len(tasks) - 2
+    assert sorted(keys) == sorted(task_key(t) for t in tasks)  # no duplicates, no gaps
+    ran, _ = engine.run(tasks, store, resume=True, progress=False)
+    assert ran == 0 and len(store.records()) == len(tasks)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_study_loses_nothing_and_changes_no_number(tmp_path):
+    tasks = (_tasks(("hyq",), 2, ("ddp", "ilqr")) + _tasks(("ur3", "double_pendulum"), 3))
+    client = engine.connect(workers=2)
+    killed = {}
+    try:
+        pids = client.run(os.getpid)
+
+        def kill_a_busy_worker(record):
+            if killed:
+                return
+            busy = [w for w, keys in client.processing().items() if keys and w in pids]
+            if busy:  # a worker with a task running (and maybe more queued)
+                killed.update(worker=busy[0], pid=pids[busy[0]],
+                              lost=set(client.processing()[busy[0]]))
+                os.kill(pids[busy[0]], signal.SIGKILL)
+
+        store = ResultsStore(tmp_path / "s.csv")
+        engine.run(tasks, store, client, on_record=kill_a_busy_worker, progress=False)
+    finally:
+        engine.close(client)
+    assert killed, "no worker was busy when the first records arrived"
+    records = store.records()
+    keys = [r["key"] for r in records]
+    assert sorted(keys) == sorted(task_key(t) for t in tasks)  # each task exactly once
+    lost = {k.removeprefix("soddp-task-") for k in killed["lost"]}
+    assert lost and lost <= set(keys)
+    assert all(r["status"] != engine.WORKER_DIED for r in records)
+    assert not [r for r in records if r["key"] in lost and r["pid"] == killed["pid"]]
+    serial = {r["key"]: r for r in (run_task(t) for t in tasks)}  # in this process
+    for r in records:
+        _same_numbers(r, serial[r["key"]])
+
+
+def test_report_from_the_store_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr("problems.output.RESULTS", tmp_path)
+    store = ResultsStore(tmp_path / "s.csv")
+    parts.study(["robustness"], ["pendulum"], instances=2, store=store, log=lambda *a: None)
+    first = (tmp_path / "robustness.csv").read_text()
+    (tmp_path / "robustness.csv").unlink()
+    assert main(["report", "--store", str(store.path), "--parts", "robustness"]) == 0
+    assert (tmp_path / "robustness.csv").read_text() == first
+    assert (tmp_path / "robustness.png").is_file()
+
+
+@pytest.mark.parametrize("argv,expected", [
+    (["study", "--problems", "ur5"], "invalid choice"),
+    (["study", "--methods", "newton"], "invalid choice"),
+    (["study", "--set", "foo=1", "--workers", "1"], "foo: not a solver setting"),
+    (["study", "--set", "tol=-1", "--workers", "1"], "tol"),
+    (["study", "--workers", "0"], "workers"),
+    (["study", "--scheduler", "tcp://127.0.0.1:9"], "no Dask scheduler answers"),
+    (["report", "--store", "/nonexistent/store.csv"], "no store"),
+])
+def test_bad_input_is_one_line_and_exit_2_before_any_work(argv, expected, capsys, tmp_path,
+                                                          monkeypatch):
+    monkeypatch.setattr("problems.output.RESULTS", tmp_path)
+    with pytest.raises(SystemExit) as e:
+        raise SystemExit(main(argv))
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert expected in err and len(err.splitlines()) == 1, err
+    assert not list(tmp_path.iterdir())  # nothing ran, nothing written
