@@ -3,9 +3,9 @@ existing cluster; each finished task's record goes to the results store at once.
 
 * :func:`connect` gives a Dask ``Client``: ``scheduler`` connects to a running cluster
   (``dask-scheduler`` plus ``dask-worker``, dask-jobqueue on SLURM, Kubernetes); ``workers`` = N
-  starts a ``LocalCluster`` of N worker processes with one thread each (and one numba / BLAS
-  thread each, so that workers do not fight over cores); N = 1 means no cluster (in-process, for
-  debugging).
+  starts a ``LocalCluster`` of N worker processes with one thread each (and each task on one
+  numba thread, so that workers do not fight over cores); N = 1 means no cluster (in-process,
+  for debugging).
 * :func:`run` submits the tasks not yet in the store (largest robots first, so that the long
   tasks do not straggle at the end), appends each record as it arrives and shows a progress bar.
 
@@ -32,9 +32,6 @@ from .tasks import blank_record, run_task, task_key
 RETRIES = 3
 #: tasks a worker holds per thread (one running, the next ready: no idle gap between tasks)
 WORKER_SATURATION = 2.0
-#: the environment of local workers: one thread for numba, OpenMP and BLAS
-THREAD_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-              "MKL_NUM_THREADS": "1"}
 #: the status of a task whose workers died RETRIES times (resume runs it again)
 WORKER_DIED = "worker died"
 #: rough relative cost of a task's problem (priority: the long ones first)
@@ -45,19 +42,13 @@ class SchedulerUnreachable(ConnectionError):
     """``--scheduler``: no Dask scheduler answers at the address."""
 
 
-def _dask_config():
-    return {"distributed.scheduler.allowed-failures": RETRIES,
-            "distributed.scheduler.worker-saturation": WORKER_SATURATION}
-
-
 def connect(workers: int | None = None, scheduler: str | None = None, timeout: float = 10.0):
     """A ``distributed.Client`` for the study, or None to run in-process.
 
     ``scheduler``: the address of a running scheduler ("tcp://host:8786"); SchedulerUnreachable
     if none answers within ``timeout`` seconds.  Otherwise a local cluster of ``workers``
     processes (default: the number of cores); ``workers`` = 1 gives None."""
-    import dask
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if scheduler:
         try:
@@ -68,12 +59,22 @@ def connect(workers: int | None = None, scheduler: str | None = None, timeout: f
     workers = os.cpu_count() if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers: expected a positive number; got {workers}")
-    if workers == 1:
-        return None
-    with dask.config.set(_dask_config()):
+    return None if workers == 1 else local_cluster(workers)
+
+
+def local_cluster(workers: int):
+    """A client of a new ``LocalCluster``: ``workers`` processes, one thread each, retries
+    capped at :data:`RETRIES`, no dashboard.  (Each task runs its kernels on one numba thread,
+    :func:`execute`; the solver already uses one BLAS thread.  Setting NUMBA_NUM_THREADS in the
+    workers' environment does not work: the nanny sets it after numba is imported, and numba
+    refuses the change at its next compilation.)"""
+    import dask
+    from distributed import Client, LocalCluster
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES,
+                          "distributed.scheduler.worker-saturation": WORKER_SATURATION}):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, env=THREAD_ENV,
-                               silence_logs=logging.ERROR)
+                               dashboard_address=None, silence_logs=logging.ERROR)
         return Client(cluster)
 
 

@@ -20,7 +20,7 @@ from ddp.globalization import GLOBALIZATIONS
 from .examples import PROBLEMS
 from .output import pyplot, save_figure, write_table
 from .reference import crocoddyl_solvers
-from .tasks import FAMILIES, SOLVERS, task
+from .tasks import FAMILIES, SOLVERS, reportable, task
 
 #: the cold start is studied on these problems (multiple shooting's gaps matter there)
 COLD_PROBLEMS = ("ur3", "pendubot")
@@ -51,8 +51,9 @@ def globalization_tasks(names=None, max_iter=300, methods=SOLVERS["soddp"], sett
 
 
 def _display(record):
-    """A record as a table row: Crocoddyl's globalization column names Crocoddyl."""
-    row = dict(record)
+    """A record as a table row: Crocoddyl's globalization column names Crocoddyl; no cost (an
+    error, a dead worker) is NaN."""
+    row = dict(record, cost=np.nan if record["cost"] is None else record["cost"])
     if record["solver"] == "crocoddyl":
         row["globalization"] = f"Crocoddyl {record['versions'].get('crocoddyl', '')}".strip()
     return row
@@ -65,11 +66,20 @@ GLOB_COLUMNS = [("problem", "problem"), ("nv", "nv"), ("shooting", "shooting"),
                 ("tail", "last g_k+1 / g_k")]
 
 
+def _order(row):
+    """Table order: problem, ours before Crocoddyl, start, shooting, method, globalization."""
+    methods = SOLVERS["soddp"] + SOLVERS["crocoddyl"]
+    return (list(PROBLEMS).index(row["problem"]), row["solver"] == "crocoddyl",
+            row["start"] != "quasi-static", row["shooting"] != "single",
+            methods.index(row["method"]),
+            GLOBALIZATIONS.index(row["globalization"]) if row["solver"] == "soddp" else 0)
+
+
 def globalization_report(records, log=print):
     """The globalization table (``results/globalization.{csv,md}``) and its cost-per-iteration
     figure from the records of globalization tasks; returns the rows."""
-    rows = [_display(r) for r in records if r["part"] == "globalization"
-            and r.get("iterations") is not None]
+    rows = sorted((_display(r) for r in reportable(records) if r["part"] == "globalization"),
+                  key=_order)
     names = [n for n in PROBLEMS if any(r["problem"] == n for r in rows)]
     cold = [n for n in COLD_PROBLEMS if _find(rows, problem=n, start="cold")]
     for n in names:

@@ -18,7 +18,7 @@ import ddp
 from .examples import PROBLEMS, get
 from .output import pyplot, results_dir, save_figure, write_table
 from .reference import crocoddyl_solvers
-from .tasks import SOLVERS, run_task, task
+from .tasks import SOLVERS, reportable, run_task, task
 
 #: problems on which ``soddp study --quick`` also runs the CasADi and finite-difference backends
 QUICK_BACKEND_PROBLEMS = ("pendulum", "double_pendulum", "ur3")
@@ -189,7 +189,10 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, croc
             P = get(name)
             log(f"{name}: {P.info['task']}; {P!r}; {t['method'].upper()} with the "
                 f"{t['backend']} backend")
-        rows += compare_rows([run_task(t, verbose=show_first and k == 0)])
+        records = reportable([run_task(t, verbose=show_first and k == 0)])
+        if not records:
+            continue
+        rows += compare_rows(records)
         r = rows[-1]
         log(f"  {r['run']:26s} {r['status']:18s} {r.get('iterations', 0):4d} it  cost "
             f"{r.get('cost', np.nan):.9g}  {r.get('total_s', np.nan):7.2f} s")
@@ -236,7 +239,7 @@ def backends_report(records, log=print):
     """The study table (``results/study.{csv,md}``), one convergence figure per problem
     (``compare_PROBLEM.png``) and the summary figure from the records of backends tasks;
     returns the rows."""
-    records = [r for r in records if r["part"] == "backends"]
+    records = reportable(r for r in records if r["part"] == "backends")
     names = [n for n in PROBLEMS if any(r["problem"] == n for r in records)]
     all_rows, figures = [], []
     for n in names:
@@ -282,8 +285,10 @@ def _plot_study(rows, names):
     for k, (label, _, _) in enumerate(COMPARED):
         found = {r["problem"]: r for r in rows if r["run"] == label}
         sel = [found.get(n, dict(iterations=np.nan, total_s=np.nan)) for n in names]
-        a1.bar(x + (k - 1.5) * width, [r["iterations"] for r in sel], width, label=label)
-        a2.bar(x + (k - 1.5) * width, [r["total_s"] for r in sel], width, label=label)
+        a1.bar(x + (k - 1.5) * width, [r.get("iterations", np.nan) for r in sel], width,
+               label=label)
+        a2.bar(x + (k - 1.5) * width, [r.get("total_s", np.nan) for r in sel], width,
+               label=label)
     a1.set_ylabel("iterations to convergence")
     a2.set_ylabel("wall time [s]")
     a2.set_yscale("log")

@@ -64,6 +64,10 @@ WHERE_FIELDS = ("host", "pid", "worker", "versions", "started", "finished")
 _DEFAULTS = dict(seed=None, solver="soddp", backend="analytical", globalization="safeguarded",
                  shooting="single", start="quasi-static", max_iter=300, settings={})
 
+#: the status of a task that cannot run here (Crocoddyl not configured, or the problem not
+#: writable in Crocoddyl): reports leave it out
+UNAVAILABLE = "unavailable"
+
 #: the software whose versions a record carries
 _PACKAGES = ("soddp", "numpy", "numba", "pin", "casadi", "dask", "distributed")
 
@@ -167,6 +171,11 @@ def initial_guess(t: dict, P):
     return None, None
 
 
+def reportable(records) -> list:
+    """The records a report shows: all but the tasks that could not run here."""
+    return [r for r in records if not r["status"].startswith(UNAVAILABLE)]
+
+
 def tail_ratio(grad_norms) -> float:
     """The last ratio of successive gradient norms (small: a quadratic tail; about constant over
     the last iterations: linear)."""
@@ -240,8 +249,10 @@ def _solve(t, verbose):
 
 def _solve_crocoddyl(t, P, xs, us, setup):
     if crocoddyl_solvers.python() is None:
-        return dict(nv=P.nv, status="unavailable: SODDP_CROCODDYL_PYTHON is not set",
+        return dict(nv=P.nv, status=f"{UNAVAILABLE}: SODDP_CROCODDYL_PYTHON is not set",
                     converged=False)
+    if crocoddyl_solvers.spec(P, us, xs=xs) is None:
+        return dict(nv=P.nv, status=f"{UNAVAILABLE}: not writable in Crocoddyl", converged=False)
     label = f"Crocoddyl {t['method'].upper()}"
     out = crocoddyl_solvers.solve(P, us, max_iter=t["max_iter"], log=lambda *a: None, xs=xs,
                                   solvers=(label,))

@@ -7,7 +7,8 @@
 * :mod:`.derivatives`: first- and second-order derivatives beside Pinocchio (fo, so, fdso);
 * :mod:`.scaling`: IDSVA-SO against N and the FDSVA-SO crossover (scaling, crossover);
 * :mod:`.backends`: the CasADi AD baseline and the accuracy study (casadi, accuracy);
-* :mod:`.solver`: ms per iteration of our DDP and iLQR by phase, beside Crocoddyl (solver).
+* :mod:`.solver`: ms per iteration of our DDP and iLQR by phase, beside Crocoddyl (solver);
+* :mod:`.dask_scaling`: the study engine on 1 and 2 Dask workers (dask).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import backends, derivatives, scaling, solver
+from . import backends, dask_scaling, derivatives, scaling, solver
 
 ROBOTS = derivatives.ROBOTS
 
@@ -52,6 +53,8 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
                                              o.codegen_timeout, o.codegen, o.log)),
     "solver": ("ms per iteration of our DDP and iLQR by phase, beside Crocoddyl "
                "(results/solver_speed)", lambda o: solver.run_solver_speed(log=o.log)),
+    "dask": ("the study engine on 1 and 2 Dask workers: speed-up, scheduling overhead, scale "
+             "estimate (results/dask_scaling)", lambda o: dask_scaling.run_dask_scaling(o.log)),
 }
 
 
