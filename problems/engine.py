@@ -32,6 +32,19 @@ from .tasks import blank_record, run_task, task_key
 RETRIES = 3
 #: tasks a worker holds per thread (one running, the next ready: no idle gap between tasks)
 WORKER_SATURATION = 2.0
+#: Dask settings of a local cluster (for a cluster of your own, put them in the Dask config of
+#: the scheduler and the workers, e.g. as DASK_DISTRIBUTED__... environment variables):
+#: * retries after a worker died, and tasks held per worker;
+#: * no statistical profiler in the workers: it samples the running task every 10 ms and cost
+#:   10% of the solve time on 40 UR3 and HyQ tasks;
+#: * one OpenMP / BLAS thread per worker (Dask's default), and glibc's malloc left alone: Dask's default MALLOC_TRIM_THRESHOLD_=65536 for the workers made
+#:   the solves 20% slower (the solver allocates arrays of a few hundred kB per iteration, which
+#:   a fixed threshold sends to mmap and back every time).
+WORKER_CONFIG = {"distributed.scheduler.allowed-failures": RETRIES,
+                 "distributed.scheduler.worker-saturation": WORKER_SATURATION,
+                 "distributed.worker.profile.enabled": False,
+                 "distributed.nanny.pre-spawn-environ": {
+                     "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}}
 #: the status of a task whose workers died RETRIES times (resume runs it again)
 WORKER_DIED = "worker died"
 #: rough relative cost of a task's problem (priority: the long ones first)
@@ -63,16 +76,15 @@ def connect(workers: int | None = None, scheduler: str | None = None, timeout: f
 
 
 def local_cluster(workers: int):
-    """A client of a new ``LocalCluster``: ``workers`` processes, one thread each, retries
-    capped at :data:`RETRIES`, no dashboard.  (Each task runs its kernels on one numba thread,
+    """A client of a new ``LocalCluster``: ``workers`` processes, one thread each, configured
+    by :data:`WORKER_CONFIG`, no dashboard.  (Each task runs its kernels on one numba thread,
     :func:`execute`; the solver already uses one BLAS thread.  Setting NUMBA_NUM_THREADS in the
     workers' environment does not work: the nanny sets it after numba is imported, and numba
     refuses the change at its next compilation.)"""
     import dask
     from distributed import Client, LocalCluster
 
-    with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES,
-                          "distributed.scheduler.worker-saturation": WORKER_SATURATION}):
+    with dask.config.set(WORKER_CONFIG):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.ERROR)
         return Client(cluster)

@@ -20,7 +20,7 @@ from ddp.globalization import GLOBALIZATIONS
 from .examples import PROBLEMS
 from .output import pyplot, save_figure, write_table
 from .reference import crocoddyl_solvers
-from .tasks import FAMILIES, SOLVERS, reportable, task
+from .tasks import FAMILIES, SOLVERS, provenance, reportable, task
 
 #: the cold start is studied on these problems (multiple shooting's gaps matter there)
 COLD_PROBLEMS = ("ur3", "pendubot")
@@ -89,8 +89,9 @@ def globalization_report(records, log=print):
             if r["problem"] == n:
                 r["same_optimum"] = abs(r["cost"] - best) / max(abs(best), 1e-300)
     max_iter = max((r["max_iter"] for r in rows), default=0)
+    notes = _glob_notes(rows, names, cold, max_iter) + [provenance(rows)]
     write_table(rows, "globalization", "Globalization strategies and multiple shooting",
-                GLOB_COLUMNS, _glob_notes(rows, names, cold, max_iter), log)
+                GLOB_COLUMNS, notes, log)
     log(f"wrote {_plot_costs(rows, names)}")
     return rows
 
@@ -210,7 +211,8 @@ def robustness_report(records, log=print):
              "single shooting from the quasi-static controls; converged: gradient norm below "
              f"1e-6 within {max_iter} iterations; medians and IQR over the converged instances",
              "optima differ: final costs differ by more than 1e-6 relative; 'lower' counts the "
-             "instances where DDP's / iLQR's optimum is lower, and where they are the same"]
+             "instances where DDP's / iLQR's optimum is lower, and where they are the same",
+             provenance(records)]
     write_table(rows, "robustness", "DDP versus iLQR over random instances", ROBUST_COLUMNS,
                 notes, log)
     log(f"wrote {_plot_robustness(records, families, combos)}")

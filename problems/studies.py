@@ -18,7 +18,7 @@ import ddp
 from .examples import PROBLEMS, get
 from .output import pyplot, results_dir, save_figure, write_table
 from .reference import crocoddyl_solvers
-from .tasks import SOLVERS, reportable, run_task, task
+from .tasks import SOLVERS, provenance, reportable, run_task, task
 
 #: problems on which ``soddp study --quick`` also runs the CasADi and finite-difference backends
 QUICK_BACKEND_PROBLEMS = ("pendulum", "double_pendulum", "ur3")
@@ -251,7 +251,7 @@ def backends_report(records, log=print):
         figures.append(_plot_convergence(_curves(rows), f"compare_{n}.png",
                                          f"{n}: {P.info['task']}"))
     max_iter = max((r["max_iter"] for r in records if r["solver"] == "soddp"), default=0)
-    notes = _compare_notes() + [f"max_iter = {max_iter}"]
+    notes = _compare_notes() + [f"max_iter = {max_iter}", provenance(records)]
     partial = [n for n in names if len({r["run"] for r in all_rows if r["problem"] == n})
                < len(COMPARED)]
     if partial:

@@ -176,6 +176,20 @@ def reportable(records) -> list:
     return [r for r in records if not r["status"].startswith(UNAVAILABLE)]
 
 
+def provenance(records) -> str:
+    """Where and with what the records were computed (a note under every report)."""
+    procs = {(r["host"], r["pid"]) for r in records if r["pid"] is not None}
+    hosts = sorted({h for h, _ in procs})
+    workers = {r["worker"] for r in records if r["worker"]}
+    v = next((r["versions"] for r in records if r["versions"]), {})
+    soft = ", ".join(f"{k} {v[k]}" for k in ("soddp", "numba", "pin", "casadi", "dask") if v.get(k))
+    mode = ("in one process" if workers <= {"in-process"} else
+            f"on Dask, {len(procs)} worker processes (several tasks ran at once: times are "
+            "measured beside other tasks)")
+    return (f"{len(records)} task records from the study store, run {mode} on "
+            f"{', '.join(hosts)}; {soft}")
+
+
 def tail_ratio(grad_norms) -> float:
     """The last ratio of successive gradient norms (small: a quadratic tail; about constant over
     the last iterations: linear)."""
