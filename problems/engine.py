@@ -2,7 +2,7 @@
 existing cluster; each finished task's record goes to the results store at once.
 
 * :func:`connect` gives a Dask ``Client``: ``scheduler`` connects to a running cluster
-  (``dask-scheduler`` plus ``dask-worker``, dask-jobqueue on SLURM, Kubernetes); ``workers`` = N
+  (``dask scheduler`` plus ``dask worker``, dask-jobqueue on SLURM, Kubernetes); ``workers`` = N
   starts a ``LocalCluster`` of N worker processes with one thread each (and each task on one
   numba thread, so that workers do not fight over cores); N = 1 means no cluster (in-process,
   for debugging).
@@ -37,9 +37,10 @@ WORKER_SATURATION = 2.0
 #: * retries after a worker died, and tasks held per worker;
 #: * no statistical profiler in the workers: it samples the running task every 10 ms and cost
 #:   10% of the solve time on 40 UR3 and HyQ tasks;
-#: * one OpenMP / BLAS thread per worker (Dask's default), and glibc's malloc left alone: Dask's default MALLOC_TRIM_THRESHOLD_=65536 for the workers made
-#:   the solves 20% slower (the solver allocates arrays of a few hundred kB per iteration, which
-#:   a fixed threshold sends to mmap and back every time).
+#: * one OpenMP / BLAS thread per worker (as Dask's default) and glibc's malloc left alone:
+#:   Dask's default MALLOC_TRIM_THRESHOLD_=65536 made the solves 20% slower (the solver
+#:   allocates arrays of a few hundred kB per iteration; with a fixed threshold glibc maps and
+#:   unmaps them every time).
 WORKER_CONFIG = {"distributed.scheduler.allowed-failures": RETRIES,
                  "distributed.scheduler.worker-saturation": WORKER_SATURATION,
                  "distributed.worker.profile.enabled": False,
