@@ -58,6 +58,8 @@ def tasks(parts=PARTS, problems=None, quick=False, instances=None, methods=SOLVE
                                                    settings)
     if "robustness" in parts:
         n = instances if instances is not None else (5 if quick else 20)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"instances: expected a positive integer; got {n!r}")
         families = [f for f in (problems or FAMILIES) if f in FAMILIES]
         out["robustness"] = robustness_tasks(n, families, 300, methods, settings)
     return out
@@ -76,7 +78,11 @@ def study(parts=PARTS, problems=None, quick=False, instances=None, methods=SOLVE
     out = {}
     for part, ts in by_part.items():
         keys = {task_key(t) for t in ts}
-        out[part] = REPORTS[part]([r for r in records if r["key"] in keys], log)
+        mine = [r for r in records if r["key"] in keys]
+        if mine:
+            out[part] = REPORTS[part](mine, log)
+        else:
+            log(f"{part}: no tasks for these problems")
     return out
 
 

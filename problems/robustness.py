@@ -170,7 +170,8 @@ def robustness_tasks(instances=20, families=None, max_iter=300, methods=SOLVERS[
     the :data:`COMBOS` whose method is in ``methods``, single shooting, quasi-static start."""
     return [task(part="robustness", problem=f, seed=s, method=m, globalization=g,
                  max_iter=max_iter, settings=settings or {})
-            for f in (families or FAMILIES) for s in range(instances) for m, g in COMBOS
+            for f in (FAMILIES if families is None else families) for s in range(instances)
+            for m, g in COMBOS
             if m in methods]
 
 

@@ -49,6 +49,15 @@ def test_a_task_is_validated_and_named_by_its_description():
             task(**{**dict(part="robustness", problem="ur3", seed=0, method="ddp"), **bad})
 
 
+def test_the_parts_build_only_the_tasks_asked_for():
+    by_part = parts.tasks(["robustness", "globalization"], ["pendubot", "ur3"], instances=3)
+    assert {t["problem"] for t in by_part["robustness"]} == {"ur3"}  # pendubot: no family
+    assert len(by_part["robustness"]) == 3 * len(parts.COMBOS)
+    assert parts.tasks(["robustness"], ["pendubot"])["robustness"] == []
+    only_ddp = parts.tasks(["globalization"], ["pendulum"], methods=("ddp",))["globalization"]
+    assert {t["method"] for t in only_ddp if t["solver"] == "soddp"} == {"ddp"}
+
+
 def test_a_task_gives_the_same_numbers_twice_and_records_where_it_ran():
     t = task(part="robustness", problem="double_pendulum", seed=2, method="ddp", max_iter=40)
     a, b = run_task(t), run_task(t)
@@ -159,6 +168,7 @@ def test_report_from_the_store_alone(tmp_path, monkeypatch):
     (["study", "--set", "foo=1", "--workers", "1"], "foo: not a solver setting"),
     (["study", "--set", "tol=-1", "--workers", "1"], "tol"),
     (["study", "--workers", "0"], "workers"),
+    (["study", "--instances", "0", "--workers", "1"], "instances"),
     (["study", "--scheduler", "tcp://127.0.0.1:9"], "no Dask scheduler answers"),
     (["report", "--store", "/nonexistent/store.csv"], "no store"),
 ])
