@@ -1,10 +1,13 @@
 """The study engine: tasks, the results store, resuming, a worker killed mid-study on a local
 Dask cluster, the report from the store alone, and bad input on the command line."""
 
+import json
+import math
 import os
 import signal
+import subprocess
+import sys
 
-import numpy as np
 import pytest
 
 from problems import engine, parts
@@ -22,18 +25,24 @@ def _tasks(families=("pendulum", "ur3"), instances=3, methods=("ddp", "ilqr")):
             for f in families for s in range(instances) for m in methods]
 
 
-def _same_numbers(a, b, rtol=0.0):
-    """Equal statuses and counts; floats equal (or within ``rtol``: a process that has called a
-    kernel with other array layouts first may run another numba specialization of it, whose
-    fastmath reductions round differently in the last bit)."""
+def _same_numbers(a, b):
     for k in NUMBERS:
         x, y = a[k], b[k]
-        if isinstance(x, (float, list)):
-            x, y = (np.atleast_1d(np.asarray(z, dtype=float)) for z in (x, y))
-            assert x.shape == y.shape, (k, x, y)
-            assert np.allclose(x, y, rtol=rtol, atol=0, equal_nan=True), (k, x, y)
-        else:
-            assert x == y, (k, x, y)
+        assert x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y)), (k, x, y)
+
+
+def _serial_run_in_a_fresh_process(tasks, folder):
+    """The tasks run in order in a new Python process; its records by key.  (Not in the test
+    process: after other tests have called a kernel with other array layouts, numba's dispatcher
+    may reuse that specialization, whose fastmath reductions round differently in the last bit,
+    and a last-bit difference grows to 1e-3 in the gradient norms of the last iterations.)"""
+    (folder / "tasks.json").write_text(json.dumps(tasks))
+    code = ("import json, sys\nfrom problems import engine\nfrom problems.store import "
+            "ResultsStore\nengine.run(json.load(open(sys.argv[1])), ResultsStore(sys.argv[2]), "
+            "progress=False)\n")
+    subprocess.run([sys.executable, "-c", code, str(folder / "tasks.json"),
+                    str(folder / "serial.csv")], check=True, timeout=600)
+    return {r["key"]: r for r in ResultsStore(folder / "serial.csv").records()}
 
 
 def test_a_task_is_validated_and_named_by_its_description():
@@ -146,9 +155,9 @@ def test_a_worker_killed_mid_study_loses_nothing_and_changes_no_number(tmp_path)
     assert lost and lost <= set(keys)
     assert all(r["status"] != engine.WORKER_DIED for r in records)
     assert not [r for r in records if r["key"] in lost and r["pid"] == killed["pid"]]
-    serial = {r["key"]: r for r in (run_task(t) for t in tasks)}  # in this process
+    serial = _serial_run_in_a_fresh_process(tasks, tmp_path)
     for r in records:
-        _same_numbers(r, serial[r["key"]], rtol=1e-12)
+        _same_numbers(r, serial[r["key"]])
 
 
 def test_report_from_the_store_alone(tmp_path, monkeypatch):
