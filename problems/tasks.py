@@ -72,9 +72,9 @@ UNAVAILABLE = "unavailable"
 _PACKAGES = ("soddp", "numpy", "numba", "pin", "casadi", "dask", "distributed")
 
 
-def instance(family: str, seed: int):
-    """The random instance ``seed`` of a problem family (seed 0 of every family is random too;
-    the example problem itself is :func:`problems.get`)."""
+def instance(family: str, seed: int, backend: str = "analytical"):
+    """The random instance ``seed`` of a problem family with the dynamics ``backend`` (seed 0 of
+    every family is random too; the example problem itself is :func:`problems.get`)."""
     rng = np.random.default_rng([seed, 7919])
     if family in ("pendulum", "double_pendulum"):
         x0 = get(family).x0.copy()
@@ -82,13 +82,14 @@ def instance(family: str, seed: int):
         spread = 1.0 if n == 1 else 0.5
         x0[:n] += rng.uniform(-spread, spread, n)
         x0[n:] = rng.uniform(-spread, spread, n)
-        return get(family, x0=x0)
+        return get(family, backend=backend, x0=x0)
     if family == "ur3":
-        return get("ur3", target=UR3_TARGET_POSITION + rng.uniform(-0.1, 0.1, 3))
+        return get("ur3", backend=backend,
+                   target=UR3_TARGET_POSITION + rng.uniform(-0.1, 0.1, 3))
     if family == "hyq":
-        return get("hyq", angle=float(rng.uniform(-0.5, 0.5)))
+        return get("hyq", backend=backend, angle=float(rng.uniform(-0.5, 0.5)))
     if family == "atlas":
-        return get("atlas", angle=float(rng.uniform(-0.3, 0.3)))
+        return get("atlas", backend=backend, angle=float(rng.uniform(-0.3, 0.3)))
     raise ValueError(f"family: expected one of {', '.join(FAMILIES)}; got {family!r}")
 
 
@@ -159,7 +160,7 @@ def _json_number(x):
 def build_problem(t: dict):
     """The ShootingProblem of a task (its example problem or its random instance)."""
     if t["seed"] is not None:
-        return instance(t["problem"], int(t["seed"]))
+        return instance(t["problem"], int(t["seed"]), t["backend"])
     return get(t["problem"], backend=t["backend"])
 
 

@@ -13,7 +13,7 @@ import pytest
 from problems import engine, parts
 from problems.cli import main
 from problems.store import ResultsStore
-from problems.tasks import run_task, task, task_key
+from problems.tasks import build_problem, run_task, task, task_key
 
 #: the numbers a task must reproduce exactly wherever it runs
 NUMBERS = ("status", "converged", "iterations", "cost", "grad_norms", "costs", "nv",
@@ -65,6 +65,13 @@ def test_the_parts_build_only_the_tasks_asked_for():
     assert parts.tasks(["robustness"], ["pendubot"])["robustness"] == []
     only_ddp = parts.tasks(["globalization"], ["pendulum"], methods=("ddp",))["globalization"]
     assert {t["method"] for t in only_ddp if t["solver"] == "soddp"} == {"ddp"}
+
+
+def test_a_random_instance_takes_the_backend_of_its_task():
+    t = task(part="robustness", problem="ur3", seed=3, method="ddp", backend="casadi")
+    P, Q = build_problem(t), build_problem(dict(t, backend="analytical"))
+    assert type(P.dynamics).__name__ == "CasadiDynamics"
+    assert type(Q.dynamics).__name__ == "AnalyticalDynamics" and (P.x0 == Q.x0).all()
 
 
 def test_a_task_gives_the_same_numbers_twice_and_records_where_it_ran():
