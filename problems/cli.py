@@ -82,17 +82,17 @@ def _store(args):
 
 def _study(args):
     try:  # every task is built and checked before any work starts
-        parts.tasks(args.parts, args.problems, args.quick, args.instances, args.methods,
-                    dict(args.set))
+        by_part = parts.tasks(args.parts, args.problems, args.quick, args.instances,
+                              args.methods, dict(args.set))
         client = engine.connect(args.workers, args.scheduler)
     except (ValueError, engine.SchedulerUnreachable) as e:
         print(f"soddp study: error: {e}", file=sys.stderr)
         return 2
+    store = _store(args)
     try:
-        parts.study(args.parts, args.problems, args.quick, args.instances, args.methods,
-                    dict(args.set), client, _store(args), args.resume)
+        parts.study(by_part, client, store, args.resume)
     except KeyboardInterrupt:
-        print(f"\ninterrupted: the finished tasks are in {_store(args).path}; "
+        print(f"\ninterrupted: the finished tasks are in {store.path}; "
               "run the same command with --resume to continue", file=sys.stderr)
         return 130
     finally:

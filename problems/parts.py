@@ -11,9 +11,9 @@ globalization  every globalization, single and multiple shooting,     ``globaliz
 robustness     random instances of five families, DDP and iLQR        ``robustness.*``
 =============  =====================================================  ========================
 
-:func:`study` builds every task first (so that a wrong name fails before any work), runs them
-with :mod:`problems.engine` into the results store (:mod:`problems.store`), then reports from the
-store; :func:`report` only reports.
+:func:`tasks` builds every task first (so that a wrong name fails before any work),
+:func:`study` runs them with :mod:`problems.engine` into the results store
+(:mod:`problems.store`), then reports from the store; :func:`report` only reports.
 """
 
 from __future__ import annotations
@@ -65,14 +65,12 @@ def tasks(parts=PARTS, problems=None, quick=False, instances=None, methods=SOLVE
     return out
 
 
-def study(parts=PARTS, problems=None, quick=False, instances=None, methods=SOLVERS["soddp"],
-          settings=None, client=None, store=None, resume=False, log=print):
-    """Build the tasks of ``parts``, run them (``client``: see :func:`engine.connect`; None:
-    in-process) into ``store`` (default ``results/study_store.csv``) and write each part's
-    report from the store; ``resume``: skip the tasks already stored.  Returns
-    {part: report rows}."""
+def study(by_part: dict, client=None, store=None, resume=False, log=print) -> dict:
+    """Run the tasks of :func:`tasks` ({part: [task, ...]}; ``client``: see
+    :func:`engine.connect`, None: in-process) into ``store`` (default
+    ``results/study_store.csv``) and write each part's report from the store; ``resume``: skip
+    the tasks already stored.  Returns {part: report rows}."""
     store = store or default_store()
-    by_part = tasks(parts, problems, quick, instances, methods, settings)
     engine.run([t for ts in by_part.values() for t in ts], store, client, resume)
     records = store.records()
     out = {}

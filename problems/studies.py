@@ -28,20 +28,20 @@ COMPARED = (("DDP, analytical", "ddp", "analytical"), ("iLQR, analytical", "ilqr
             ("DDP, CasADi AD", "ddp", "casadi"), ("DDP, finite differences", "ddp", "finite-diff"))
 
 
+def _describe(name, P, method, backend, settings=None):
+    """The line that introduces a solve: the problem, its task, the method and the backend."""
+    extra = "".join(f", {k} {v}" for k, v in (settings or {}).items())
+    return f"{name}: {P.info['task']}; {P!r}; {method.upper()} with the {backend} backend{extra}"
+
+
 def run_one(name, method="ddp", backend="analytical", max_iter=200, verbose=True, log=print,
-            warm_up=False, settings=None, **options):
-    """Solve one example problem; returns (problem, Solution, wall time in s).  ``warm_up``:
-    first run one iteration untimed (loads compiled kernels, builds CasADi functions), so that
-    the timed solve measures iterations only.  ``settings``: more solver settings by name;
-    ``options``: options of the problem."""
+            settings=None, **options):
+    """Solve one example problem; returns (problem, Solution, wall time in s).  ``settings``:
+    more solver settings by name; ``options``: options of the problem."""
     P = get(name, backend=backend, **options)
     settings = dict(settings or {})
     if verbose:
-        extra = "".join(f", {k} {v}" for k, v in settings.items())
-        log(f"{name}: {P.info['task']}; {P!r}; {method.upper()} with the {backend} backend"
-            f"{extra}")
-    if warm_up:
-        ddp.solve(P, method, max_iter=1, **settings)
+        log(_describe(name, P, method, backend, settings))
     t0 = time.perf_counter()
     sol = ddp.solve(P, method, max_iter=max_iter, verbose=verbose, **settings)
     return P, sol, time.perf_counter() - t0
@@ -183,21 +183,18 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, croc
     if crocoddyl and crocoddyl_solvers.python():
         tasks += [task(part="backends", problem=name, solver="crocoddyl", method=m,
                        max_iter=max_iter) for m in SOLVERS["crocoddyl"]]
-    rows = []
+    if show_first:
+        log(_describe(name, get(name), tasks[0]["method"], tasks[0]["backend"]))
+    records = []
     for k, t in enumerate(tasks):
-        if show_first and k == 0:
-            P = get(name)
-            log(f"{name}: {P.info['task']}; {P!r}; {t['method'].upper()} with the "
-                f"{t['backend']} backend")
-        records = reportable([run_task(t, verbose=show_first and k == 0)])
-        if not records:
+        record = run_task(t, verbose=show_first and k == 0)
+        if not reportable([record]):  # Crocoddyl cannot write this problem
             continue
-        rows += compare_rows(records)
-        r = rows[-1]
+        records.append(record)
+        r = compare_rows([record])[0]
         log(f"  {r['run']:26s} {r['status']:18s} {r.get('iterations', 0):4d} it  cost "
             f"{r.get('cost', np.nan):.9g}  {r.get('total_s', np.nan):7.2f} s")
-    _mark_same_optimum([r for r in rows if r.get("cost") is not None], rows[0].get("cost", np.nan))
-    return rows
+    return compare_rows(records)
 
 
 def _mark_same_optimum(rows, reference_cost):
@@ -244,8 +241,8 @@ def backends_report(records, log=print):
     all_rows, figures = [], []
     for n in names:
         rows = compare_rows([r for r in records if r["problem"] == n])
-        rows.sort(key=lambda r: [lab for lab, _, _ in COMPARED].index(r["run"])
-                  if r["run"] in [lab for lab, _, _ in COMPARED] else len(COMPARED))
+        order = {label: k for k, (label, _, _) in enumerate(COMPARED)}
+        rows.sort(key=lambda r: order.get(r["run"], len(COMPARED)))
         all_rows += rows
         P = get(n)
         figures.append(_plot_convergence(_curves(rows), f"compare_{n}.png",

@@ -34,7 +34,7 @@ from importlib import metadata
 import numpy as np
 
 import ddp
-from ddp.globalization import GLOBALIZATIONS
+from ddp.settings import METHODS
 
 from .examples import BACKENDS, PROBLEMS, UR3_TARGET_POSITION, get
 from .reference import crocoddyl_solvers
@@ -49,9 +49,8 @@ FAMILIES = {
 }
 
 PARTS = ("backends", "globalization", "robustness")
-SOLVERS = {"soddp": ("ddp", "ilqr"), "crocoddyl": ("fddp", "ddp")}
+SOLVERS = {"soddp": METHODS, "crocoddyl": ("fddp", "ddp")}
 STARTS = ("quasi-static", "cold")
-SHOOTINGS = ("single", "multiple")
 
 #: the description fields, in order (the store's first columns)
 TASK_FIELDS = ("part", "problem", "seed", "solver", "method", "backend", "globalization",
@@ -119,8 +118,6 @@ def check_task(t: dict) -> None:
     _expect("part", t["part"], PARTS)
     _expect("solver", t["solver"], tuple(SOLVERS))
     _expect("method", t["method"], SOLVERS[t["solver"]])
-    if not isinstance(t["max_iter"], (int, np.integer)) or isinstance(t["max_iter"], bool):
-        raise ValueError(f"max_iter: expected a non-negative integer; got {t['max_iter']!r}")
     if t["seed"] is None:
         _expect("problem", t["problem"], tuple(PROBLEMS))
     else:
@@ -130,14 +127,13 @@ def check_task(t: dict) -> None:
             raise ValueError(f"seed: expected None or a non-negative integer; got {t['seed']!r}")
     _expect("backend", t["backend"], BACKENDS)
     _expect("start", t["start"], STARTS)
-    _expect("shooting", t["shooting"], SHOOTINGS)
-    _expect("globalization", t["globalization"], GLOBALIZATIONS)
     if t["solver"] == "crocoddyl" and (t["backend"] != "analytical" or t["settings"]):
         raise ValueError("settings: Crocoddyl tasks take no backend or solver settings")
     reserved = {"method", "globalization", "shooting", "max_iter", "verbose"} & set(t["settings"])
     if reserved:
         raise ValueError(f"settings: {sorted(reserved)[0]} is a task field, not an extra setting")
-    settings = ddp.SolverSettings().updated(**t["settings"])  # unknown names: ValueError
+    # unknown settings, and globalization, shooting and max_iter: ddp.SolverSettings checks them
+    settings = ddp.SolverSettings().updated(**t["settings"])
     settings.updated(method=t["method"] if t["solver"] == "soddp" else "ddp",
                      globalization=t["globalization"], shooting=t["shooting"],
                      max_iter=t["max_iter"])
@@ -266,11 +262,11 @@ def _solve_crocoddyl(t, P, xs, us, setup):
     if crocoddyl_solvers.python() is None:
         return dict(nv=P.nv, status=f"{UNAVAILABLE}: SODDP_CROCODDYL_PYTHON is not set",
                     converged=False)
-    if crocoddyl_solvers.spec(P, us, xs=xs) is None:
-        return dict(nv=P.nv, status=f"{UNAVAILABLE}: not writable in Crocoddyl", converged=False)
     label = f"Crocoddyl {t['method'].upper()}"
-    out = crocoddyl_solvers.solve(P, us, max_iter=t["max_iter"], log=lambda *a: None, xs=xs,
-                                  solvers=(label,))
+    s = crocoddyl_solvers.spec(P, us, t["max_iter"], xs=xs, solvers=(label,))
+    if s is None:
+        return dict(nv=P.nv, status=f"{UNAVAILABLE}: not writable in Crocoddyl", converged=False)
+    out = crocoddyl_solvers.run(s, log=lambda *a: None)
     if label not in out:
         return dict(nv=P.nv, status="error: Crocoddyl could not build or solve it",
                     converged=False)

@@ -170,7 +170,8 @@ def test_a_worker_killed_mid_study_loses_nothing_and_changes_no_number(tmp_path)
 def test_report_from_the_store_alone(tmp_path, monkeypatch):
     monkeypatch.setattr("problems.output.RESULTS", tmp_path)
     store = ResultsStore(tmp_path / "s.csv")
-    parts.study(["robustness"], ["pendulum"], instances=2, store=store, log=lambda *a: None)
+    parts.study(parts.tasks(["robustness"], ["pendulum"], instances=2), store=store,
+                log=lambda *a: None)
     first = (tmp_path / "robustness.csv").read_text()
     (tmp_path / "robustness.csv").unlink()
     assert main(["report", "--store", str(store.path), "--parts", "robustness"]) == 0

@@ -53,10 +53,13 @@ def _gaps(records):
     return np.array(gaps)
 
 
-def _measure(label, tasks, workers, folder: Path, log):
-    store = ResultsStore(folder / f"{label}.csv")
+def _measure(tasks, workers, in_process, folder: Path, log):
+    """One run of ``tasks`` into a fresh store: in this process, or on a new local cluster of
+    ``workers`` processes; returns (table row, records)."""
+    label = "in-process" if in_process else "local cluster"
+    store = ResultsStore(folder / f"{label}-{workers}.csv")
     t0 = time.perf_counter()
-    client = None if label == "in-process" else engine.local_cluster(workers)
+    client = None if in_process else engine.local_cluster(workers)
     start = time.perf_counter() - t0
     try:
         _, wall = engine.run(tasks, store, client, label=label)
@@ -105,11 +108,11 @@ def run_dask_scaling(log=print):
     with tempfile.TemporaryDirectory() as d:
         numba.set_num_threads(1)  # the in-process baseline: one worker, one thread
         try:
-            rows.append(_measure("in-process", tasks, 1, Path(d), log)[0])
+            rows.append(_measure(tasks, 1, True, Path(d), log)[0])
         finally:
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-        rows.append(_measure("local cluster", tasks, 1, Path(d), log)[0])
-        rows.append(_measure("local cluster", tasks, 2, Path(d), log)[0])
+        rows.append(_measure(tasks, 1, False, Path(d), log)[0])
+        rows.append(_measure(tasks, 2, False, Path(d), log)[0])
     base = {r["workers"]: r["wall_s"] for r in rows if r["run"] == "local cluster"}
     for r in rows:
         r["speedup"] = rows[0]["wall_s"] / r["wall_s"]

@@ -92,9 +92,15 @@ def solve(problem, us=None, max_iter=200, repeats=3, log=print, xs=None, solvers
     ``solvers`` asked for) with iterations, cost, converged, total_s (the best of ``repeats``
     timed solves), costs (per iteration) and version; {} when not configured or not writable in
     Crocoddyl."""
+    s = spec(problem, us, max_iter, repeats, xs, solvers) if python() else None
+    return {} if s is None else run(s, log)
+
+
+def run(s: dict, log=print) -> dict:
+    """Solve the problem of a :func:`spec` in Crocoddyl's Python (as :func:`solve`); {} when not
+    configured or when the run fails."""
     py = python()
-    s = spec(problem, us, max_iter, repeats, xs, solvers) if py else None
-    if s is None:
+    if py is None:
         return {}
     with tempfile.TemporaryDirectory() as d:
         inp, out = Path(d) / "spec.json", Path(d) / "out.json"
