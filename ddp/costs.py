@@ -220,7 +220,7 @@ def configuration_difference(model, q_ref, q, dq):
         t = int(a.jtype[i])
         sq = slice(int(a.iq[i]), int(a.iq[i] + a.nqj[i]))
         sv = slice(int(a.iv[i]), int(a.iv[i] + a.nvj[i]))
-        if t in (_kin.REV, _kin.PRI):
+        if t in (_kin.REV, _kin.PRI, _kin.HEL):
             parts.append(q[sq] + dq[sv] - q_ref[sq])
         else:
             rel = cs.mtimes([lie.inverse(t, lie.element(t, cs.DM(q_ref[sq]))),

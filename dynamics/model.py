@@ -8,7 +8,9 @@ field              shape               meaning
 =================  ==================  ==========================================================
 ``parent``         (njoints,)          parent joint index, -1 for the universe (joint 0)
 ``jtype``          (njoints,)          joint type code (see :mod:`dynamics.kernels.kinematics`)
-``axis``           (njoints, 3)        unit axis of revolute / prismatic joints
+``axis``           (njoints, 3)        unit axis of revolute / prismatic / helical joints
+``pitch``          (njoints,)          pitch h of helical joints (translation h q along the axis
+                                       for a rotation q), 0 for the others
 ``iq``, ``nqj``    (njoints,)          first index and size of the joint in q
 ``iv``, ``nvj``    (njoints,)          first index and size of the joint in v
 ``place_R/p``      (njoints, 3, 3/3)   joint placement in the parent joint frame
@@ -48,10 +50,15 @@ _SUPPORTED = {
     "JointModelSpherical": (_kin.SPH, None),
     "JointModelFreeFlyer": (_kin.FF, None),
     "JointModelPlanar": (_kin.PLA, None),
+    "JointModelHX": (_kin.HEL, (1.0, 0.0, 0.0)),
+    "JointModelHY": (_kin.HEL, (0.0, 1.0, 0.0)),
+    "JointModelHZ": (_kin.HEL, (0.0, 0.0, 1.0)),
+    "JointModelHelicalUnaligned": (_kin.HEL, None),
 }
 
 _TYPE_NAMES = {_kin.REV: "revolute", _kin.RUB: "revolute-unbounded", _kin.PRI: "prismatic",
-               _kin.SPH: "spherical", _kin.FF: "free-flyer", _kin.PLA: "planar"}
+               _kin.SPH: "spherical", _kin.FF: "free-flyer", _kin.PLA: "planar",
+               _kin.HEL: "helical"}
 
 #: joint types whose configuration holds unit-norm blocks: code -> list of (offset, size)
 UNIT_BLOCKS = {_kin.RUB: [(0, 2)], _kin.SPH: [(0, 4)], _kin.FF: [(3, 4)], _kin.PLA: [(2, 2)]}
@@ -137,6 +144,7 @@ class RobotModel:
         com = np.zeros((nj, 3))
         Icom = np.zeros((nj, 3, 3))
         S_local = np.zeros((nv, 6))
+        pitch = np.zeros(nj)
         dof_parent = np.full(nv, -1, dtype=np.int64)
         for i in range(1, nj):
             jm = pm.joints[i]
@@ -145,15 +153,17 @@ class RobotModel:
                 raise ValueError(
                     f"joint {pm.names[i]!r} (index {i}) has Pinocchio type {short}, which is not "
                     f"supported; supported joint types: revolute (any axis, bounded or unbounded), "
-                    f"prismatic (any axis), spherical (quaternion), free-flyer, planar"
+                    f"prismatic (any axis), helical (any axis, any pitch), spherical (quaternion), "
+                    f"free-flyer, planar"
                 )
             code, fixed_axis = _SUPPORTED[short]
             S = _joint_motion_subspace(jm)
             jtype[i] = code
             parent[i] = pm.parents[i]
             iq[i], nqj[i], iv[i], nvj[i] = jm.idx_q, jm.nq, jm.idx_v, jm.nv
-            if code in (_kin.REV, _kin.RUB):
+            if code in (_kin.REV, _kin.RUB, _kin.HEL):
                 axis[i] = S[3:, 0] if fixed_axis is None else fixed_axis
+                pitch[i] = float(S[:3, 0] @ axis[i]) if code == _kin.HEL else 0.0
             elif code == _kin.PRI:
                 axis[i] = S[:3, 0] if fixed_axis is None else fixed_axis
             S_local[jm.idx_v:jm.idx_v + jm.nv] = S.T
@@ -175,7 +185,7 @@ class RobotModel:
             raise ValueError("pin_model: joints must be ordered with parents before children")
         gravity = np.array(pm.gravity.vector, dtype=float)
         return KernelModel(parent, jtype, axis, iq, nqj, iv, nvj, place_R, place_p, mass, com,
-                           Icom, S_local, dof_parent, gravity)
+                           Icom, S_local, dof_parent, gravity, pitch)
 
     def _unit_blocks(self):
         """q-indices of the unit-norm blocks (quaternions, cos/sin pairs), padded to 4 with -1,
@@ -230,9 +240,9 @@ class RobotModel:
         a = self.arrays
         for i in range(1, self.njoints):
             t, o = int(a.jtype[i]), int(a.iq[i])
-            if t in (_kin.REV, _kin.PRI):
+            if t in (_kin.REV, _kin.PRI, _kin.HEL):
                 l, h = lo[o], hi[o]
-                bound = np.pi if t == _kin.REV else 1.0
+                bound = 1.0 if t == _kin.PRI else np.pi
                 if not (np.isfinite(l) and np.isfinite(h) and abs(l) < 1e10 and abs(h) < 1e10):
                     l, h = -bound, bound
                 q[o] = rng.uniform(l, h)

@@ -94,7 +94,8 @@ def pendulum(length: float = 1.0, mass: float = 1.0) -> RobotModel:
 
 # ---------------------------------------------------------------------------- random trees
 JOINT_TYPES = ("revolute", "revolute_unaligned", "revolute_unbounded", "prismatic",
-               "prismatic_unaligned", "spherical", "planar", "free_flyer")
+               "prismatic_unaligned", "helical", "helical_unaligned", "spherical", "planar",
+               "free_flyer")
 
 
 def _joint_model(kind: str, rng):
@@ -113,6 +114,10 @@ def _joint_model(kind: str, rng):
         return (pin.JointModelPX, pin.JointModelPY, pin.JointModelPZ)[ax]()
     if kind == "prismatic_unaligned":
         return pin.JointModelPrismaticUnaligned(u)
+    if kind == "helical":
+        return (pin.JointModelHX, pin.JointModelHY, pin.JointModelHZ)[ax](rng.uniform(-0.5, 0.5))
+    if kind == "helical_unaligned":
+        return pin.JointModelHelicalUnaligned(u, rng.uniform(-0.5, 0.5))
     if kind == "spherical":
         return pin.JointModelSpherical()
     if kind == "planar":

@@ -29,11 +29,13 @@ def _rodrigues(u, c, s):
     return c * cs.DM.eye(3) + s * skew(u) + (1 - c) * cs.mtimes(u, u.T)
 
 
-def _joint_transform(jtype, axis, qj):
+def _joint_transform(jtype, axis, pitch, qj):
     """(R, p) of X_J(q) for one joint (child frame in the joint's parent-side frame)."""
     zero = cs.SX.zeros(3, 1)
     if jtype == _kin.REV:
         return _rodrigues(axis, cs.cos(qj[0]), cs.sin(qj[0])), zero
+    if jtype == _kin.HEL:
+        return _rodrigues(axis, cs.cos(qj[0]), cs.sin(qj[0])), pitch * qj[0] * cs.DM(axis)
     if jtype == _kin.RUB:
         n = cs.sqrt(qj[0] ** 2 + qj[1] ** 2)
         return _rodrigues(axis, qj[0] / n, qj[1] / n), zero
@@ -150,6 +152,7 @@ class SymbolicTree:
         self.inertia = [_spatial_inertia(a.mass[i], a.com[i], a.Icom[i]) for i in range(self.nj)]
         self.gravity = cs.DM(a.gravity)
         self._axis = a.axis
+        self._pitch = a.pitch
         self._place = [(cs.DM(a.place_R[i]), cs.DM(a.place_p[i])) for i in range(self.nj)]
 
     def placements(self, q, eps, delta, exact: bool = False):
@@ -159,7 +162,7 @@ class SymbolicTree:
         out = [None]
         for i in range(1, self.nj):
             qj = q[self.iq[i]:self.iq[i] + self.nqj[i]]
-            XJ = _joint_transform(self.jtype[i], self._axis[i], qj)
+            XJ = _joint_transform(self.jtype[i], self._axis[i], float(self._pitch[i]), qj)
             sl = slice(self.iv[i], self.iv[i] + self.nvj[i])
             for pert in (eps, delta):
                 if pert is not None:

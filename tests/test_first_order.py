@@ -75,5 +75,5 @@ def test_every_joint_type_is_covered():
     seen = set()
     for n, fb, s in TREES:
         seen.update(robots.random_tree(n, floating_base=fb, seed=s, branching=0.4).joint_types())
-    assert seen == {"revolute", "revolute-unbounded", "prismatic", "spherical", "planar",
+    assert seen == {"revolute", "revolute-unbounded", "prismatic", "helical", "spherical", "planar",
                     "free-flyer"}

@@ -39,7 +39,7 @@ OUTER_DTM, OUTER_AZA = 0, 1
 @njit(cache=True, error_model="numpy")
 def _zero_gravity(m):
     return KernelModel(m.parent, m.jtype, m.axis, m.iq, m.nqj, m.iv, m.nvj, m.place_R, m.place_p,
-                       m.mass, m.com, m.Icom, m.S_local, m.dof_parent, np.zeros(6))
+                       m.mass, m.com, m.Icom, m.S_local, m.dof_parent, np.zeros(6), m.pitch)
 
 
 @njit(cache=True, error_model="numpy")

@@ -12,6 +12,8 @@ code        name  nq  nv  q                 motion subspace S (joint frame, [lin
 3           SPH   4   3   quaternion xyzw   [0; I3]
 4           FF    7   6   xyz, quat xyzw    I6      (local velocity [v_lin, w])
 5           PLA   4   3   x, y, cos, sin    [e_x, e_y, 0; 0, 0, e_z]
+6           HEL   1   1   angle             [h u, u]  (rotation by q about u, translation h q u;
+                                            h is the pitch, ``KernelModel.pitch``)
 ==========  ====  ==  ==  =============================================================
 
 For every type the joint transform satisfies ``X_J(q (+) d) = X_J(q) exp(S d)``, so the Lie
@@ -26,7 +28,7 @@ from numba import njit, prange
 
 from .layout import unpack
 
-REV, RUB, PRI, SPH, FF, PLA = 0, 1, 2, 3, 4, 5
+REV, RUB, PRI, SPH, FF, PLA, HEL = 0, 1, 2, 3, 4, 5, 6
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -62,8 +64,9 @@ def axis_angle_to_rot(u, c, s, R):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def joint_transform(jtype, u, q, iq, R, p):
-    """Rotation R and translation p of the joint transform X_J(q) (child frame in joint frame)."""
+def joint_transform(jtype, u, h, q, iq, R, p):
+    """Rotation R and translation p of the joint transform X_J(q) (child frame in joint frame);
+    ``u`` is the axis and ``h`` the pitch (helical joints only)."""
     if jtype == REV:
         axis_angle_to_rot(u, math.cos(q[iq]), math.sin(q[iq]), R)
         p[0] = 0.0
@@ -81,6 +84,10 @@ def joint_transform(jtype, u, q, iq, R, p):
                 R[r, c] = 0.0
             R[r, r] = 1.0
             p[r] = q[iq] * u[r]
+    elif jtype == HEL:
+        axis_angle_to_rot(u, math.cos(q[iq]), math.sin(q[iq]), R)
+        for r in range(3):
+            p[r] = h * q[iq] * u[r]
     elif jtype == SPH:
         quat_to_rot(q[iq], q[iq + 1], q[iq + 2], q[iq + 3], R)
         p[0] = 0.0
@@ -136,7 +143,7 @@ def forward_kinematics(m, q, oR, op, S0):
         op[0, r] = 0.0
     for i in range(1, m.parent.shape[0]):
         lam = m.parent[i]
-        joint_transform(m.jtype[i], m.axis[i], q, m.iq[i], RJ, pJ)
+        joint_transform(m.jtype[i], m.axis[i], m.pitch[i], q, m.iq[i], RJ, pJ)
         PR = m.place_R[i]
         Pp = m.place_p[i]
         compose_placements(PR, Pp, RJ, pJ, Rl, pl)  # liMi = placement * X_J
@@ -269,7 +276,7 @@ def integrate_point(m, q, v, out):
     tmp = np.empty(3)
     for i in range(1, m.parent.shape[0]):
         t, iq, iv = m.jtype[i], m.iq[i], m.iv[i]
-        if t == REV or t == PRI:
+        if t == REV or t == PRI or t == HEL:
             out[iq] = q[iq] + v[iv]
         elif t == RUB:
             c, s = q[iq], q[iq + 1]
@@ -316,7 +323,7 @@ def difference_point(m, q0, q1, out):
     R = np.empty((3, 3))
     for i in range(1, m.parent.shape[0]):
         t, iq, iv = m.jtype[i], m.iq[i], m.iv[i]
-        if t == REV or t == PRI:
+        if t == REV or t == PRI or t == HEL:
             out[iv] = q1[iq] - q0[iq]
         elif t == RUB:
             c0, s0, c1, s1 = q0[iq], q0[iq + 1], q1[iq], q1[iq + 1]

@@ -4,7 +4,7 @@ inverses; ``unpack`` returns the :class:`KernelModel` namedtuple of views used b
 
 ints   = [nj, nv, parent, jtype, iq, nqj, iv, nvj (nj each), dof_parent (nv)]
 floats = [axis (nj*3), place_R (nj*9), place_p (nj*3), mass (nj), com (nj*3), Icom (nj*9),
-          S_local (nv*6), gravity (6)]
+          S_local (nv*6), gravity (6), pitch (nj)]
 """
 
 from collections import namedtuple
@@ -14,7 +14,8 @@ from numba import njit
 
 KernelModel = namedtuple(
     "KernelModel",
-    "parent jtype axis iq nqj iv nvj place_R place_p mass com Icom S_local dof_parent gravity",
+    "parent jtype axis iq nqj iv nvj place_R place_p mass com Icom S_local dof_parent gravity "
+    "pitch",
 )
 
 
@@ -23,7 +24,7 @@ def pack(m: KernelModel):
     ints = np.concatenate([[nj, nv], m.parent, m.jtype, m.iq, m.nqj, m.iv, m.nvj,
                            m.dof_parent]).astype(np.int64)
     floats = np.concatenate([np.ravel(x) for x in (m.axis, m.place_R, m.place_p, m.mass, m.com,
-                                                   m.Icom, m.S_local, m.gravity)]).astype(float)
+                                                   m.Icom, m.S_local, m.gravity, m.pitch)]).astype(float)
     return np.ascontiguousarray(ints), np.ascontiguousarray(floats)
 
 
@@ -54,5 +55,7 @@ def unpack(ints, floats):
     S_local = floats[f:f + 6 * nv].reshape((nv, 6))
     f += 6 * nv
     gravity = floats[f:f + 6]
+    f += 6
+    pitch = floats[f:f + nj]
     return KernelModel(parent, jtype, axis, iq, nqj, iv, nvj, place_R, place_p, mass, com, Icom,
-                       S_local, dof_parent, gravity)
+                       S_local, dof_parent, gravity, pitch)
