@@ -1,0 +1,670 @@
+"""Geometric linearization of moving-base dynamics (Bos, Traversaro, Pucci, Saccon, J. Geometric
+Mechanics 14(4), 2022), compiled with numba: EIDAmb (Table 4), its derivatives (Tables 5-8) and
+IMMAmb (Table 9).
+
+Everything is in body frames, as in the paper: body i's twist, acceleration and wrenches are
+expressed in its own joint frame, and ``X_i`` = ``^iX_{lambda(i)}`` maps motions of the parent to
+body i (``parent_M_i = placement * X_J(q)``).  6D vectors are [linear; angular] (Pinocchio).  This
+shares no algorithm with IDSVA / FDSVA (ground frame, :mod:`.inverse`, :mod:`.forward`): the two
+are independent references for each other.
+
+How the paper's moving base maps onto a :class:`~dynamics.model.RobotModel`:
+
+* With a free-flyer root (joint 1), the base is body 1, ``H = oM_1``, and the body base twist
+  ``v_0`` is Pinocchio's local velocity ``v[:6]``; the base acceleration ``^0a_{A,0}`` is
+  ``a[:6]`` (the derivative of the body twist, i.e. the intrinsic acceleration in the body
+  frame).  Treated as a joint with S = I6, the free-flyer reproduces Table 4's base lines 5-11:
+  ``v_1 = v_0`` and ``a_1 = ^0X_A a_grav + ^0a_{A,0}``, where ``a_grav = -g``.
+* Without a free-flyer the base is the ground and the same recursions give the fixed-base case.
+* Multi-DoF joints (spherical, planar, free-flyer deeper in the tree) have constant motion
+  subspaces S in their child frame; a local perturbation ``q (+) d`` changes X_i by
+  ``dX_i/dd_k = -(S_k x) X_i``, which is the ``jcalcderiv`` of Table 6 line 2 for every type.
+
+Two simplifications of Table 4 that change no number:
+
+* The base acceleration enters as the initial value of ``a^r`` (lines 6 and 30-31 combined):
+  ``M^c_i ^ia_{A,0} + b^c_i`` is ``b^c_i`` computed with ``a^r_0 + ^0a_{A,0}``.  The composite
+  inertias ``M^c`` and the starred ``b^vp``, ``F`` (used by the paper to separate the base
+  acceleration) are then not needed for the outputs; line 40 is ``b^c_0``.
+* Tables 5-8 are one forward-mode sweep: every column (a derivative direction) is propagated by
+  the same linearized lines 16, 17, 20, 21, 26 and 31; only the seeds differ:
+
+  ==============  ======================  =============================  =====================
+  columns         table                   seed at the joint              what is held fixed
+  ==============  ======================  =============================  =====================
+  0 .. nv-1       6 (and Table 5 without  dv_i = (X_i v_lam) x S_k,      body base twist
+                  its line 1 at the base) da_i = (X_i a_lam) x S_k,
+                                          db_lam += X^T (S_k x* b^c_i)
+  nv .. 2nv-1     7 (base) and 8          dv_i = S_k,                    q
+                                          da_i = v_i x S_k + S_k x v_J
+  2nv .. 2nv+5    5 (free-flyer only)     dv_0 = crm(v_0) e_k (line 1),  inertial base twist
+                                          da_0 = crm(a^r_0) e_k (line 2)
+  ==============  ======================  =============================  =====================
+
+  Table 5 line 1 as printed places the 0(3x3) block top-right; the derivative of
+  ``v_0 = ^0X_A ^Av_{A,0}`` along ``H exp(xi)`` is ``v_0 x xi = crm(v_0) xi``, whose 0 block is
+  bottom-left (``crm(v) = [[w^, v_l^], [0, w^]]``); lines 1 and 2 share that pattern.
+
+IMMAmb (Table 9) is written for joints of any number of DoFs (D_i is nv_i x nv_i); at the base
+(a free-flyer joint, S = I6) it reduces to the paper's lines 15, 20 and 26.  The table's index
+slips are corrected here: line 18 reads ``P_lam[:, i+6:]``, the lower triangle (including the
+block Minv[7:, 1:6]) is the transpose of the upper one, and ``M^A_0`` starts at ``M_0``.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .dense import gemm
+from .forward import small_spd_inverse
+from .kinematics import FF, PLA, SPH, compose_placements, joint_transform
+from .layout import unpack
+
+_JIT = dict(cache=True, error_model="numpy")
+_INLINE = dict(cache=True, error_model="numpy", inline="always")
+
+
+# ---------------------------------------------------------------------------------- small algebra
+@njit(**_INLINE)
+def _to_child(R, p, m, out):
+    """out = X m: a motion of the parent expressed in the child frame (parent_M_child = (R, p))."""
+    wx, wy, wz = m[3], m[4], m[5]
+    lx = m[0] - (p[1] * wz - p[2] * wy)
+    ly = m[1] - (p[2] * wx - p[0] * wz)
+    lz = m[2] - (p[0] * wy - p[1] * wx)
+    out[0] = R[0, 0] * lx + R[1, 0] * ly + R[2, 0] * lz
+    out[1] = R[0, 1] * lx + R[1, 1] * ly + R[2, 1] * lz
+    out[2] = R[0, 2] * lx + R[1, 2] * ly + R[2, 2] * lz
+    out[3] = R[0, 0] * wx + R[1, 0] * wy + R[2, 0] * wz
+    out[4] = R[0, 1] * wx + R[1, 1] * wy + R[2, 1] * wz
+    out[5] = R[0, 2] * wx + R[1, 2] * wy + R[2, 2] * wz
+
+
+@njit(**_INLINE)
+def _to_parent_add(R, p, f, scale, out):
+    """out += scale X^T f: a wrench of the child expressed in the parent frame."""
+    fx = R[0, 0] * f[0] + R[0, 1] * f[1] + R[0, 2] * f[2]
+    fy = R[1, 0] * f[0] + R[1, 1] * f[1] + R[1, 2] * f[2]
+    fz = R[2, 0] * f[0] + R[2, 1] * f[1] + R[2, 2] * f[2]
+    nx = R[0, 0] * f[3] + R[0, 1] * f[4] + R[0, 2] * f[5] + p[1] * fz - p[2] * fy
+    ny = R[1, 0] * f[3] + R[1, 1] * f[4] + R[1, 2] * f[5] + p[2] * fx - p[0] * fz
+    nz = R[2, 0] * f[3] + R[2, 1] * f[4] + R[2, 2] * f[5] + p[0] * fy - p[1] * fx
+    out[0] += scale * fx
+    out[1] += scale * fy
+    out[2] += scale * fz
+    out[3] += scale * nx
+    out[4] += scale * ny
+    out[5] += scale * nz
+
+
+@njit(**_INLINE)
+def _mcross(v, u, out):
+    """out = v x u (motion cross product)."""
+    vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
+    ux, uy, uz, ax, ay, az = u[0], u[1], u[2], u[3], u[4], u[5]
+    out[0] = wy * uz - wz * uy + vy * az - vz * ay
+    out[1] = wz * ux - wx * uz + vz * ax - vx * az
+    out[2] = wx * uy - wy * ux + vx * ay - vy * ax
+    out[3] = wy * az - wz * ay
+    out[4] = wz * ax - wx * az
+    out[5] = wx * ay - wy * ax
+
+
+@njit(**_INLINE)
+def _mcross_add(v, u, out):
+    """out += v x u."""
+    vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
+    ux, uy, uz, ax, ay, az = u[0], u[1], u[2], u[3], u[4], u[5]
+    out[0] += wy * uz - wz * uy + vy * az - vz * ay
+    out[1] += wz * ux - wx * uz + vz * ax - vx * az
+    out[2] += wx * uy - wy * ux + vx * ay - vy * ax
+    out[3] += wy * az - wz * ay
+    out[4] += wz * ax - wx * az
+    out[5] += wx * ay - wy * ax
+
+
+@njit(**_INLINE)
+def _fcross_add(v, f, out):
+    """out += v x* f (motion x force)."""
+    vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
+    fx, fy, fz, nx, ny, nz = f[0], f[1], f[2], f[3], f[4], f[5]
+    out[0] += wy * fz - wz * fy
+    out[1] += wz * fx - wx * fz
+    out[2] += wx * fy - wy * fx
+    out[3] += wy * nz - wz * ny + vy * fz - vz * fy
+    out[4] += wz * nx - wx * nz + vz * fx - vx * fz
+    out[5] += wx * ny - wy * nx + vx * fy - vy * fx
+
+
+@njit(**_INLINE)
+def _inertia_apply(mass, mc, Io, v, out):
+    """out = M v for the body-frame spatial inertia [[m I, -[mc]x], [[mc]x, Io]] (``mc`` the
+    first moment m c, ``Io`` the rotational inertia about the frame origin)."""
+    vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
+    out[0] = mass * vx - (mc[1] * wz - mc[2] * wy)
+    out[1] = mass * vy - (mc[2] * wx - mc[0] * wz)
+    out[2] = mass * vz - (mc[0] * wy - mc[1] * wx)
+    out[3] = mc[1] * vz - mc[2] * vy + Io[0, 0] * wx + Io[0, 1] * wy + Io[0, 2] * wz
+    out[4] = mc[2] * vx - mc[0] * vz + Io[1, 0] * wx + Io[1, 1] * wy + Io[1, 2] * wz
+    out[5] = mc[0] * vy - mc[1] * vx + Io[2, 0] * wx + Io[2, 1] * wy + Io[2, 2] * wz
+
+
+@njit(**_INLINE)
+def _wrench(mass, mc, Io, v, a, mom, out):
+    """out = M a + v x* (M v) (lines 20-21 of Table 4); ``mom`` receives M v."""
+    _inertia_apply(mass, mc, Io, v, mom)
+    _inertia_apply(mass, mc, Io, a, out)
+    _fcross_add(v, mom, out)
+
+
+# ---------------------------------------------------------------------------------- model pieces
+@njit(**_JIT)
+def body_placements(m, q, R, p):
+    """parent_M_i = placement_i X_J(q_i) of every joint i >= 1 (rotation R[i], translation p[i])."""
+    RJ = np.empty((3, 3))
+    pJ = np.empty(3)
+    for i in range(1, m.parent.shape[0]):
+        joint_transform(m.jtype[i], m.axis[i], m.pitch[i], q, m.iq[i], RJ, pJ)
+        compose_placements(m.place_R[i], m.place_p[i], RJ, pJ, R[i], p[i])
+
+
+@njit(**_JIT)
+def body_inertias(m, mc, Io):
+    """First moment m c (nj, 3) and rotational inertia about the joint-frame origin (nj, 3, 3)."""
+    for i in range(1, m.parent.shape[0]):
+        ms = m.mass[i]
+        c = m.com[i]
+        cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
+        for r in range(3):
+            mc[i, r] = ms * c[r]
+            for k in range(3):
+                Io[i, r, k] = m.Icom[i, r, k] - ms * c[r] * c[k]
+            Io[i, r, r] += ms * cc
+
+
+@njit(**_JIT)
+def subtree_ends(m, end):
+    """end[i]: one past the last DoF of joint i's subtree (DoFs of a subtree are contiguous)."""
+    nj = m.parent.shape[0]
+    for i in range(nj):
+        end[i] = m.iv[i] + m.nvj[i] if i > 0 else 0
+    for i in range(nj - 1, 0, -1):
+        lam = m.parent[i]
+        if lam > 0 and end[i] > end[lam]:
+            end[lam] = end[i]
+
+
+@njit(**_JIT)
+def has_moving_base(m):
+    """True if joint 1 is a free-flyer (the paper's moving base)."""
+    return m.parent.shape[0] > 1 and m.jtype[1] == FF
+
+
+# ---------------------------------------------------------------------------------- Table 4
+@njit(**_JIT)
+def eidamb_point(m, q, v, a, tau):
+    """EIDAmb (Table 4): tau = [base wrench (free-flyer root); joint torques] in Pinocchio's
+    order, i.e. ``rnea(q, v, a)``; the base wrench is expressed in the base frame."""
+    nj = m.parent.shape[0]
+    R = np.empty((nj, 3, 3))
+    p = np.empty((nj, 3))
+    mc = np.empty((nj, 3))
+    Io = np.empty((nj, 3, 3))
+    body_placements(m, q, R, p)
+    body_inertias(m, mc, Io)
+    V = np.zeros((nj, 6))
+    A = np.zeros((nj, 6))
+    Bc = np.zeros((nj, 6))
+    mom = np.empty(6)
+    vJ = np.empty(6)
+    for r in range(6):
+        A[0, r] = -m.gravity[r]
+    for i in range(1, nj):
+        lam = m.parent[i]
+        for r in range(6):
+            vJ[r] = 0.0
+        for k in range(m.nvj[i]):
+            d = m.iv[i] + k
+            for r in range(6):
+                vJ[r] += m.S_local[d, r] * v[d]
+                A[i, r] += m.S_local[d, r] * a[d]
+        _to_child(R[i], p[i], V[lam], V[i])
+        for r in range(6):
+            V[i, r] += vJ[r]
+        _to_child(R[i], p[i], A[lam], mom)
+        for r in range(6):
+            A[i, r] += mom[r]
+        _mcross_add(V[i], vJ, A[i])
+        _wrench(m.mass[i], mc[i], Io[i], V[i], A[i], mom, Bc[i])
+    for i in range(nj - 1, 0, -1):
+        for k in range(m.nvj[i]):
+            d = m.iv[i] + k
+            s = 0.0
+            for r in range(6):
+                s += m.S_local[d, r] * Bc[i, r]
+            tau[d] = s
+        lam = m.parent[i]
+        if lam > 0:
+            _to_parent_add(R[i], p[i], Bc[i], 1.0, Bc[lam])
+
+
+# ---------------------------------------------------------------------------------- Tables 5-8
+@njit(**_JIT)
+def eidamb_derivatives_point(m, q, v, a, tau, D):
+    """EIDAmb and its derivatives (Tables 5-8) in one forward-mode sweep (see module docstring).
+
+    tau (nv,): as :func:`eidamb_point`.  D (nv, ncol), overwritten: columns [0, nv) are
+    dtau/dq (local perturbations; for the base the body twist is held fixed, Pinocchio's
+    convention), [nv, 2nv) dtau/dv (Tables 7 and 8), and with a free-flyer root [2nv, 2nv + 6)
+    the left-trivialized dtau/dH with the inertial base twist held fixed (Table 5).
+    """
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    ncol = D.shape[1]
+    nset = 3 if ncol > 2 * nv else 2  # column sets per DoF: q, v (and H for the base DoFs)
+    R = np.empty((nj, 3, 3))
+    p = np.empty((nj, 3))
+    mc = np.empty((nj, 3))
+    Io = np.empty((nj, 3, 3))
+    end = np.empty(nj, dtype=np.int64)
+    body_placements(m, q, R, p)
+    body_inertias(m, mc, Io)
+    subtree_ends(m, end)
+    V = np.zeros((nj, 6))
+    A = np.zeros((nj, 6))
+    Bc = np.zeros((nj, 6))
+    Mom = np.empty((nj, 6))
+    VJ = np.zeros((nj, 6))
+    dV = np.empty((nj, ncol, 6))
+    dA = np.empty((nj, ncol, 6))
+    dB = np.empty((nj, ncol, 6))
+    Xv = np.empty(6)
+    Xa = np.empty(6)
+    t6 = np.empty(6)
+    for r in range(6):
+        A[0, r] = -m.gravity[r]
+    D[:, :] = 0.0
+    # ---------------------------------------------------------------- forward sweep (lines 12-23)
+    for i in range(1, nj):
+        lam = m.parent[i]
+        vJ = VJ[i]
+        for k in range(m.nvj[i]):
+            d = m.iv[i] + k
+            for r in range(6):
+                vJ[r] += m.S_local[d, r] * v[d]
+                A[i, r] += m.S_local[d, r] * a[d]
+        _to_child(R[i], p[i], V[lam], Xv)
+        _to_child(R[i], p[i], A[lam], Xa)
+        for r in range(6):
+            V[i, r] = Xv[r] + vJ[r]
+            A[i, r] += Xa[r]
+        _mcross_add(V[i], vJ, A[i])
+        _wrench(m.mass[i], mc[i], Io[i], V[i], A[i], Mom[i], Bc[i])
+        # inherited columns: the ancestors' DoFs (line 16, 17 linearized)
+        if lam > 0:
+            d = m.iv[lam] + m.nvj[lam] - 1
+            while d >= 0:
+                for s in range(nset if d < 6 else 2):
+                    c = d + s * nv
+                    _to_child(R[i], p[i], dV[lam, c], dV[i, c])
+                    _to_child(R[i], p[i], dA[lam, c], dA[i, c])
+                    _mcross_add(dV[i, c], vJ, dA[i, c])
+                d = m.dof_parent[d]
+        # own columns: the seeds
+        base = i == 1 and nset == 3
+        for k in range(m.nvj[i]):
+            d = m.iv[i] + k
+            S = m.S_local[d]
+            _mcross(Xv, S, dV[i, d])  # Table 6: d(X_i v_lam)/ds_k = (X_i v_lam) x S_k
+            _mcross(Xa, S, dA[i, d])
+            _mcross_add(dV[i, d], vJ, dA[i, d])
+            c = nv + d  # Table 8 (Table 7 at the base): dv_i/dr_k = S_k
+            for r in range(6):
+                dV[i, c, r] = S[r]
+            _mcross(S, vJ, dA[i, c])
+            _mcross_add(V[i], S, dA[i, c])
+            if base:  # Table 5 lines 1-2 (no v x v_J term at the base: v_J is v_0 itself)
+                c = 2 * nv + d
+                _mcross(V[i], S, dV[i, c])
+                _mcross(Xa, S, dA[i, c])
+        # line 21 linearized, for every column of the chain
+        d = m.iv[i] + m.nvj[i] - 1
+        while d >= 0:
+            for s in range(nset if d < 6 else 2):
+                c = d + s * nv
+                _inertia_apply(m.mass[i], mc[i], Io[i], dA[i, c], dB[i, c])
+                _inertia_apply(m.mass[i], mc[i], Io[i], dV[i, c], t6)
+                _fcross_add(dV[i, c], Mom[i], dB[i, c])
+                _fcross_add(V[i], t6, dB[i, c])
+            d = m.dof_parent[d]
+        # the descendants' columns are accumulated in the backward sweep
+        for d in range(m.iv[i] + m.nvj[i], end[i]):
+            for s in range(2):
+                for r in range(6):
+                    dB[i, d + s * nv, r] = 0.0
+    # ---------------------------------------------------------------- backward sweep (lines 24-31)
+    for i in range(nj - 1, 0, -1):
+        lam = m.parent[i]
+        lo, hi = m.iv[i], m.iv[i] + m.nvj[i]
+        for k in range(lo, hi):
+            S = m.S_local[k]
+            s_ = 0.0
+            for r in range(6):
+                s_ += S[r] * Bc[i, r]
+            tau[k] = s_
+        # rows of joint i: chain columns and subtree columns
+        d = hi - 1
+        while d >= 0:
+            for s in range(nset if d < 6 else 2):
+                c = d + s * nv
+                for k in range(lo, hi):
+                    s_ = 0.0
+                    for r in range(6):
+                        s_ += m.S_local[k, r] * dB[i, c, r]
+                    D[k, c] = s_
+            d = m.dof_parent[d]
+        for d in range(hi, end[i]):
+            for s in range(2):
+                c = d + s * nv
+                for k in range(lo, hi):
+                    s_ = 0.0
+                    for r in range(6):
+                        s_ += m.S_local[k, r] * dB[i, c, r]
+                    D[k, c] = s_
+        if lam == 0:
+            continue
+        _to_parent_add(R[i], p[i], Bc[i], 1.0, Bc[lam])
+        d = hi - 1
+        while d >= 0:
+            for s in range(nset if d < 6 else 2):
+                c = d + s * nv
+                _to_parent_add(R[i], p[i], dB[i, c], 1.0, dB[lam, c])
+            d = m.dof_parent[d]
+        for d in range(hi, end[i]):
+            for s in range(2):
+                c = d + s * nv
+                _to_parent_add(R[i], p[i], dB[i, c], 1.0, dB[lam, c])
+        # line 26 linearized in s_i: d(X^T b)/ds_k = X^T (S_k x* b)
+        for k in range(lo, hi):
+            for r in range(6):
+                t6[r] = 0.0
+            _fcross_add(m.S_local[k], Bc[i], t6)
+            _to_parent_add(R[i], p[i], t6, 1.0, dB[lam, k])
+
+
+# ---------------------------------------------------------------------------------- Table 9
+@njit(**_JIT)
+def immamb_point(m, q, Minv):
+    """IMMAmb (Table 9): the inverse mass matrix (nv, nv), for joints of any number of DoFs (the
+    free-flyer base is a 6-DoF joint with S = I6: lines 15, 20 and 26)."""
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    R = np.empty((nj, 3, 3))
+    p = np.empty((nj, 3))
+    mc = np.empty((nj, 3))
+    Io = np.empty((nj, 3, 3))
+    end = np.empty(nj, dtype=np.int64)
+    body_placements(m, q, R, p)
+    body_inertias(m, mc, Io)
+    subtree_ends(m, end)
+    IA = np.zeros((nj, 6, 6))
+    F = np.zeros((nj, 6, nv))
+    P = np.zeros((nj, 6, nv))
+    U = np.empty((nv, 6))
+    Dinv = np.empty((nj, 6, 6))
+    Dm = np.empty((6, 6))
+    Ia = np.empty((6, 6))
+    col = np.empty(6)
+    tmp = np.empty(6)
+    Minv[:, :] = 0.0
+    for i in range(1, nj):  # lines 1-5: M^A_i = M_i
+        ms = m.mass[i]
+        for r in range(3):
+            IA[i, r, r] = ms
+        for c in range(6):
+            for r in range(6):
+                col[r] = 1.0 if r == c else 0.0
+            _inertia_apply(ms, mc[i], Io[i], col, tmp)
+            for r in range(6):
+                IA[i, r, c] = tmp[r]
+    for i in range(nj - 1, 0, -1):  # lines 6-14
+        lam = m.parent[i]
+        lo, ni, e = m.iv[i], m.nvj[i], end[i]
+        for k in range(ni):  # line 7: U = M^A S
+            for r in range(6):
+                s = 0.0
+                for c in range(6):
+                    s += IA[i, r, c] * m.S_local[lo + k, c]
+                U[lo + k, r] = s
+        for k in range(ni):  # line 8: D = S^T U
+            for l in range(ni):
+                s = 0.0
+                for r in range(6):
+                    s += m.S_local[lo + k, r] * U[lo + l, r]
+                Dm[k, l] = s
+        small_spd_inverse(Dm, ni, Dinv[i])
+        for k in range(ni):  # line 9
+            for l in range(ni):
+                Minv[lo + k, lo + l] = Dinv[i, k, l]
+        # line 10: Minv[i, subtree] -= D^-1 S^T F_i[:, subtree]
+        for c in range(lo + ni, e):
+            for l in range(ni):
+                s = 0.0
+                for r in range(6):
+                    s += m.S_local[lo + l, r] * F[i, r, c]
+                tmp[l] = s
+            for k in range(ni):
+                s = 0.0
+                for l in range(ni):
+                    s += Dinv[i, k, l] * tmp[l]
+                Minv[lo + k, c] -= s
+        if lam == 0:
+            continue
+        # line 11: F_lam[:, subtree] += X^T (F_i + U Minv[i, subtree])
+        for c in range(lo, e):
+            for r in range(6):
+                s = F[i, r, c]
+                for k in range(ni):
+                    s += U[lo + k, r] * Minv[lo + k, c]
+                col[r] = s
+            for r in range(6):
+                tmp[r] = 0.0
+            _to_parent_add(R[i], p[i], col, 1.0, tmp)
+            for r in range(6):
+                F[lam, r, c] += tmp[r]
+        # lines 12-13: M^A_lam += X^T (M^A_i - U D^-1 U^T) X
+        for r in range(6):
+            for c in range(6):
+                s = IA[i, r, c]
+                for k in range(ni):
+                    for l in range(ni):
+                        s -= U[lo + k, r] * Dinv[i, k, l] * U[lo + l, c]
+                Ia[r, c] = s
+        _congruence_add(R[i], p[i], Ia, IA[lam])
+    for i in range(1, nj):  # lines 16-19
+        lam = m.parent[i]
+        lo, ni = m.iv[i], m.nvj[i]
+        if lam > 0:
+            for c in range(lo, nv):  # line 17 with X P_lam
+                for r in range(6):
+                    col[r] = P[lam, r, c]
+                _to_child(R[i], p[i], col, tmp)
+                for r in range(6):
+                    P[i, r, c] = tmp[r]  # X P_lam, completed to P_i below
+                for l in range(ni):
+                    s = 0.0
+                    for r in range(6):
+                        s += U[lo + l, r] * tmp[r]
+                    col[l] = s
+                for k in range(ni):
+                    s = 0.0
+                    for l in range(ni):
+                        s += Dinv[i, k, l] * col[l]
+                    Minv[lo + k, c] -= s
+        for c in range(lo, nv):  # line 18: P_i = S Minv[i, i:] + X P_lam[:, i:]
+            for r in range(6):
+                s = P[i, r, c] if lam > 0 else 0.0
+                for k in range(ni):
+                    s += m.S_local[lo + k, r] * Minv[lo + k, c]
+                P[i, r, c] = s
+    for r in range(nv):  # lines 21-25
+        for c in range(r):
+            Minv[r, c] = Minv[c, r]
+
+
+@njit(**_INLINE)
+def _congruence_add(R, p, I, out):
+    """out += X^T I X for X = ^iX_lam of parent_M_i = (R, p): column by column, X e_c then X^T."""
+    Xc = np.empty((6, 6))
+    e = np.zeros(6)
+    for c in range(6):
+        e[c] = 1.0
+        _to_child(R, p, e, Xc[:, c])
+        e[c] = 0.0
+    t = np.empty(6)
+    for c in range(6):
+        for r in range(6):
+            s = 0.0
+            for k in range(6):
+                s += I[r, k] * Xc[k, c]
+            t[r] = s
+        _to_parent_add(R, p, t, 1.0, out[:, c])
+
+
+# ---------------------------------------------------------------------------------- linearization
+@njit(**_JIT)
+def geometric_fd_point(m, q, v, tau, acc, Minv, dacc):
+    """Forward dynamics and its derivatives by the geometric route: Minv = IMMAmb, acc =
+    Minv (tau - EIDAmb(q, v, 0)), dacc = -Minv D with D the EIDAmb derivatives at (q, v, acc)
+    (columns as in :func:`eidamb_derivatives_point`)."""
+    nv = m.S_local.shape[0]
+    immamb_point(m, q, Minv)
+    bias = np.empty(nv)
+    zero = np.zeros(nv)
+    eidamb_point(m, q, v, zero, bias)
+    for r in range(nv):
+        s = 0.0
+        for c in range(nv):
+            s += Minv[r, c] * (tau[c] - bias[c])
+        acc[r] = s
+    D = np.empty(dacc.shape)
+    t = np.empty(nv)
+    eidamb_derivatives_point(m, q, v, acc, t, D)
+    gemm(Minv, D, dacc, -1.0)
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def geometric_fd_batch(ints, floats, Q, V, TAU, ncol):
+    """:func:`geometric_fd_point` at every knot: acc (T, nv), Minv (T, nv, nv), dacc (T, nv,
+    ncol), in parallel over knots."""
+    T = Q.shape[0]
+    nv = ints[1]
+    acc = np.empty((T, nv))
+    Minv = np.empty((T, nv, nv))
+    dacc = np.empty((T, nv, ncol))
+    for t in prange(T):
+        m = unpack(ints, floats)
+        geometric_fd_point(m, Q[t], V[t], TAU[t], acc[t], Minv[t], dacc[t])
+    return acc, Minv, dacc
+
+
+@njit(cache=True, error_model="numpy")
+def geometric_fd_serial(ints, floats, Q, V, TAU, ncol):
+    """:func:`geometric_fd_batch` on one thread."""
+    T = Q.shape[0]
+    nv = ints[1]
+    acc = np.empty((T, nv))
+    Minv = np.empty((T, nv, nv))
+    dacc = np.empty((T, nv, ncol))
+    m = unpack(ints, floats)
+    for t in range(T):
+        geometric_fd_point(m, Q[t], V[t], TAU[t], acc[t], Minv[t], dacc[t])
+    return acc, Minv, dacc
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def eidamb_batch(ints, floats, Q, V, A):
+    """:func:`eidamb_point` at every knot: tau (T, nv)."""
+    T = Q.shape[0]
+    tau = np.empty((T, ints[1]))
+    for t in prange(T):
+        m = unpack(ints, floats)
+        eidamb_point(m, Q[t], V[t], A[t], tau[t])
+    return tau
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def eidamb_derivatives_batch(ints, floats, Q, V, A, ncol):
+    """:func:`eidamb_derivatives_point` at every knot: tau (T, nv), D (T, nv, ncol)."""
+    T = Q.shape[0]
+    nv = ints[1]
+    tau = np.empty((T, nv))
+    D = np.empty((T, nv, ncol))
+    for t in prange(T):
+        m = unpack(ints, floats)
+        eidamb_derivatives_point(m, Q[t], V[t], A[t], tau[t], D[t])
+    return tau, D
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def immamb_batch(ints, floats, Q):
+    """:func:`immamb_point` at every knot: Minv (T, nv, nv)."""
+    T = Q.shape[0]
+    nv = ints[1]
+    Minv = np.empty((T, nv, nv))
+    for t in prange(T):
+        m = unpack(ints, floats)
+        immamb_point(m, Q[t], Minv[t])
+    return Minv
+
+
+@njit(**_JIT)
+def velocity_ad_point(m, v, out):
+    """out (nv, nv) = ad_v on the tangent space of the configuration group, block by joint:
+    crm(v_j) for a free-flyer, [w]x for a spherical joint, the se(2) ad for a planar joint, 0 on
+    vector-space and SO(2) joints.  The local error dq of q = q_ref (+) dq obeys
+    d(dq)/dt = dv - ad_{v_ref} dq to first order."""
+    out[:, :] = 0.0
+    for i in range(1, m.parent.shape[0]):
+        t, o = m.jtype[i], m.iv[i]
+        if t == FF:
+            vx, vy, vz, wx, wy, wz = v[o], v[o + 1], v[o + 2], v[o + 3], v[o + 4], v[o + 5]
+            for b in range(2):  # w^ on both diagonal blocks
+                r0 = o + 3 * b
+                out[r0, r0 + 1] = -wz
+                out[r0, r0 + 2] = wy
+                out[r0 + 1, r0] = wz
+                out[r0 + 1, r0 + 2] = -wx
+                out[r0 + 2, r0] = -wy
+                out[r0 + 2, r0 + 1] = wx
+            out[o, o + 4] = -vz  # v_l^ top-right
+            out[o, o + 5] = vy
+            out[o + 1, o + 3] = vz
+            out[o + 1, o + 5] = -vx
+            out[o + 2, o + 3] = -vy
+            out[o + 2, o + 4] = vx
+        elif t == SPH:
+            wx, wy, wz = v[o], v[o + 1], v[o + 2]
+            out[o, o + 1] = -wz
+            out[o, o + 2] = wy
+            out[o + 1, o] = wz
+            out[o + 1, o + 2] = -wx
+            out[o + 2, o] = -wy
+            out[o + 2, o + 1] = wx
+        elif t == PLA:
+            vx, vy, w = v[o], v[o + 1], v[o + 2]
+            out[o, o + 1] = -w
+            out[o, o + 2] = vy
+            out[o + 1, o] = w
+            out[o + 1, o + 2] = -vx
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def velocity_ad_batch(ints, floats, V):
+    """:func:`velocity_ad_point` at every knot: (T, nv, nv)."""
+    T = V.shape[0]
+    nv = ints[1]
+    out = np.empty((T, nv, nv))
+    for t in prange(T):
+        m = unpack(ints, floats)
+        velocity_ad_point(m, V[t], out[t])
+    return out

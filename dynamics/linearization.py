@@ -1,0 +1,236 @@
+"""Linearization of the dynamics about a state and input: the geometric route of Bos, Traversaro,
+Pucci and Saccon (2022) and the FDSVA route, cross-checking each other.
+
+Public building blocks (the paper's algorithms, :mod:`dynamics.kernels.geometric`):
+
+* :func:`eidamb` (Table 4): extended inverse dynamics, ``[base wrench; joint torques]``;
+* :func:`eidamb_derivatives` (Tables 5-8): its derivatives in q (local perturbations), v, and
+  for a free-flyer root in the base pose with the inertial base twist held fixed;
+* :func:`immamb` (Table 9): the inverse mass matrix.
+
+:func:`linearize` returns the :class:`Linearization` ``d(dx)/dt = A dx + B du`` (continuous time)
+or ``dx+ = A dx + B du`` (one semi-implicit Euler step of ``dt``, as the DDP solver's ``Fx``,
+``Fu``) in the tangent coordinates ``dx = (dq, dv)`` with ``q = q_ref (+) dq``, and ``u = tau``.
+Every function takes one point or a batch with a leading knot axis.
+
+Conventions of the base twist (free-flyer root), ``base_twist=``:
+
+* ``"body"``: the velocity is Pinocchio's, the base twist local (``v_0``, body frame):
+  ``A = [[-ad_v, I], [da/dq, da/dv]]``, ``B = [[0], [M^-1]]``.
+* ``"inertial"``: the base velocity coordinates are the inertial twist ``nu = Ad(H) v_0``
+  (``^Av_{A,0}``, expressed in the world frame); the pose error stays ``H = H_ref exp(xi)``.
+  Then ``d(xi)/dt = ^0X_A d(nu)``, ``d(nu)/dt = Ad(H) (da_0 - crm(a_0) xi)``, and the pose
+  derivative of the accelerations is taken with ``nu`` held fixed (Table 5).  Continuous time
+  only: the solver's discrete step is written in the body twist.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .algorithms import SERIAL_MAX_T, fd_derivatives
+from .inputs import prepare
+from .kernels import geometric as _geo
+from .lie import integrate_second_order
+
+METHODS = ("geometric", "fdsva")
+BASE_TWISTS = ("body", "inertial")
+
+
+@dataclass
+class EIDAmbDerivatives:
+    """:func:`eidamb_derivatives`: tau (nv,), dtau_dq, dtau_dv (nv, nv) in Pinocchio's
+    convention (local perturbations; base columns with the body twist fixed), and dtau_dH (nv, 6),
+    the left-trivialized pose derivative with the inertial base twist fixed (Table 5; None without
+    a free-flyer root).  Batched: a leading T axis."""
+
+    tau: np.ndarray
+    dtau_dq: np.ndarray
+    dtau_dv: np.ndarray
+    dtau_dH: np.ndarray | None
+
+
+@dataclass
+class Linearization:
+    """``A`` (2nv, 2nv) and ``B`` (2nv, nv) (batched: leading T axis) about (q, v, tau), with the
+    forward-dynamics pieces they are built from: ``a`` (nv,), ``da_dq``, ``da_dv``, ``Minv``
+    (nv, nv), and ``da_dH`` (nv, 6) for a free-flyer root (pose derivative at fixed inertial
+    twist).  ``dt`` None for continuous time."""
+
+    A: np.ndarray
+    B: np.ndarray
+    a: np.ndarray
+    da_dq: np.ndarray
+    da_dv: np.ndarray
+    Minv: np.ndarray
+    da_dH: np.ndarray | None
+    dt: float | None
+    method: str
+    base_twist: str
+
+
+def _ncol(model) -> int:
+    return 2 * model.nv + (6 if model.has_free_flyer else 0)
+
+
+def eidamb(model, q, v, a) -> np.ndarray:
+    """EIDAmb (Table 4): ``[base wrench; joint torques]`` = ``rnea(q, v, a)``, (nv,) or (T, nv)."""
+    b = prepare(model, q=q, v=v, a=a)
+    return b.unbatch(_geo.eidamb_batch(*model.kernel_args, b["q"], b["v"], b["a"]))
+
+
+def eidamb_derivatives(model, q, v, a) -> EIDAmbDerivatives:
+    """EIDAmb and its derivatives by Tables 5-8 (see :class:`EIDAmbDerivatives`)."""
+    b = prepare(model, q=q, v=v, a=a)
+    n = model.nv
+    tau, D = _geo.eidamb_derivatives_batch(*model.kernel_args, b["q"], b["v"], b["a"],
+                                           _ncol(model))
+    dH = D[:, :, 2 * n:] if model.has_free_flyer else None
+    out = (tau, D[:, :, :n], D[:, :, n:2 * n]) + ((dH,) if dH is not None else ())
+    out = b.unbatch(out)
+    return EIDAmbDerivatives(*out, None) if dH is None else EIDAmbDerivatives(*out)
+
+
+def immamb(model, q) -> np.ndarray:
+    """IMMAmb (Table 9): M(q)^-1, (nv, nv) or (T, nv, nv)."""
+    b = prepare(model, q=q)
+    return b.unbatch(_geo.immamb_batch(*model.kernel_args, b["q"]))
+
+
+def linearize(model, q, v, tau, dt=None, method: str = "geometric",
+              base_twist: str = "body") -> Linearization:
+    """The linearized dynamics about (q, v, tau) (see the module docstring for A and B).
+
+    ``method``: ``"geometric"`` (EIDAmb derivatives and IMMAmb, the paper's route) or
+    ``"fdsva"`` (the FDSVA kernels).  ``dt``: None for continuous time, else the Jacobians of
+    the semi-implicit Euler step ``v+ = v + dt a``, ``q+ = q (+) dt v+`` (equal to the DDP
+    solver's ``Fx``, ``Fu`` with full actuation).  ``base_twist``: ``"body"`` or
+    ``"inertial"`` (free-flyer root, continuous time only).
+    """
+    if method not in METHODS:
+        raise ValueError(f"method: expected one of {', '.join(map(repr, METHODS))}; got {method!r}")
+    if base_twist not in BASE_TWISTS:
+        raise ValueError(f"base_twist: expected 'body' or 'inertial'; got {base_twist!r}")
+    if dt is not None:
+        if isinstance(dt, bool) or not isinstance(dt, (int, float, np.floating)) \
+                or not (np.isfinite(dt) and dt > 0):
+            raise ValueError(f"dt: expected None (continuous time) or a positive time step; "
+                             f"got {dt!r}")
+        dt = float(dt)
+    if base_twist == "inertial":
+        if not model.has_free_flyer:
+            raise ValueError(f"base_twist: 'inertial' needs a free-flyer root joint; "
+                             f"{model.name} has none")
+        if dt is not None:
+            raise ValueError("dt: the discrete step is written in the body twist; use "
+                             "base_twist='body' with dt, or dt=None")
+    b = prepare(model, q=q, v=v, tau=tau)
+    n, T = model.nv, b.T
+    Q, V, TAU = b["q"], b["v"], b["tau"]
+    if method == "geometric":
+        kernel = _geo.geometric_fd_serial if T <= SERIAL_MAX_T else _geo.geometric_fd_batch
+        a, Minv, dacc = kernel(*model.kernel_args, Q, V, TAU, _ncol(model))
+        da_dq, da_dv = dacc[:, :, :n], dacc[:, :, n:2 * n]
+        da_dH = dacc[:, :, 2 * n:] if model.has_free_flyer else None
+    else:
+        f = fd_derivatives(model, Q, V, TAU)
+        a, da_dq, da_dv, Minv = f.a, f.da_dq, f.da_dv, f.da_dtau
+        da_dH = None
+        if model.has_free_flyer:  # Table 5 = body-fixed pose derivative + D_v crm(v_0)
+            da_dH = da_dq[:, :, :6] + da_dv[:, :, :6] @ _crm(V[:, :6])
+    if dt is None and base_twist == "body":
+        A, B = _continuous_body(model, V, da_dq, da_dv, Minv)
+    elif dt is None:
+        A, B = _continuous_inertial(model, Q, V, a, da_dq, da_dv, da_dH, Minv)
+    else:
+        A, B = _semi_implicit_euler(model, Q, V, dt, a, da_dq, da_dv, Minv)
+    fields = b.unbatch((A, B, a, da_dq, da_dv, Minv))
+    dH = b.unbatch(da_dH) if da_dH is not None else None
+    return Linearization(*fields, dH, dt, method, base_twist)
+
+
+# ---------------------------------------------------------------------------------- assembly
+def _crm(v):
+    """crm(v) (T, 6, 6) for twists v (T, 6) = [lin; ang]: [[w^, v_l^], [0, w^]]."""
+    out = np.zeros((v.shape[0], 6, 6))
+    out[:, :3, :3] = out[:, 3:, 3:] = _hat(v[:, 3:])
+    out[:, :3, 3:] = _hat(v[:, :3])
+    return out
+
+
+def _hat(w):
+    out = np.zeros((w.shape[0], 3, 3))
+    out[:, 0, 1], out[:, 0, 2], out[:, 1, 2] = -w[:, 2], w[:, 1], -w[:, 0]
+    out[:, 1, 0], out[:, 2, 0], out[:, 2, 1] = w[:, 2], -w[:, 1], w[:, 0]
+    return out
+
+
+def _continuous_body(model, V, da_dq, da_dv, Minv):
+    T, n = V.shape
+    A = np.zeros((T, 2 * n, 2 * n))
+    A[:, :n, :n] = -_geo.velocity_ad_batch(*model.kernel_args, V)
+    A[:, :n, n:] = np.eye(n)
+    A[:, n:, :n] = da_dq
+    A[:, n:, n:] = da_dv
+    B = np.zeros((T, 2 * n, n))
+    B[:, n:] = Minv
+    return A, B
+
+
+def _base_adjoint(model, Q):
+    """Ad(H) (T, 6, 6) of the base pose H = oM_1, [lin; ang]: [[R, p^ R], [0, R]]."""
+    a = model.arrays
+    T = Q.shape[0]
+    R = np.empty((T, 3, 3))
+    x, y, z, w = (Q[:, 3 + k] for k in range(4))
+    nrm = np.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / nrm, y / nrm, z / nrm, w / nrm
+    R[:, 0] = np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1)
+    R[:, 1] = np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1)
+    R[:, 2] = np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)
+    PR, pp = a.place_R[1], a.place_p[1]
+    R = PR @ R
+    p = pp + (PR @ Q[:, :3, None])[:, :, 0]
+    Ad = np.zeros((T, 6, 6))
+    Ad[:, :3, :3] = Ad[:, 3:, 3:] = R
+    Ad[:, :3, 3:] = _hat(p) @ R
+    return Ad
+
+
+def _continuous_inertial(model, Q, V, a, da_dq, da_dv, da_dH, Minv):
+    T, n = V.shape
+    Ad = _base_adjoint(model, Q)
+    AdInv = np.linalg.inv(Ad)  # ^0X_A
+    A = np.zeros((T, 2 * n, 2 * n))
+    A[:, :6, n:n + 6] = AdInv
+    A[:, 6:n, :n] = -_geo.velocity_ad_batch(*model.kernel_args, V)[:, 6:, :]
+    A[:, 6:n, n + 6:] = np.eye(n - 6)
+    # acceleration rows in (xi, ds, dnu, dr): the base twist columns go through ^0X_A
+    rows = np.concatenate([da_dH, da_dq[:, :, 6:], da_dv[:, :, :6] @ AdInv, da_dv[:, :, 6:]],
+                          axis=2)
+    rows[:, :6, :6] -= _crm(a[:, :6])
+    A[:, n:n + 6] = Ad @ rows[:, :6]
+    A[:, n + 6:] = rows[:, 6:]
+    B = np.zeros((T, 2 * n, n))
+    B[:, n:n + 6] = Ad @ Minv[:, :6]
+    B[:, n + 6:] = Minv[:, 6:]
+    return A, B
+
+
+def _semi_implicit_euler(model, Q, V, dt, a, da_dq, da_dv, Minv):
+    """Fx, Fu of ``v+ = v + dt a``, ``q+ = q (+) dt v+`` (as :mod:`ddp.integrators`)."""
+    T, n = V.shape
+    e = integrate_second_order(model, Q, dt * (V + dt * a), hessian=False)
+    I = np.eye(n)
+    dv_dv = I + dt * da_dv
+    A = np.empty((T, 2 * n, 2 * n))
+    A[:, :n, :n] = e.Jq + dt * dt * e.Jw @ da_dq
+    A[:, :n, n:] = dt * e.Jw @ dv_dv
+    A[:, n:, :n] = dt * da_dq
+    A[:, n:, n:] = dv_dv
+    B = np.empty((T, 2 * n, n))
+    B[:, :n] = dt * dt * e.Jw @ Minv
+    B[:, n:] = dt * Minv
+    return A, B
