@@ -7,11 +7,11 @@ first and second derivatives of the discrete step on the manifold) -> :class:`Sh
 
 One module per phase: :mod:`.problem` (derivatives, rollouts), :mod:`.backward` (Riccati),
 :mod:`.forward` (line search), :mod:`.globalization` (regularization strategies),
-:mod:`.box_qp`, :mod:`.callbacks` (iteration table),
+:mod:`.box_qp`, :mod:`.callbacks` (iteration table), :mod:`.lqr` (LQR on a linearization),
 :mod:`.solver` (the loop); the compiled kernels are in :mod:`.kernels`.
 """
 
-from . import costs, globalization
+from . import costs, globalization, lqr
 from .backward import Policy
 from .box_qp import BoxQPResult, box_qp
 from .callbacks import Iteration, IterationTable
@@ -22,7 +22,7 @@ from .problem import ShootingProblem
 from .settings import SolverSettings
 from .solver import STATUSES, Solution, solve
 
-__all__ = ["costs", "globalization", "ControlRegularization", "FramePlacement", "FrameTranslation",
+__all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlacement", "FrameTranslation",
            "FrameRotation", "ResidualCost", "CostProgram", "StateRegularization", "Sum",
            "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution",
            "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult"]

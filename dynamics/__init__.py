@@ -1,5 +1,6 @@
 """Rigid-body dynamics and its analytical first- and second-order derivatives as compiled,
-batched kernels (IDSVA, FDSVA, IDSVA-SO, FDSVA-SO).
+batched kernels (IDSVA, FDSVA, IDSVA-SO, FDSVA-SO), and the geometric linearization of
+moving-base dynamics (:mod:`dynamics.linearization`, Bos et al. 2022).
 
 Data flow: :class:`RobotModel` (flat arrays derived once from a Pinocchio model) -> kernels in
 :mod:`dynamics.kernels` (numba, ground-frame formulation) -> the functions below, each taking one
@@ -13,6 +14,8 @@ from .algorithms import (aba, fd_derivatives, fd_second_derivatives, id_derivati
 from .casadi_backend import CasadiDynamics, CodegenLimitError, CodegenLimits
 from .finite_difference import FiniteDifferenceDynamics
 from .lie import IntegrateExpansion
+from .linearization import (EIDAmbDerivatives, Linearization, eidamb, eidamb_derivatives, immamb,
+                            linearize)
 from .model import RobotModel
 from .protocol import AnalyticalDynamics, Dynamics, EuclideanDynamics
 from .results import FDDerivatives, IDDerivatives
@@ -22,5 +25,6 @@ __all__ = [
     "id_second_derivatives", "fd_second_derivatives",
     "fd_derivatives", "IDDerivatives", "FDDerivatives", "Dynamics", "AnalyticalDynamics",
     "EuclideanDynamics", "CasadiDynamics", "CodegenLimits", "CodegenLimitError",
-    "FiniteDifferenceDynamics", "IntegrateExpansion",
+    "FiniteDifferenceDynamics", "IntegrateExpansion", "linearize", "Linearization", "eidamb",
+    "eidamb_derivatives", "EIDAmbDerivatives", "immamb",
 ]

@@ -56,8 +56,8 @@ class EIDAmbDerivatives:
 class Linearization:
     """``A`` (2nv, 2nv) and ``B`` (2nv, nv) (batched: leading T axis) about (q, v, tau), with the
     forward-dynamics pieces they are built from: ``a`` (nv,), ``da_dq``, ``da_dv``, ``Minv``
-    (nv, nv), and ``da_dH`` (nv, 6) for a free-flyer root (pose derivative at fixed inertial
-    twist).  ``dt`` None for continuous time."""
+    (nv, nv), and with ``base_twist="inertial"`` ``da_dH`` (nv, 6), the pose derivative at fixed
+    inertial twist (else None).  ``dt`` None for continuous time."""
 
     A: np.ndarray
     B: np.ndarray
@@ -131,14 +131,15 @@ def linearize(model, q, v, tau, dt=None, method: str = "geometric",
     Q, V, TAU = b["q"], b["v"], b["tau"]
     if method == "geometric":
         kernel = _geo.geometric_fd_serial if T <= SERIAL_MAX_T else _geo.geometric_fd_batch
-        a, Minv, dacc = kernel(*model.kernel_args, Q, V, TAU, _ncol(model))
+        ncol = 2 * n + (6 if base_twist == "inertial" else 0)
+        a, Minv, dacc = kernel(*model.kernel_args, Q, V, TAU, ncol)
         da_dq, da_dv = dacc[:, :, :n], dacc[:, :, n:2 * n]
-        da_dH = dacc[:, :, 2 * n:] if model.has_free_flyer else None
+        da_dH = dacc[:, :, 2 * n:] if base_twist == "inertial" else None
     else:
         f = fd_derivatives(model, Q, V, TAU)
         a, da_dq, da_dv, Minv = f.a, f.da_dq, f.da_dv, f.da_dtau
         da_dH = None
-        if model.has_free_flyer:  # Table 5 = body-fixed pose derivative + D_v crm(v_0)
+        if base_twist == "inertial":  # Table 5 = body-fixed pose derivative + D_v crm(v_0)
             da_dH = da_dq[:, :, :6] + da_dv[:, :, :6] @ _crm(V[:, :6])
     if dt is None and base_twist == "body":
         A, B = _continuous_body(model, V, da_dq, da_dv, Minv)

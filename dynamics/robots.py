@@ -181,6 +181,50 @@ def random_tree(n_bodies: int, joint_types=JOINT_TYPES[:-1], branching: float = 
     return RobotModel.from_pinocchio(pm, pm.name)
 
 
+# ---------------------------------------------------------------------------- geometric linearization
+def bos_validation_tree() -> RobotModel:
+    """A system like the one Bos et al. (2022, Fig. 4) validate on: a moving base (free-flyer)
+    carrying a branched tree of revolute, prismatic and helical joints (the paper gives no
+    dimensions; these are ours: 0.3 m links, 1 kg bodies, helix pitch 0.1 m/rad)::
+
+        base -> R(z) -> P(x) -> H(z)        R(z) -> P(y)        base -> H(x) -> R(y)
+    """
+    import pinocchio as pin
+
+    def body(pm, j, length):
+        I = pin.Inertia(1.0, np.array([length / 2, 0.0, 0.0]),
+                        np.diag([0.01, 0.02, 0.02]))
+        pm.appendBodyToJoint(j, I, pin.SE3.Identity())
+
+    pm = pin.Model()
+    pm.name = "bos_validation_tree"
+    base = pm.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "base")
+    pm.appendBodyToJoint(base, pin.Inertia(4.0, np.zeros(3), np.diag([0.1, 0.12, 0.15])),
+                         pin.SE3.Identity())
+    at = lambda x, y, z: pin.SE3(np.eye(3), np.array([x, y, z]))
+    j1 = pm.addJoint(base, pin.JointModelRZ(), at(0.2, 0.0, 0.1), "revolute_1")
+    body(pm, j1, 0.3)
+    j2 = pm.addJoint(j1, pin.JointModelPX(), at(0.3, 0.0, 0.0), "prismatic_2")
+    body(pm, j2, 0.3)
+    j3 = pm.addJoint(j2, pin.JointModelHZ(0.1), at(0.3, 0.0, 0.0), "helical_3")
+    body(pm, j3, 0.3)
+    j4 = pm.addJoint(j1, pin.JointModelPY(), at(0.15, 0.1, 0.0), "prismatic_4")
+    body(pm, j4, 0.3)
+    j5 = pm.addJoint(base, pin.JointModelHX(0.1), at(-0.2, 0.0, 0.1), "helical_5")
+    body(pm, j5, 0.3)
+    j6 = pm.addJoint(j5, pin.JointModelRY(), at(0.0, 0.0, 0.3), "revolute_6")
+    body(pm, j6, 0.3)
+    return RobotModel.from_pinocchio(pm, pm.name)
+
+
+def bos_validation_configuration(model) -> np.ndarray:
+    """The paper's perturbed configuration: every joint position 0.3 (m or rad), the base at the
+    origin with identity orientation."""
+    q = model.neutral()
+    q[7:] = 0.3
+    return q
+
+
 # ---------------------------------------------------------------------------- paper benchmarks
 def _unit_link_inertia():
     import pinocchio as pin

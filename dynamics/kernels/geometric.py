@@ -54,7 +54,6 @@ block Minv[7:, 1:6]) is the transpose of the upper one, and ``M^A_0`` starts at 
 import numpy as np
 from numba import njit, prange
 
-from .dense import gemm
 from .forward import small_spd_inverse
 from .kinematics import FF, PLA, SPH, compose_placements, joint_transform
 from .layout import unpack
@@ -395,7 +394,11 @@ def eidamb_derivatives_point(m, q, v, a, tau, D):
 @njit(**_JIT)
 def immamb_point(m, q, Minv):
     """IMMAmb (Table 9): the inverse mass matrix (nv, nv), for joints of any number of DoFs (the
-    free-flyer base is a 6-DoF joint with S = I6: lines 15, 20 and 26)."""
+    free-flyer base is a 6-DoF joint with S = I6: lines 15, 20 and 26).
+
+    F_i and P_i (Table 3's wrench and motion sets) are stored column by column, ``F[i, c]`` a
+    6-vector, and only their non-zero columns are touched: F_i on the strict subtree of i, P_i
+    on the columns from i on."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     R = np.empty((nj, 3, 3))
@@ -407,33 +410,38 @@ def immamb_point(m, q, Minv):
     body_inertias(m, mc, Io)
     subtree_ends(m, end)
     IA = np.zeros((nj, 6, 6))
-    F = np.zeros((nj, 6, nv))
-    P = np.zeros((nj, 6, nv))
+    F = np.empty((nj, nv, 6))
+    P = np.empty((nj, nv, 6))
     U = np.empty((nv, 6))
     Dinv = np.empty((nj, 6, 6))
     Dm = np.empty((6, 6))
     Ia = np.empty((6, 6))
+    work = np.empty((4, 3, 3))
     col = np.empty(6)
     tmp = np.empty(6)
     Minv[:, :] = 0.0
-    for i in range(1, nj):  # lines 1-5: M^A_i = M_i
+    for i in range(1, nj):  # lines 1-5: M^A_i = M_i; F_i = 0 on its strict subtree
         ms = m.mass[i]
         for r in range(3):
             IA[i, r, r] = ms
-        for c in range(6):
+            IA[i, r + 3, (r + 1) % 3] = -mc[i, (r + 2) % 3]  # [mc]x, bottom-left
+            IA[i, r + 3, (r + 2) % 3] = mc[i, (r + 1) % 3]
+            IA[i, (r + 1) % 3, r + 3] = -mc[i, (r + 2) % 3]  # -[mc]x, top-right
+            IA[i, (r + 2) % 3, r + 3] = mc[i, (r + 1) % 3]
+            for c in range(3):
+                IA[i, 3 + r, 3 + c] = Io[i, r, c]
+        for c in range(m.iv[i] + m.nvj[i], end[i]):
             for r in range(6):
-                col[r] = 1.0 if r == c else 0.0
-            _inertia_apply(ms, mc[i], Io[i], col, tmp)
-            for r in range(6):
-                IA[i, r, c] = tmp[r]
+                F[i, c, r] = 0.0
     for i in range(nj - 1, 0, -1):  # lines 6-14
         lam = m.parent[i]
         lo, ni, e = m.iv[i], m.nvj[i], end[i]
         for k in range(ni):  # line 7: U = M^A S
+            S = m.S_local[lo + k]
             for r in range(6):
                 s = 0.0
                 for c in range(6):
-                    s += IA[i, r, c] * m.S_local[lo + k, c]
+                    s += IA[i, r, c] * S[c]
                 U[lo + k, r] = s
         for k in range(ni):  # line 8: D = S^T U
             for l in range(ni):
@@ -445,12 +453,11 @@ def immamb_point(m, q, Minv):
         for k in range(ni):  # line 9
             for l in range(ni):
                 Minv[lo + k, lo + l] = Dinv[i, k, l]
-        # line 10: Minv[i, subtree] -= D^-1 S^T F_i[:, subtree]
-        for c in range(lo + ni, e):
+        for c in range(lo + ni, e):  # line 10: Minv[i, subtree] -= D^-1 S^T F_i[:, subtree]
             for l in range(ni):
                 s = 0.0
                 for r in range(6):
-                    s += m.S_local[lo + l, r] * F[i, r, c]
+                    s += m.S_local[lo + l, r] * F[i, c, r]
                 tmp[l] = s
             for k in range(ni):
                 s = 0.0
@@ -459,37 +466,29 @@ def immamb_point(m, q, Minv):
                 Minv[lo + k, c] -= s
         if lam == 0:
             continue
-        # line 11: F_lam[:, subtree] += X^T (F_i + U Minv[i, subtree])
-        for c in range(lo, e):
+        for c in range(lo, e):  # line 11: F_lam[:, subtree] += X^T (F_i + U Minv[i, subtree])
             for r in range(6):
-                s = F[i, r, c]
+                s = F[i, c, r] if c >= lo + ni else 0.0
                 for k in range(ni):
                     s += U[lo + k, r] * Minv[lo + k, c]
                 col[r] = s
-            for r in range(6):
-                tmp[r] = 0.0
-            _to_parent_add(R[i], p[i], col, 1.0, tmp)
-            for r in range(6):
-                F[lam, r, c] += tmp[r]
-        # lines 12-13: M^A_lam += X^T (M^A_i - U D^-1 U^T) X
-        for r in range(6):
+            _to_parent_add(R[i], p[i], col, 1.0, F[lam, c])
+        for r in range(6):  # lines 12-13: M^A_lam += X^T (M^A_i - U D^-1 U^T) X
             for c in range(6):
                 s = IA[i, r, c]
                 for k in range(ni):
+                    t = 0.0
                     for l in range(ni):
-                        s -= U[lo + k, r] * Dinv[i, k, l] * U[lo + l, c]
+                        t += Dinv[i, k, l] * U[lo + l, c]
+                    s -= U[lo + k, r] * t
                 Ia[r, c] = s
-        _congruence_add(R[i], p[i], Ia, IA[lam])
+        _congruence_add(R[i], p[i], Ia, work, IA[lam])
     for i in range(1, nj):  # lines 16-19
         lam = m.parent[i]
         lo, ni = m.iv[i], m.nvj[i]
-        if lam > 0:
-            for c in range(lo, nv):  # line 17 with X P_lam
-                for r in range(6):
-                    col[r] = P[lam, r, c]
-                _to_child(R[i], p[i], col, tmp)
-                for r in range(6):
-                    P[i, r, c] = tmp[r]  # X P_lam, completed to P_i below
+        for c in range(lo, nv):
+            if lam > 0:  # line 17: Minv[i, i:] -= D^-1 U^T X P_lam[:, i:]
+                _to_child(R[i], p[i], P[lam, c], tmp)
                 for l in range(ni):
                     s = 0.0
                     for r in range(6):
@@ -500,43 +499,114 @@ def immamb_point(m, q, Minv):
                     for l in range(ni):
                         s += Dinv[i, k, l] * col[l]
                     Minv[lo + k, c] -= s
-        for c in range(lo, nv):  # line 18: P_i = S Minv[i, i:] + X P_lam[:, i:]
-            for r in range(6):
-                s = P[i, r, c] if lam > 0 else 0.0
+            else:
+                for r in range(6):
+                    tmp[r] = 0.0
+            for r in range(6):  # line 18: P_i[:, i:] = S Minv[i, i:] + X P_lam[:, i:]
+                s = tmp[r]
                 for k in range(ni):
                     s += m.S_local[lo + k, r] * Minv[lo + k, c]
-                P[i, r, c] = s
+                P[i, c, r] = s
     for r in range(nv):  # lines 21-25
         for c in range(r):
             Minv[r, c] = Minv[c, r]
 
 
 @njit(**_INLINE)
-def _congruence_add(R, p, I, out):
-    """out += X^T I X for X = ^iX_lam of parent_M_i = (R, p): column by column, X e_c then X^T."""
-    Xc = np.empty((6, 6))
-    e = np.zeros(6)
-    for c in range(6):
-        e[c] = 1.0
-        _to_child(R, p, e, Xc[:, c])
-        e[c] = 0.0
-    t = np.empty(6)
-    for c in range(6):
-        for r in range(6):
-            s = 0.0
-            for k in range(6):
-                s += I[r, k] * Xc[k, c]
-            t[r] = s
-        _to_parent_add(R, p, t, 1.0, out[:, c])
+def _rot_congruence(R, A, work, out):
+    """out = R A R^T (3x3); ``work`` is 3x3 scratch."""
+    for r in range(3):
+        for c in range(3):
+            work[r, c] = A[r, 0] * R[c, 0] + A[r, 1] * R[c, 1] + A[r, 2] * R[c, 2]
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = R[r, 0] * work[0, c] + R[r, 1] * work[1, c] + R[r, 2] * work[2, c]
+
+
+@njit(**_INLINE)
+def _congruence_add(R, p, I, work, out):
+    """out += X^T I X for X = ^iX_lam of parent_M_i = (R, p), by blocks: with
+    I' = diag(R, R) I diag(R, R)^T = [[A, B], [B^T, C]] and P = [p]x,
+    X^T I X = [[A, B - A P], [P A + B^T, C + P B - (P A + B^T) P]].  ``work`` is (4, 3, 3)."""
+    A, Bm, C, T = work[0], work[1], work[2], work[3]
+    _rot_congruence(R, I[:3, :3], T, A)
+    _rot_congruence(R, I[:3, 3:], T, Bm)
+    _rot_congruence(R, I[3:, 3:], T, C)
+    px, py, pz = p[0], p[1], p[2]
+    for r in range(3):  # T = P A + B^T  (P x = p x x)
+        for c in range(3):
+            a0, a1, a2 = A[0, c], A[1, c], A[2, c]
+            pa = (py * a2 - pz * a1, pz * a0 - px * a2, px * a1 - py * a0)
+            T[r, c] = pa[r] + Bm[c, r]
+    for r in range(3):
+        for c in range(3):
+            # (A P)[r, c] = -(P A)[c, r] by symmetry of A: top-right B - A P
+            out[r, 3 + c] += T[c, r]  # B - A P = T^T (A symmetric, P skew)
+            out[3 + r, c] += T[r, c]
+            out[r, c] += A[r, c]
+    for r in range(3):  # bottom-right: C + P B - T P, with (T P)[r, c] = -(p x T[r, :]^T)...
+        t0, t1, t2 = T[r, 0], T[r, 1], T[r, 2]
+        tp = (t1 * pz - t2 * py, t2 * px - t0 * pz, t0 * py - t1 * px)  # (T P)[r, :] = T[r] x p
+        for c in range(3):
+            b0, b1, b2 = Bm[0, c], Bm[1, c], Bm[2, c]
+            pb = (py * b2 - pz * b1, pz * b0 - px * b2, px * b1 - py * b0)
+            out[3 + r, 3 + c] += C[r, c] + pb[r] - tp[c]
 
 
 # ---------------------------------------------------------------------------------- linearization
 @njit(**_JIT)
+def row_supports(m, seg):
+    """The columns where row block j of the EIDAmb derivatives can be non-zero: joint j's
+    ancestors, itself and its subtree, as contiguous DoF ranges ``seg[j, s] = (lo, hi)``; the
+    number of ranges is returned per joint (``seg[j, 0, 0]`` holds it, ranges from s = 1)."""
+    nj = m.parent.shape[0]
+    end = np.empty(nj, dtype=np.int64)
+    subtree_ends(m, end)
+    for j in range(1, nj):
+        ns = 1
+        seg[j, ns, 0], seg[j, ns, 1] = m.iv[j], end[j]
+        d = m.dof_parent[m.iv[j]]
+        while d >= 0:
+            hi = d + 1
+            while m.dof_parent[d] == d - 1 and d > 0:
+                d -= 1
+            ns += 1
+            seg[j, ns, 0], seg[j, ns, 1] = d, hi
+            d = m.dof_parent[d]
+        seg[j, 0, 0] = ns
+
+
+@njit(cache=True, error_model="numpy", fastmath=True)
+def ipr_sparse(m, seg, Minv, D, out):
+    """out = -Minv D (the inverse-partial relation) touching only the non-zero columns of each
+    row of D (:func:`row_supports`, in both the q and v halves; the pose columns from 2 nv on
+    are dense)."""
+    nv = Minv.shape[0]
+    ncol = D.shape[1]
+    out[:, :] = 0.0
+    for j in range(1, m.parent.shape[0]):
+        ns = seg[j, 0, 0]
+        for l in range(m.iv[j], m.iv[j] + m.nvj[j]):
+            Dl = D[l]
+            for i in range(nv):
+                a = -Minv[i, l]
+                o = out[i]
+                for s in range(1, ns + 1):
+                    for c in range(seg[j, s, 0], seg[j, s, 1]):
+                        o[c] += a * Dl[c]
+                    for c in range(nv + seg[j, s, 0], nv + seg[j, s, 1]):
+                        o[c] += a * Dl[c]
+                for c in range(2 * nv, ncol):
+                    o[c] += a * Dl[c]
+
+
+@njit(**_JIT)
 def geometric_fd_point(m, q, v, tau, acc, Minv, dacc):
     """Forward dynamics and its derivatives by the geometric route: Minv = IMMAmb, acc =
     Minv (tau - EIDAmb(q, v, 0)), dacc = -Minv D with D the EIDAmb derivatives at (q, v, acc)
-    (columns as in :func:`eidamb_derivatives_point`)."""
+    (columns as in :func:`eidamb_derivatives_point`: 2 nv, or 2 nv + 6 with the pose columns)."""
     nv = m.S_local.shape[0]
+    nj = m.parent.shape[0]
     immamb_point(m, q, Minv)
     bias = np.empty(nv)
     zero = np.zeros(nv)
@@ -549,7 +619,9 @@ def geometric_fd_point(m, q, v, tau, acc, Minv, dacc):
     D = np.empty(dacc.shape)
     t = np.empty(nv)
     eidamb_derivatives_point(m, q, v, acc, t, D)
-    gemm(Minv, D, dacc, -1.0)
+    seg = np.empty((nj, nv + 2, 2), dtype=np.int64)
+    row_supports(m, seg)
+    ipr_sparse(m, seg, Minv, D, dacc)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
