@@ -225,6 +225,28 @@ def bos_validation_configuration(model) -> np.ndarray:
     return q
 
 
+def space_manipulator() -> RobotModel:
+    """A free-floating space manipulator in zero gravity: a 20 kg base (0.5 m cube, free-flyer)
+    carrying a 3-DoF arm (revolute z, y, y; 0.4 m links of 2 kg).  nv = 9."""
+    import pinocchio as pin
+
+    pm = pin.Model()
+    pm.name = "space_manipulator"
+    pm.gravity = pin.Motion.Zero()
+    base = pm.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "base")
+    pm.appendBodyToJoint(base, pin.Inertia(20.0, np.zeros(3), np.eye(3) * 20.0 * 0.5 ** 2 / 6),
+                         pin.SE3.Identity())
+    parent = base
+    for k, (joint, offset) in enumerate(((pin.JointModelRZ(), (0.0, 0.0, 0.25)),
+                                         (pin.JointModelRY(), (0.0, 0.0, 0.1)),
+                                         (pin.JointModelRY(), (0.4, 0.0, 0.0)))):
+        parent = pm.addJoint(parent, joint, pin.SE3(np.eye(3), np.array(offset)), f"arm_{k + 1}")
+        pm.appendBodyToJoint(parent, pin.Inertia(2.0, np.array([0.2, 0.0, 0.0]),
+                                                 np.diag([0.002, 0.03, 0.03])),
+                             pin.SE3.Identity())
+    return RobotModel.from_pinocchio(pm, pm.name)
+
+
 # ---------------------------------------------------------------------------- paper benchmarks
 def _unit_link_inertia():
     import pinocchio as pin

@@ -54,6 +54,13 @@ def _bench(args):
     return 0
 
 
+def _linearize(args):
+    from . import linearization
+
+    linearization.run()
+    return 0
+
+
 def _solve(args):
     studies.solve_command(args.problem, args.method, args.backend, args.max_iter, args.plot,
                           settings=dict(globalization=args.globalization, shooting=args.shooting))
@@ -214,6 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--no-codegen", action="store_true",
                    help="casadi: time only the SX virtual machine, no C code generation")
     b.set_defaults(func=_bench)
+    li = sub.add_parser("linearize", help="the geometric linearization: validation and LQR",
+                        description="The geometric linearization of moving-base dynamics (Bos et "
+                        "al. 2022): central-difference errors against it on the paper's "
+                        "validation tree, and LQR stabilizing a space manipulator; tables and "
+                        "figures in results/ (linearization_fd_error, lqr_space_manipulator).")
+    li.set_defaults(func=_linearize)
     _add_solver_commands(sub)
     return p
 

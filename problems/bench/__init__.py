@@ -8,7 +8,8 @@
 * :mod:`.scaling`: IDSVA-SO against N and the FDSVA-SO crossover (scaling, crossover);
 * :mod:`.backends`: the CasADi AD baseline and the accuracy study (casadi, accuracy);
 * :mod:`.solver`: ms per iteration of our DDP and iLQR by phase, beside Crocoddyl (solver);
-* :mod:`.dask_scaling`: the study engine on 1 and 2 Dask workers (dask).
+* :mod:`.dask_scaling`: the study engine on 1 and 2 Dask workers (dask);
+* :mod:`.linearization`: the geometric linearization beside FDSVA and C++ Pinocchio (linearize).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import backends, dask_scaling, derivatives, scaling, solver
+from . import backends, dask_scaling, derivatives, linearization, scaling, solver
 
 ROBOTS = derivatives.ROBOTS
 
@@ -55,6 +56,11 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
                "(results/solver_speed)", lambda o: solver.run_solver_speed(log=o.log)),
     "dask": ("the study engine on 1 and 2 Dask workers: speed-up, scheduling overhead, scale "
              "estimate (results/dask_scaling)", lambda o: dask_scaling.run_dask_scaling(o.log)),
+    "linearize": ("the geometric linearization (Bos et al. 2022) beside FDSVA and C++ Pinocchio "
+                  "(results/linearization_speed)",
+                  lambda o: linearization.run_linearization(
+                      tuple(r for r in o.robots if r in linearization.ROBOTS)
+                      or linearization.ROBOTS, o.batch, o.min_time, o.log)),
 }
 
 
