@@ -31,7 +31,7 @@ from pathlib import Path
 from ddp.globalization import GLOBALIZATIONS
 from dynamics import robots
 
-from . import engine, parts, studies
+from . import engine, linearization, parts, studies
 from .bench import BENCHMARKS, ROBOTS, BenchOptions
 from .bench import run as run_benchmark
 from .examples import BACKENDS, PROBLEMS
@@ -55,8 +55,6 @@ def _bench(args):
 
 
 def _linearize(args):
-    from . import linearization
-
     linearization.run()
     return 0
 
