@@ -54,6 +54,7 @@ block Minv[7:, 1:6]) is the transpose of the upper one, and ``M^A_0`` starts at 
 import numpy as np
 from numba import njit, prange
 
+from .dense import gemm
 from .forward import small_spd_inverse
 from .kinematics import FF, PLA, SPH, compose_placements, joint_transform
 from .layout import unpack
@@ -555,58 +556,11 @@ def _congruence_add(R, p, I, work, out):
 
 # ---------------------------------------------------------------------------------- linearization
 @njit(**_JIT)
-def row_supports(m, seg):
-    """The columns where row block j of the EIDAmb derivatives can be non-zero: joint j's
-    ancestors, itself and its subtree, as contiguous DoF ranges ``seg[j, s] = (lo, hi)``; the
-    number of ranges is returned per joint (``seg[j, 0, 0]`` holds it, ranges from s = 1)."""
-    nj = m.parent.shape[0]
-    end = np.empty(nj, dtype=np.int64)
-    subtree_ends(m, end)
-    for j in range(1, nj):
-        ns = 1
-        seg[j, ns, 0], seg[j, ns, 1] = m.iv[j], end[j]
-        d = m.dof_parent[m.iv[j]]
-        while d >= 0:
-            hi = d + 1
-            while m.dof_parent[d] == d - 1 and d > 0:
-                d -= 1
-            ns += 1
-            seg[j, ns, 0], seg[j, ns, 1] = d, hi
-            d = m.dof_parent[d]
-        seg[j, 0, 0] = ns
-
-
-@njit(cache=True, error_model="numpy", fastmath=True)
-def ipr_sparse(m, seg, Minv, D, out):
-    """out = -Minv D (the inverse-partial relation) touching only the non-zero columns of each
-    row of D (:func:`row_supports`, in both the q and v halves; the pose columns from 2 nv on
-    are dense)."""
-    nv = Minv.shape[0]
-    ncol = D.shape[1]
-    out[:, :] = 0.0
-    for j in range(1, m.parent.shape[0]):
-        ns = seg[j, 0, 0]
-        for l in range(m.iv[j], m.iv[j] + m.nvj[j]):
-            Dl = D[l]
-            for i in range(nv):
-                a = -Minv[i, l]
-                o = out[i]
-                for s in range(1, ns + 1):
-                    for c in range(seg[j, s, 0], seg[j, s, 1]):
-                        o[c] += a * Dl[c]
-                    for c in range(nv + seg[j, s, 0], nv + seg[j, s, 1]):
-                        o[c] += a * Dl[c]
-                for c in range(2 * nv, ncol):
-                    o[c] += a * Dl[c]
-
-
-@njit(**_JIT)
 def geometric_fd_point(m, q, v, tau, acc, Minv, dacc):
     """Forward dynamics and its derivatives by the geometric route: Minv = IMMAmb, acc =
     Minv (tau - EIDAmb(q, v, 0)), dacc = -Minv D with D the EIDAmb derivatives at (q, v, acc)
     (columns as in :func:`eidamb_derivatives_point`: 2 nv, or 2 nv + 6 with the pose columns)."""
     nv = m.S_local.shape[0]
-    nj = m.parent.shape[0]
     immamb_point(m, q, Minv)
     bias = np.empty(nv)
     zero = np.zeros(nv)
@@ -619,9 +573,7 @@ def geometric_fd_point(m, q, v, tau, acc, Minv, dacc):
     D = np.empty(dacc.shape)
     t = np.empty(nv)
     eidamb_derivatives_point(m, q, v, acc, t, D)
-    seg = np.empty((nj, nv + 2, 2), dtype=np.int64)
-    row_supports(m, seg)
-    ipr_sparse(m, seg, Minv, D, dacc)
+    gemm(Minv, D, dacc, -1.0)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
