@@ -206,8 +206,9 @@ def test_lqr_stabilizes_and_matches_ilqr_gains():
 
 def test_space_manipulator_example_recovers(tmp_path, monkeypatch):
     """The example of ``soddp linearize``: LQR brings the perturbed space manipulator back."""
-    monkeypatch.setenv("SODDP_RESULTS", str(tmp_path))
-    from problems import linearization
+    from problems import linearization, output
+
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
 
     rows = linearization.space_manipulator_lqr(duration=3.0, log=lambda *a: None)
     first, last = rows[0], rows[-1]
