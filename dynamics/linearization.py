@@ -87,10 +87,8 @@ def eidamb_derivatives(model, q, v, a) -> EIDAmbDerivatives:
     n = model.nv
     tau, D = _geo.eidamb_derivatives_batch(*model.kernel_args, b["q"], b["v"], b["a"],
                                            _ncol(model))
-    dH = D[:, :, 2 * n:] if model.has_free_flyer else None
-    out = (tau, D[:, :, :n], D[:, :, n:2 * n]) + ((dH,) if dH is not None else ())
-    out = b.unbatch(out)
-    return EIDAmbDerivatives(*out, None) if dH is None else EIDAmbDerivatives(*out)
+    dH = b.unbatch(D[:, :, 2 * n:]) if model.has_free_flyer else None
+    return EIDAmbDerivatives(*b.unbatch((tau, D[:, :, :n], D[:, :, n:2 * n])), dH)
 
 
 def immamb(model, q) -> np.ndarray:
@@ -140,38 +138,28 @@ def linearize(model, q, v, tau, dt=None, method: str = "geometric",
         a, da_dq, da_dv, Minv = f.a, f.da_dq, f.da_dv, f.da_dtau
         da_dH = None
         if base_twist == "inertial":  # Table 5 = body-fixed pose derivative + D_v crm(v_0)
-            da_dH = da_dq[:, :, :6] + da_dv[:, :, :6] @ _crm(V[:, :6])
+            da_dH = da_dq[:, :, :6] + da_dv[:, :, :6] @ _ad(model, V)[:, :6, :6]
     if dt is None and base_twist == "body":
         A, B = _continuous_body(model, V, da_dq, da_dv, Minv)
     elif dt is None:
         A, B = _continuous_inertial(model, Q, V, a, da_dq, da_dv, da_dH, Minv)
     else:
         A, B = _semi_implicit_euler(model, Q, V, dt, a, da_dq, da_dv, Minv)
-    fields = b.unbatch((A, B, a, da_dq, da_dv, Minv))
     dH = b.unbatch(da_dH) if da_dH is not None else None
-    return Linearization(*fields, dH, dt, method, base_twist)
+    return Linearization(*b.unbatch((A, B, a, da_dq, da_dv, Minv)), dH, dt, method, base_twist)
 
 
 # ---------------------------------------------------------------------------------- assembly
-def _crm(v):
-    """crm(v) (T, 6, 6) for twists v (T, 6) = [lin; ang]: [[w^, v_l^], [0, w^]]."""
-    out = np.zeros((v.shape[0], 6, 6))
-    out[:, :3, :3] = out[:, 3:, 3:] = _hat(v[:, 3:])
-    out[:, :3, 3:] = _hat(v[:, :3])
-    return out
-
-
-def _hat(w):
-    out = np.zeros((w.shape[0], 3, 3))
-    out[:, 0, 1], out[:, 0, 2], out[:, 1, 2] = -w[:, 2], w[:, 1], -w[:, 0]
-    out[:, 1, 0], out[:, 2, 0], out[:, 2, 1] = w[:, 2], -w[:, 1], w[:, 0]
-    return out
+def _ad(model, X):
+    """ad_x (T, nv, nv) of tangent vectors X (T, nv) (``geometric.tangent_ad_point``; its
+    free-flyer block is crm(x[:6]))."""
+    return _geo.tangent_ad_batch(*model.kernel_args, np.ascontiguousarray(X))
 
 
 def _continuous_body(model, V, da_dq, da_dv, Minv):
     T, n = V.shape
     A = np.zeros((T, 2 * n, 2 * n))
-    A[:, :n, :n] = -_geo.velocity_ad_batch(*model.kernel_args, V)
+    A[:, :n, :n] = -_ad(model, V)
     A[:, :n, n:] = np.eye(n)
     A[:, n:, :n] = da_dq
     A[:, n:, n:] = da_dv
@@ -180,38 +168,18 @@ def _continuous_body(model, V, da_dq, da_dv, Minv):
     return A, B
 
 
-def _base_adjoint(model, Q):
-    """Ad(H) (T, 6, 6) of the base pose H = oM_1, [lin; ang]: [[R, p^ R], [0, R]]."""
-    a = model.arrays
-    T = Q.shape[0]
-    R = np.empty((T, 3, 3))
-    x, y, z, w = (Q[:, 3 + k] for k in range(4))
-    nrm = np.sqrt(x * x + y * y + z * z + w * w)
-    x, y, z, w = x / nrm, y / nrm, z / nrm, w / nrm
-    R[:, 0] = np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1)
-    R[:, 1] = np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1)
-    R[:, 2] = np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)
-    PR, pp = a.place_R[1], a.place_p[1]
-    R = PR @ R
-    p = pp + (PR @ Q[:, :3, None])[:, :, 0]
-    Ad = np.zeros((T, 6, 6))
-    Ad[:, :3, :3] = Ad[:, 3:, 3:] = R
-    Ad[:, :3, 3:] = _hat(p) @ R
-    return Ad
-
-
 def _continuous_inertial(model, Q, V, a, da_dq, da_dv, da_dH, Minv):
     T, n = V.shape
-    Ad = _base_adjoint(model, Q)
+    Ad = _geo.base_adjoint_batch(*model.kernel_args, Q)  # Ad(H)
     AdInv = np.linalg.inv(Ad)  # ^0X_A
     A = np.zeros((T, 2 * n, 2 * n))
     A[:, :6, n:n + 6] = AdInv
-    A[:, 6:n, :n] = -_geo.velocity_ad_batch(*model.kernel_args, V)[:, 6:, :]
+    A[:, 6:n, :n] = -_ad(model, V)[:, 6:, :]
     A[:, 6:n, n + 6:] = np.eye(n - 6)
     # acceleration rows in (xi, ds, dnu, dr): the base twist columns go through ^0X_A
     rows = np.concatenate([da_dH, da_dq[:, :, 6:], da_dv[:, :, :6] @ AdInv, da_dv[:, :, 6:]],
                           axis=2)
-    rows[:, :6, :6] -= _crm(a[:, :6])
+    rows[:, :6, :6] -= _ad(model, a)[:, :6, :6]  # crm(a_0)
     A[:, n:n + 6] = Ad @ rows[:, :6]
     A[:, n + 6:] = rows[:, 6:]
     B = np.zeros((T, 2 * n, n))

@@ -58,6 +58,7 @@ from .dense import gemm
 from .forward import small_spd_inverse
 from .kinematics import FF, PLA, SPH, compose_placements, joint_transform
 from .layout import unpack
+from .spatial import force_cross_add, ground_inertia, motion_cross, motion_cross_add
 
 _JIT = dict(cache=True, error_model="numpy")
 _INLINE = dict(cache=True, error_model="numpy", inline="always")
@@ -97,45 +98,6 @@ def _to_parent_add(R, p, f, scale, out):
 
 
 @njit(**_INLINE)
-def _mcross(v, u, out):
-    """out = v x u (motion cross product)."""
-    vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
-    ux, uy, uz, ax, ay, az = u[0], u[1], u[2], u[3], u[4], u[5]
-    out[0] = wy * uz - wz * uy + vy * az - vz * ay
-    out[1] = wz * ux - wx * uz + vz * ax - vx * az
-    out[2] = wx * uy - wy * ux + vx * ay - vy * ax
-    out[3] = wy * az - wz * ay
-    out[4] = wz * ax - wx * az
-    out[5] = wx * ay - wy * ax
-
-
-@njit(**_INLINE)
-def _mcross_add(v, u, out):
-    """out += v x u."""
-    vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
-    ux, uy, uz, ax, ay, az = u[0], u[1], u[2], u[3], u[4], u[5]
-    out[0] += wy * uz - wz * uy + vy * az - vz * ay
-    out[1] += wz * ux - wx * uz + vz * ax - vx * az
-    out[2] += wx * uy - wy * ux + vx * ay - vy * ax
-    out[3] += wy * az - wz * ay
-    out[4] += wz * ax - wx * az
-    out[5] += wx * ay - wy * ax
-
-
-@njit(**_INLINE)
-def _fcross_add(v, f, out):
-    """out += v x* f (motion x force)."""
-    vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
-    fx, fy, fz, nx, ny, nz = f[0], f[1], f[2], f[3], f[4], f[5]
-    out[0] += wy * fz - wz * fy
-    out[1] += wz * fx - wx * fz
-    out[2] += wx * fy - wy * fx
-    out[3] += wy * nz - wz * ny + vy * fz - vz * fy
-    out[4] += wz * nx - wx * nz + vz * fx - vx * fz
-    out[5] += wx * ny - wy * nx + vx * fy - vy * fx
-
-
-@njit(**_INLINE)
 def _inertia_apply(mass, mc, Io, v, out):
     """out = M v for the body-frame spatial inertia [[m I, -[mc]x], [[mc]x, Io]] (``mc`` the
     first moment m c, ``Io`` the rotational inertia about the frame origin)."""
@@ -153,7 +115,7 @@ def _wrench(mass, mc, Io, v, a, mom, out):
     """out = M a + v x* (M v) (lines 20-21 of Table 4); ``mom`` receives M v."""
     _inertia_apply(mass, mc, Io, v, mom)
     _inertia_apply(mass, mc, Io, a, out)
-    _fcross_add(v, mom, out)
+    force_cross_add(v, mom, out)
 
 
 # ---------------------------------------------------------------------------------- model pieces
@@ -194,9 +156,20 @@ def subtree_ends(m, end):
 
 
 @njit(**_JIT)
-def has_moving_base(m):
-    """True if joint 1 is a free-flyer (the paper's moving base)."""
-    return m.parent.shape[0] > 1 and m.jtype[1] == FF
+def body_geometry(m, q):
+    """What Tables 4-9 read at a point, computed once: placements (R, p) of every joint in its
+    parent (:func:`body_placements`), first moments ``mc`` and rotational inertias ``Io``
+    (:func:`body_inertias`) and the subtree ends (:func:`subtree_ends`)."""
+    nj = m.parent.shape[0]
+    R = np.empty((nj, 3, 3))
+    p = np.empty((nj, 3))
+    mc = np.empty((nj, 3))
+    Io = np.empty((nj, 3, 3))
+    end = np.empty(nj, dtype=np.int64)
+    body_placements(m, q, R, p)
+    body_inertias(m, mc, Io)
+    subtree_ends(m, end)
+    return R, p, mc, Io, end
 
 
 # ---------------------------------------------------------------------------------- Table 4
@@ -204,13 +177,14 @@ def has_moving_base(m):
 def eidamb_point(m, q, v, a, tau):
     """EIDAmb (Table 4): tau = [base wrench (free-flyer root); joint torques] in Pinocchio's
     order, i.e. ``rnea(q, v, a)``; the base wrench is expressed in the base frame."""
+    eidamb_core(m, body_geometry(m, q), v, a, tau)
+
+
+@njit(**_JIT)
+def eidamb_core(m, geometry, v, a, tau):
+    """:func:`eidamb_point` on the :func:`body_geometry` of the point."""
+    R, p, mc, Io, _ = geometry
     nj = m.parent.shape[0]
-    R = np.empty((nj, 3, 3))
-    p = np.empty((nj, 3))
-    mc = np.empty((nj, 3))
-    Io = np.empty((nj, 3, 3))
-    body_placements(m, q, R, p)
-    body_inertias(m, mc, Io)
     V = np.zeros((nj, 6))
     A = np.zeros((nj, 6))
     Bc = np.zeros((nj, 6))
@@ -233,7 +207,7 @@ def eidamb_point(m, q, v, a, tau):
         _to_child(R[i], p[i], A[lam], mom)
         for r in range(6):
             A[i, r] += mom[r]
-        _mcross_add(V[i], vJ, A[i])
+        motion_cross_add(V[i], vJ, A[i])
         _wrench(m.mass[i], mc[i], Io[i], V[i], A[i], mom, Bc[i])
     for i in range(nj - 1, 0, -1):
         for k in range(m.nvj[i]):
@@ -257,18 +231,17 @@ def eidamb_derivatives_point(m, q, v, a, tau, D):
     convention), [nv, 2nv) dtau/dv (Tables 7 and 8), and with a free-flyer root [2nv, 2nv + 6)
     the left-trivialized dtau/dH with the inertial base twist held fixed (Table 5).
     """
+    eidamb_derivatives_core(m, body_geometry(m, q), v, a, tau, D)
+
+
+@njit(**_JIT)
+def eidamb_derivatives_core(m, geometry, v, a, tau, D):
+    """:func:`eidamb_derivatives_point` on the :func:`body_geometry` of the point."""
+    R, p, mc, Io, end = geometry
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     ncol = D.shape[1]
     nset = 3 if ncol > 2 * nv else 2  # column sets per DoF: q, v (and H for the base DoFs)
-    R = np.empty((nj, 3, 3))
-    p = np.empty((nj, 3))
-    mc = np.empty((nj, 3))
-    Io = np.empty((nj, 3, 3))
-    end = np.empty(nj, dtype=np.int64)
-    body_placements(m, q, R, p)
-    body_inertias(m, mc, Io)
-    subtree_ends(m, end)
     V = np.zeros((nj, 6))
     A = np.zeros((nj, 6))
     Bc = np.zeros((nj, 6))
@@ -297,7 +270,7 @@ def eidamb_derivatives_point(m, q, v, a, tau, D):
         for r in range(6):
             V[i, r] = Xv[r] + vJ[r]
             A[i, r] += Xa[r]
-        _mcross_add(V[i], vJ, A[i])
+        motion_cross_add(V[i], vJ, A[i])
         _wrench(m.mass[i], mc[i], Io[i], V[i], A[i], Mom[i], Bc[i])
         # inherited columns: the ancestors' DoFs (line 16, 17 linearized)
         if lam > 0:
@@ -307,25 +280,25 @@ def eidamb_derivatives_point(m, q, v, a, tau, D):
                     c = d + s * nv
                     _to_child(R[i], p[i], dV[lam, c], dV[i, c])
                     _to_child(R[i], p[i], dA[lam, c], dA[i, c])
-                    _mcross_add(dV[i, c], vJ, dA[i, c])
+                    motion_cross_add(dV[i, c], vJ, dA[i, c])
                 d = m.dof_parent[d]
         # own columns: the seeds
         base = i == 1 and nset == 3
         for k in range(m.nvj[i]):
             d = m.iv[i] + k
             S = m.S_local[d]
-            _mcross(Xv, S, dV[i, d])  # Table 6: d(X_i v_lam)/ds_k = (X_i v_lam) x S_k
-            _mcross(Xa, S, dA[i, d])
-            _mcross_add(dV[i, d], vJ, dA[i, d])
+            motion_cross(Xv, S, dV[i, d])  # Table 6: d(X_i v_lam)/ds_k = (X_i v_lam) x S_k
+            motion_cross(Xa, S, dA[i, d])
+            motion_cross_add(dV[i, d], vJ, dA[i, d])
             c = nv + d  # Table 8 (Table 7 at the base): dv_i/dr_k = S_k
             for r in range(6):
                 dV[i, c, r] = S[r]
-            _mcross(S, vJ, dA[i, c])
-            _mcross_add(V[i], S, dA[i, c])
+            motion_cross(S, vJ, dA[i, c])
+            motion_cross_add(V[i], S, dA[i, c])
             if base:  # Table 5 lines 1-2 (no v x v_J term at the base: v_J is v_0 itself)
                 c = 2 * nv + d
-                _mcross(V[i], S, dV[i, c])
-                _mcross(Xa, S, dA[i, c])
+                motion_cross(V[i], S, dV[i, c])
+                motion_cross(Xa, S, dA[i, c])
         # line 21 linearized, for every column of the chain
         d = m.iv[i] + m.nvj[i] - 1
         while d >= 0:
@@ -333,8 +306,8 @@ def eidamb_derivatives_point(m, q, v, a, tau, D):
                 c = d + s * nv
                 _inertia_apply(m.mass[i], mc[i], Io[i], dA[i, c], dB[i, c])
                 _inertia_apply(m.mass[i], mc[i], Io[i], dV[i, c], t6)
-                _fcross_add(dV[i, c], Mom[i], dB[i, c])
-                _fcross_add(V[i], t6, dB[i, c])
+                force_cross_add(dV[i, c], Mom[i], dB[i, c])
+                force_cross_add(V[i], t6, dB[i, c])
             d = m.dof_parent[d]
         # the descendants' columns are accumulated in the backward sweep
         for d in range(m.iv[i] + m.nvj[i], end[i]):
@@ -351,44 +324,37 @@ def eidamb_derivatives_point(m, q, v, a, tau, D):
             for r in range(6):
                 s_ += S[r] * Bc[i, r]
             tau[k] = s_
-        # rows of joint i: chain columns and subtree columns
+        # rows of joint i and the parent's accumulation, for chain and subtree columns
         d = hi - 1
         while d >= 0:
             for s in range(nset if d < 6 else 2):
-                c = d + s * nv
-                for k in range(lo, hi):
-                    s_ = 0.0
-                    for r in range(6):
-                        s_ += m.S_local[k, r] * dB[i, c, r]
-                    D[k, c] = s_
+                _column_backward(m, R[i], p[i], lo, hi, lam, dB[i], dB[lam], D, d + s * nv)
             d = m.dof_parent[d]
         for d in range(hi, end[i]):
             for s in range(2):
-                c = d + s * nv
-                for k in range(lo, hi):
-                    s_ = 0.0
-                    for r in range(6):
-                        s_ += m.S_local[k, r] * dB[i, c, r]
-                    D[k, c] = s_
+                _column_backward(m, R[i], p[i], lo, hi, lam, dB[i], dB[lam], D, d + s * nv)
         if lam == 0:
             continue
         _to_parent_add(R[i], p[i], Bc[i], 1.0, Bc[lam])
-        d = hi - 1
-        while d >= 0:
-            for s in range(nset if d < 6 else 2):
-                c = d + s * nv
-                _to_parent_add(R[i], p[i], dB[i, c], 1.0, dB[lam, c])
-            d = m.dof_parent[d]
-        for d in range(hi, end[i]):
-            for s in range(2):
-                c = d + s * nv
-                _to_parent_add(R[i], p[i], dB[i, c], 1.0, dB[lam, c])
         # line 26 linearized in s_i: d(X^T b)/ds_k = X^T (S_k x* b)
         for k in range(lo, hi):
             for r in range(6):
                 t6[r] = 0.0
-            _fcross_add(m.S_local[k], Bc[i], t6)
+            force_cross_add(m.S_local[k], Bc[i], t6)
             _to_parent_add(R[i], p[i], t6, 1.0, dB[lam, k])
+
+
+@njit(**_INLINE)
+def _column_backward(m, R, p, lo, hi, lam, dBi, dBlam, D, c):
+    """Column c at joint i (DoFs lo..hi): D[k, c] = S_k . dB_i[c] (line 31 linearized) and, below
+    the root, dB_lam[c] += X^T dB_i[c] (line 26 linearized)."""
+    for k in range(lo, hi):
+        s = 0.0
+        for r in range(6):
+            s += m.S_local[k, r] * dBi[c, r]
+        D[k, c] = s
+    if lam > 0:
+        _to_parent_add(R, p, dBi[c], 1.0, dBlam[c])
 
 
 # ---------------------------------------------------------------------------------- Table 9
@@ -400,17 +366,16 @@ def immamb_point(m, q, Minv):
     F_i and P_i (Table 3's wrench and motion sets) are stored column by column, ``F[i, c]`` a
     6-vector, and only their non-zero columns are touched: F_i on the strict subtree of i, P_i
     on the columns from i on."""
+    immamb_core(m, body_geometry(m, q), Minv)
+
+
+@njit(**_JIT)
+def immamb_core(m, geometry, Minv):
+    """:func:`immamb_point` on the :func:`body_geometry` of the point."""
+    R, p, _, _, end = geometry
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
-    R = np.empty((nj, 3, 3))
-    p = np.empty((nj, 3))
-    mc = np.empty((nj, 3))
-    Io = np.empty((nj, 3, 3))
-    end = np.empty(nj, dtype=np.int64)
-    body_placements(m, q, R, p)
-    body_inertias(m, mc, Io)
-    subtree_ends(m, end)
-    IA = np.zeros((nj, 6, 6))
+    IA = np.empty((nj, 6, 6))
     F = np.empty((nj, nv, 6))
     P = np.empty((nj, nv, 6))
     U = np.empty((nv, 6))
@@ -421,16 +386,10 @@ def immamb_point(m, q, Minv):
     col = np.empty(6)
     tmp = np.empty(6)
     Minv[:, :] = 0.0
+    eye = np.eye(3)
+    zero = np.zeros(3)
     for i in range(1, nj):  # lines 1-5: M^A_i = M_i; F_i = 0 on its strict subtree
-        ms = m.mass[i]
-        for r in range(3):
-            IA[i, r, r] = ms
-            IA[i, r + 3, (r + 1) % 3] = -mc[i, (r + 2) % 3]  # [mc]x, bottom-left
-            IA[i, r + 3, (r + 2) % 3] = mc[i, (r + 1) % 3]
-            IA[i, (r + 1) % 3, r + 3] = -mc[i, (r + 2) % 3]  # -[mc]x, top-right
-            IA[i, (r + 2) % 3, r + 3] = mc[i, (r + 1) % 3]
-            for c in range(3):
-                IA[i, 3 + r, 3 + c] = Io[i, r, c]
+        ground_inertia(eye, zero, m.mass[i], m.com[i], m.Icom[i], IA[i])
         for c in range(m.iv[i] + m.nvj[i], end[i]):
             for r in range(6):
                 F[i, c, r] = 0.0
@@ -561,10 +520,11 @@ def geometric_fd_point(m, q, v, tau, acc, Minv, dacc):
     Minv (tau - EIDAmb(q, v, 0)), dacc = -Minv D with D the EIDAmb derivatives at (q, v, acc)
     (columns as in :func:`eidamb_derivatives_point`: 2 nv, or 2 nv + 6 with the pose columns)."""
     nv = m.S_local.shape[0]
-    immamb_point(m, q, Minv)
+    geometry = body_geometry(m, q)
+    immamb_core(m, geometry, Minv)
     bias = np.empty(nv)
     zero = np.zeros(nv)
-    eidamb_point(m, q, v, zero, bias)
+    eidamb_core(m, geometry, v, zero, bias)
     for r in range(nv):
         s = 0.0
         for c in range(nv):
@@ -572,7 +532,7 @@ def geometric_fd_point(m, q, v, tau, acc, Minv, dacc):
         acc[r] = s
     D = np.empty(dacc.shape)
     t = np.empty(nv)
-    eidamb_derivatives_point(m, q, v, acc, t, D)
+    eidamb_derivatives_core(m, geometry, v, acc, t, D)
     gemm(Minv, D, dacc, -1.0)
 
 
@@ -642,11 +602,11 @@ def immamb_batch(ints, floats, Q):
 
 
 @njit(**_JIT)
-def velocity_ad_point(m, v, out):
-    """out (nv, nv) = ad_v on the tangent space of the configuration group, block by joint:
-    crm(v_j) for a free-flyer, [w]x for a spherical joint, the se(2) ad for a planar joint, 0 on
-    vector-space and SO(2) joints.  The local error dq of q = q_ref (+) dq obeys
-    d(dq)/dt = dv - ad_{v_ref} dq to first order."""
+def tangent_ad_point(m, v, out):
+    """out (nv, nv) = ad_v of a tangent vector v (a velocity, an acceleration) on the
+    configuration group, block by joint: crm(v_j) for a free-flyer, [w]x for a spherical joint,
+    the se(2) ad for a planar joint, 0 on vector-space and SO(2) joints.  The local error dq of
+    q = q_ref (+) dq obeys d(dq)/dt = dv - ad_{v_ref} dq to first order."""
     out[:, :] = 0.0
     for i in range(1, m.parent.shape[0]):
         t, o = m.jtype[i], m.iv[i]
@@ -683,12 +643,37 @@ def velocity_ad_point(m, v, out):
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def velocity_ad_batch(ints, floats, V):
-    """:func:`velocity_ad_point` at every knot: (T, nv, nv)."""
+def tangent_ad_batch(ints, floats, V):
+    """:func:`tangent_ad_point` at every knot: (T, nv, nv)."""
     T = V.shape[0]
     nv = ints[1]
     out = np.empty((T, nv, nv))
     for t in prange(T):
         m = unpack(ints, floats)
-        velocity_ad_point(m, V[t], out[t])
+        tangent_ad_point(m, V[t], out[t])
+    return out
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def base_adjoint_batch(ints, floats, Q):
+    """Ad(H) (T, 6, 6) of the pose H = oM_1 of the root joint, [lin; ang]: [[R, [p]x R], [0, R]]."""
+    T = Q.shape[0]
+    out = np.zeros((T, 6, 6))
+    for t in prange(T):
+        m = unpack(ints, floats)
+        RJ = np.empty((3, 3))
+        pJ = np.empty(3)
+        R = np.empty((3, 3))
+        p = np.empty(3)
+        joint_transform(m.jtype[1], m.axis[1], m.pitch[1], Q[t], m.iq[1], RJ, pJ)
+        compose_placements(m.place_R[1], m.place_p[1], RJ, pJ, R, p)
+        Ad = out[t]
+        for r in range(3):
+            for c in range(3):
+                Ad[r, c] = R[r, c]
+                Ad[3 + r, 3 + c] = R[r, c]
+        for c in range(3):  # [p]x R, column by column: p x R[:, c]
+            Ad[0, 3 + c] = p[1] * R[2, c] - p[2] * R[1, c]
+            Ad[1, 3 + c] = p[2] * R[0, c] - p[0] * R[2, c]
+            Ad[2, 3 + c] = p[0] * R[1, c] - p[1] * R[0, c]
     return out
