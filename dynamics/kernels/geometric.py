@@ -324,37 +324,45 @@ def eidamb_derivatives_core(m, geometry, v, a, tau, D):
             for r in range(6):
                 s_ += S[r] * Bc[i, r]
             tau[k] = s_
-        # rows of joint i and the parent's accumulation, for chain and subtree columns
+        # rows of joint i (line 31 linearized), then the parent's sums (line 26): a pass each
+        # (one merged pass over the columns measured 10% slower on ATLAS and Talos)
         d = hi - 1
         while d >= 0:
             for s in range(nset if d < 6 else 2):
-                _column_backward(m, R[i], p[i], lo, hi, lam, dB[i], dB[lam], D, d + s * nv)
+                c = d + s * nv
+                for k in range(lo, hi):
+                    s_ = 0.0
+                    for r in range(6):
+                        s_ += m.S_local[k, r] * dB[i, c, r]
+                    D[k, c] = s_
             d = m.dof_parent[d]
         for d in range(hi, end[i]):
             for s in range(2):
-                _column_backward(m, R[i], p[i], lo, hi, lam, dB[i], dB[lam], D, d + s * nv)
+                c = d + s * nv
+                for k in range(lo, hi):
+                    s_ = 0.0
+                    for r in range(6):
+                        s_ += m.S_local[k, r] * dB[i, c, r]
+                    D[k, c] = s_
         if lam == 0:
             continue
         _to_parent_add(R[i], p[i], Bc[i], 1.0, Bc[lam])
+        d = hi - 1
+        while d >= 0:
+            for s in range(nset if d < 6 else 2):
+                c = d + s * nv
+                _to_parent_add(R[i], p[i], dB[i, c], 1.0, dB[lam, c])
+            d = m.dof_parent[d]
+        for d in range(hi, end[i]):
+            for s in range(2):
+                c = d + s * nv
+                _to_parent_add(R[i], p[i], dB[i, c], 1.0, dB[lam, c])
         # line 26 linearized in s_i: d(X^T b)/ds_k = X^T (S_k x* b)
         for k in range(lo, hi):
             for r in range(6):
                 t6[r] = 0.0
             force_cross_add(m.S_local[k], Bc[i], t6)
             _to_parent_add(R[i], p[i], t6, 1.0, dB[lam, k])
-
-
-@njit(**_INLINE)
-def _column_backward(m, R, p, lo, hi, lam, dBi, dBlam, D, c):
-    """Column c at joint i (DoFs lo..hi): D[k, c] = S_k . dB_i[c] (line 31 linearized) and, below
-    the root, dB_lam[c] += X^T dB_i[c] (line 26 linearized)."""
-    for k in range(lo, hi):
-        s = 0.0
-        for r in range(6):
-            s += m.S_local[k, r] * dBi[c, r]
-        D[k, c] = s
-    if lam > 0:
-        _to_parent_add(R, p, dBi[c], 1.0, dBlam[c])
 
 
 # ---------------------------------------------------------------------------------- Table 9
