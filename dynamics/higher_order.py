@@ -158,3 +158,21 @@ def aba(model, q, v, tau_derivs) -> np.ndarray:
     TAU = np.asarray(tau_derivs, dtype=np.float64) if not isinstance(tau_derivs, np.ndarray) \
         else tau_derivs
     return hybrid(model, q, v, np.zeros_like(TAU, dtype=np.float64), TAU).accel_derivs
+
+
+class ClosedForm(NamedTuple):
+    """tau = M v' + h + g with h = C v; C is an admissible Coriolis matrix (M' = C + C^T, i.e.
+    M' - 2 C skew-symmetric).  Shapes (nv, nv), (nv,), (nv,), (nv, nv), batched with a leading T."""
+
+    M: np.ndarray
+    h: np.ndarray
+    g: np.ndarray
+    C: np.ndarray
+
+
+def closed_form(model, q, v) -> ClosedForm:
+    """The closed-form equations of motion (the paper's Prop. 1 and Lemma 1) at (q, v): mass
+    matrix M, Coriolis and centrifugal vector h = C v, gravity vector g and the Coriolis matrix C."""
+    b = prepare(model, q=q, v=v)
+    out = _ho.closed_form_batch(*model.kernel_args, b["q"], b["v"])
+    return ClosedForm(*b.unbatch(out))

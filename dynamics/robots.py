@@ -12,6 +12,8 @@ ur3                 6     6     example-robot-data ``ur_description/urdf/ur3_rob
 hyq                 19    18    example-robot-data ``hyq_no_sensors.urdf``, free-flyer root
 atlas               37    36    ``dynamics/data/atlas.urdf`` (from shared/models), free-flyer
 talos               51    50    example-robot-data ``talos_full_v2.urdf``, free-flyer root
+aerial_manipulator  13    12    ``dynamics/data/aerial_manipulator.urdf``, free-flyer root: the
+                                higher-order paper's TiltHex base with two 3-revolute arms
 ==================  ====  ====  ==========================================================
 
 (example-robot-data's own ``load("ur3")`` returned the UR5 in release 5.0.0; we always parse the
@@ -37,7 +39,7 @@ _URDFS = {
     "talos": ("talos_data/robots/talos_full_v2.urdf", True),
 }
 
-NAMES = ("pendulum", "double_pendulum", "ur3", "hyq", "atlas", "talos")
+NAMES = ("pendulum", "double_pendulum", "ur3", "hyq", "atlas", "talos", "aerial_manipulator")
 
 _cache: dict[str, RobotModel] = {}
 
@@ -67,8 +69,8 @@ def load(name: str) -> RobotModel:
     if key not in _cache:
         if key == "pendulum":
             model = pendulum()
-        elif key == "atlas":
-            model = RobotModel.from_urdf(_DATA / "atlas.urdf", floating_base=True, name="atlas")
+        elif key in ("atlas", "aerial_manipulator"):
+            model = RobotModel.from_urdf(_DATA / f"{key}.urdf", floating_base=True, name=key)
         else:
             rel, floating = _URDFS[key]
             model = RobotModel.from_urdf(example_robot_data_dir() / rel, floating_base=floating,

@@ -43,9 +43,9 @@ Series arrays (one sample; joint 0 is the universe and stays zero), K = highest 
 import numpy as np
 from numba import njit, prange
 
-from .kinematics import FF, HEL, PLA, PRI, joint_transform
+from .kinematics import FF, HEL, PLA, PRI, forward_kinematics, joint_transform
 from .layout import unpack
-from .spatial import ground_inertia
+from .spatial import body_coriolis_add, dot6, ground_inertia, matvec6, motion_cross
 
 _JIT = dict(cache=True, error_model="numpy")
 _INL = dict(cache=True, error_model="numpy", inline="always")
@@ -670,3 +670,103 @@ def hybrid_serial(ints, floats, Q, VD, TAU, motion):
     X0, IA, U, Dinv = _hybrid_buffers(m.parent.shape[0])
     for t in range(Q.shape[0]):
         hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, X0, IA, U, Dinv)
+
+
+# ----------------------------------------------------------------------------------------------
+# Closed form (the paper's Prop. 1 and Lemma 1), in the ground frame.
+# ----------------------------------------------------------------------------------------------
+
+
+@njit(**_JIT)
+def closed_form_point(m, q, v, M, h, g, C):
+    """M(q), h(q, v) = C(q, v) v, g(q) and an admissible Coriolis matrix C with
+    M' - 2 C skew-symmetric (M' = dM/dt along q' = v), so tau = M v' + h + g.
+
+    With ground-frame Jacobians J_i (columns S0_d of body i's ancestor DoFs), inertias I0_i and
+    spatial twists V0_i:  M = sum J_i^T I0_i J_i,  g = -sum J_i^T I0_i a_g,  and
+    C = sum J_i^T (I0_i J_i' + B(I0_i, V0_i) J_i), where J_i' has the columns V0_j(d) x S0_d and
+    B = 1/2 [(V x*) I - I (V x) + (I V) xbar*]: B V = V x* I V, and B + B^T = I0_i' (the
+    ground-frame inertia's rate), which makes C + C^T = M' (the factorization of Lemma 1).
+    """
+    nj = m.parent.shape[0]
+    nv = v.shape[0]
+    oR = np.empty((nj, 3, 3))
+    op = np.empty((nj, 3))
+    S0 = np.empty((nv, 6))
+    forward_kinematics(m, q, oR, op, S0)
+    V0 = np.zeros((nj, 6))
+    for i in range(1, nj):
+        lam = m.parent[i]
+        for r in range(6):
+            s = V0[lam, r]
+            for d in range(m.iv[i], m.iv[i] + m.nvj[i]):
+                s += S0[d, r] * v[d]
+            V0[i, r] = s
+    for a in range(nv):
+        g[a] = 0.0
+        for b in range(nv):
+            M[a, b] = 0.0
+            C[a, b] = 0.0
+    I0 = np.empty((6, 6))
+    Bm = np.zeros((6, 6))
+    tmp66 = np.empty((6, 6))
+    tmp6 = np.empty(6)
+    col = np.empty(6)
+    dofs = np.empty(nv, dtype=np.int64)
+    owner = np.empty(nv, dtype=np.int64)
+    IS = np.empty((nv, 6))
+    Y = np.empty((nv, 6))
+    for i in range(1, nj):
+        # ancestor DoFs of body i
+        n = 0
+        j = i
+        while j > 0:
+            for d in range(m.iv[j], m.iv[j] + m.nvj[j]):
+                dofs[n] = d
+                owner[n] = j
+                n += 1
+            j = m.parent[j]
+        ground_inertia(oR[i], op[i], m.mass[i], m.com[i], m.Icom[i], I0)
+        for r in range(6):
+            for c in range(6):
+                Bm[r, c] = 0.0
+        body_coriolis_add(I0, V0[i], tmp66, tmp6, Bm)
+        for e in range(n):
+            d = dofs[e]
+            matvec6(I0, S0[d], IS[e])
+            # Y[e] = I0 (V0_j x S0_d) + B S0_d  (V0_j x S0_d: the column of J_i')
+            motion_cross(V0[owner[e]], S0[d], col)
+            matvec6(I0, col, Y[e])
+            for r in range(6):
+                s = 0.0
+                for c in range(6):
+                    s += Bm[r, c] * S0[d, c]
+                Y[e, r] += s
+        for e in range(n):
+            da = dofs[e]
+            for f in range(n):
+                db = dofs[f]
+                M[da, db] += dot6(S0[da], IS[f])
+                C[da, db] += dot6(S0[da], Y[f])
+            g[da] -= (IS[e, 0] * m.gravity[0] + IS[e, 1] * m.gravity[1] + IS[e, 2] * m.gravity[2]
+                      + IS[e, 3] * m.gravity[3] + IS[e, 4] * m.gravity[4] + IS[e, 5] * m.gravity[5])
+    for a in range(nv):
+        s = 0.0
+        for b in range(nv):
+            s += C[a, b] * v[b]
+        h[a] = s
+
+
+@njit(parallel=True, **_JIT)
+def closed_form_batch(ints, floats, Q, Vel):
+    """:func:`closed_form_point` at every sample: M, h, g, C of shapes (T, nv, nv), (T, nv),
+    (T, nv), (T, nv, nv)."""
+    T, nv = Vel.shape
+    M = np.empty((T, nv, nv))
+    h = np.empty((T, nv))
+    g = np.empty((T, nv))
+    C = np.empty((T, nv, nv))
+    for t in prange(T):
+        m = unpack(ints, floats)
+        closed_form_point(m, Q[t], Vel[t], M[t], h[t], g[t], C[t])
+    return M, h, g, C
