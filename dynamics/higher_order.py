@@ -28,7 +28,9 @@ from typing import NamedTuple, Sequence
 import numba
 import numpy as np
 
+from .algorithms import SERIAL_MAX_T
 from .inputs import prepare
+from .kernels import checks as _checks
 from .kernels import higher_order as _ho
 from .kernels import kinematics as _kin
 
@@ -52,11 +54,13 @@ def _derivs(model, name, x, rows_min):
     if arr.ndim not in (2, 3) or arr.shape[-1] != model.nv or arr.shape[-2] < rows_min:
         raise ValueError(f"{name}: expected shape (rows, {model.nv}) or (T, rows, {model.nv}) with "
                          f"rows >= {rows_min} for {model.name} (nv={model.nv}); got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
-        raise ValueError(f"{name}: expected finite values; got {arr[idx]} at index {idx}")
     single = arr.ndim == 2
-    return np.ascontiguousarray(arr[None] if single else arr), single
+    arr = np.ascontiguousarray(arr[None] if single else arr)
+    if _checks.first_nonfinite(arr.reshape(arr.shape[0], -1)) >= 0:
+        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr[0] if single else arr))[0])
+        bad = (arr[0] if single else arr)[idx]
+        raise ValueError(f"{name}: expected finite values; got {bad} at index {idx}")
+    return arr, single
 
 
 def _with_q(model, q, single, T, name):
@@ -70,7 +74,6 @@ def _with_q(model, q, single, T, name):
 
 
 def _serial(T):
-    from .algorithms import SERIAL_MAX_T
     return T <= SERIAL_MAX_T
 
 
@@ -90,6 +93,15 @@ def rnea(model, q, v_derivs) -> np.ndarray:
 
 
 def _motion_mask(model, motion_joints, base):
+    """Per joint, 1 for prescribed motion (cached per model and choice)."""
+    key = (tuple(motion_joints), base)
+    cache = model.__dict__.setdefault("_higher_order_masks", {})
+    if key not in cache:
+        cache[key] = _build_motion_mask(model, *key)
+    return cache[key]
+
+
+def _build_motion_mask(model, motion_joints, base):
     names = list(motion_joints)
     unknown = [n for n in names if n not in model.joint_names[1:]]
     if unknown:
@@ -131,22 +143,30 @@ def hybrid(model, q, v, accel_derivs, tau_derivs, motion_joints: Sequence[str] =
     if single_a != single or ACC.shape[:2] != TAU.shape[:2]:
         raise ValueError(f"accel_derivs and tau_derivs: expected the same shape; got "
                          f"{np.shape(accel_derivs)} and {np.shape(tau_derivs)}")
+    acc, tau = _solve_hybrid(model, q, v, ACC, TAU, mask, single)
+    return HybridResult(acc, tau)
+
+
+def _solve_hybrid(model, q, v, ACC, TAU, mask, single):
+    """Runs the hybrid kernel on checked derivative stacks (ACC may be None: no prescribed motion);
+    returns (accel_derivs, tau_derivs) with the single-sample axis dropped."""
     b = prepare(model, q=q, v=v)
     if b.single != single or b.T != TAU.shape[0]:
         raise ValueError(f"q, v and tau_derivs: expected one sample (q (nq,), v (nv,), tau_derivs "
                          f"(r+1, nv)) or batches of the same T; got q {np.shape(q)}, v "
-                         f"{np.shape(v)}, tau_derivs {np.shape(tau_derivs)}")
+                         f"{np.shape(v)}, tau_derivs {TAU.shape[1:] if single else TAU.shape}")
     T, r1, nv = TAU.shape
     VD = np.empty((T, r1 + 1, nv))
     VD[:, 0] = b["v"]
-    VD[:, 1:] = ACC
+    if ACC is not None:
+        VD[:, 1:] = ACC
     TAU = TAU.copy()
     if _serial(T):
         _ho.hybrid_serial(*model.kernel_args, b["q"], VD, TAU, mask)
     else:
         _ho.hybrid_batch(*model.kernel_args, b["q"], VD, TAU, mask, numba.get_num_threads())
     acc = VD[:, 1:]
-    return HybridResult(acc[0], TAU[0]) if single else HybridResult(acc, TAU)
+    return (acc[0], TAU[0]) if single else (acc, TAU)
 
 
 def aba(model, q, v, tau_derivs) -> np.ndarray:
@@ -155,24 +175,5 @@ def aba(model, q, v, tau_derivs) -> np.ndarray:
     Row 0 equals ``dynamics.aba(model, q, v, tau)``.  The articulated inertias are computed once
     for all orders.  Batched: q (T, nq), v (T, nv), tau_derivs (T, r+1, nv) -> (T, r+1, nv).
     """
-    TAU = np.asarray(tau_derivs, dtype=np.float64) if not isinstance(tau_derivs, np.ndarray) \
-        else tau_derivs
-    return hybrid(model, q, v, np.zeros_like(TAU, dtype=np.float64), TAU).accel_derivs
-
-
-class ClosedForm(NamedTuple):
-    """tau = M v' + h + g with h = C v; C is an admissible Coriolis matrix (M' = C + C^T, i.e.
-    M' - 2 C skew-symmetric).  Shapes (nv, nv), (nv,), (nv,), (nv, nv), batched with a leading T."""
-
-    M: np.ndarray
-    h: np.ndarray
-    g: np.ndarray
-    C: np.ndarray
-
-
-def closed_form(model, q, v) -> ClosedForm:
-    """The closed-form equations of motion (the paper's Prop. 1 and Lemma 1) at (q, v): mass
-    matrix M, Coriolis and centrifugal vector h = C v, gravity vector g and the Coriolis matrix C."""
-    b = prepare(model, q=q, v=v)
-    out = _ho.closed_form_batch(*model.kernel_args, b["q"], b["v"])
-    return ClosedForm(*b.unbatch(out))
+    TAU, single = _derivs(model, "tau_derivs", tau_derivs, 1)
+    return _solve_hybrid(model, q, v, None, TAU, _motion_mask(model, (), "wrench"), single)[0]

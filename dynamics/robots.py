@@ -249,6 +249,36 @@ def space_manipulator() -> RobotModel:
     return RobotModel.from_pinocchio(pm, pm.name)
 
 
+def multi_arm_aerial(branches: int = 2, links_per_branch: int = 3) -> RobotModel:
+    """The higher-order paper's aerial manipulator grown for its benchmarks (Table 4): a free-flyer
+    base (2.5 kg, J = diag(0.03, 0.03, 0.05)) carrying ``branches`` chains of ``links_per_branch``
+    revolute links (joint axes cycling y, x, z; 0.25 kg, J = diag(0.002, 0.002, 0.001), centre of
+    mass 0.06 m below the joint, next joint 0.12 m below), attached 0.10 m below the base's centre
+    of mass on a circle of radius 0.09 m.  N = 1 + branches * links_per_branch bodies; (2, 3) has
+    the mechanics of ``load("aerial_manipulator")``."""
+    import pinocchio as pin
+
+    if branches < 1 or links_per_branch < 1:
+        raise ValueError(f"branches, links_per_branch: expected >= 1; got {branches}, "
+                         f"{links_per_branch}")
+    pm = pin.Model()
+    pm.name = f"aerial_{branches}x{links_per_branch}"
+    base = pm.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "root_joint")
+    pm.appendBodyToJoint(base, pin.Inertia(2.5, np.zeros(3), np.diag([0.03, 0.03, 0.05])),
+                         pin.SE3.Identity())
+    link = pin.Inertia(0.25, np.array([0.0, 0.0, -0.06]), np.diag([0.002, 0.002, 0.001]))
+    joints = (pin.JointModelRY, pin.JointModelRX, pin.JointModelRZ)
+    for b in range(branches):
+        angle = 2 * np.pi * b / branches
+        placement = pin.SE3(np.eye(3), np.array([0.09 * np.cos(angle), 0.09 * np.sin(angle), -0.1]))
+        parent = base
+        for k in range(links_per_branch):
+            parent = pm.addJoint(parent, joints[k % 3](), placement, f"arm{b + 1}_joint{k + 1}")
+            pm.appendBodyToJoint(parent, link, pin.SE3.Identity())
+            placement = pin.SE3(np.eye(3), np.array([0.0, 0.0, -0.12]))
+    return RobotModel.from_pinocchio(pm, pm.name)
+
+
 # ---------------------------------------------------------------------------- paper benchmarks
 def _unit_link_inertia():
     import pinocchio as pin

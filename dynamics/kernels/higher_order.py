@@ -76,7 +76,8 @@ def workspace(nj, K):
     FP = np.zeros((nj, K + 1, 6))
     acc = np.zeros((nj, 6))  # per-order wrench accumulator (children's share, bias wrench)
     cb = np.zeros((nj, 6))  # per-order twist bias
-    return R, P, XI, V, Z, G, PI, FF_, FP, acc, cb
+    sc = np.zeros((3, 6))  # three 6-vectors of scratch
+    return R, P, XI, V, Z, G, PI, FF_, FP, acc, cb, sc
 
 
 @njit(**_INL)
@@ -194,6 +195,31 @@ def _inertia_apply(m, i, x, out):
     out[3] = Ic[0, 0] * x[3] + Ic[0, 1] * x[4] + Ic[0, 2] * x[5] + c[1] * f2 - c[2] * f1
     out[4] = Ic[1, 0] * x[3] + Ic[1, 1] * x[4] + Ic[1, 2] * x[5] + c[2] * f0 - c[0] * f2
     out[5] = Ic[2, 0] * x[3] + Ic[2, 1] * x[4] + Ic[2, 2] * x[5] + c[0] * f1 - c[1] * f0
+
+
+@njit(**_INL)
+def _body_inertia(m, i, out):
+    """out (6x6) = body-frame spatial inertia [[M I, -M [c]x], [M [c]x, Ic - M [c]x [c]x]]."""
+    c = m.com[i]
+    M = m.mass[i]
+    Ic = m.Icom[i]
+    cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
+    for r in range(3):
+        for k in range(3):
+            out[r, k] = M if r == k else 0.0
+            out[3 + r, 3 + k] = Ic[r, k] - M * c[r] * c[k] + (M * cc if r == k else 0.0)
+    out[3, 0] = 0.0
+    out[3, 1] = -M * c[2]
+    out[3, 2] = M * c[1]
+    out[4, 0] = M * c[2]
+    out[4, 1] = 0.0
+    out[4, 2] = -M * c[0]
+    out[5, 0] = -M * c[1]
+    out[5, 1] = M * c[0]
+    out[5, 2] = 0.0
+    for r in range(3):
+        for k in range(3):
+            out[r, 3 + k] = out[3 + k, r]
 
 
 @njit(**_INL)
@@ -337,7 +363,7 @@ def _force_complete(i, k, F, R, P, FP, out):
 @njit(**_INL)
 def _kinematics_order0(m, i, q, v, ws):
     """Order-0 joint transform, joint twist, twist, momentum and gravity of body i."""
-    R, P, XI, V, Z, G, PI, FF_, FP, acc, cb = ws
+    R, P, XI, V, Z, G, PI, FF_, FP, acc, cb, sc = ws
     joint_transform(m.jtype[i], m.axis[i], m.pitch[i], q, m.iq[i], R[i, 0], P[i, 0])
     _joint_twist(m, i, v, XI[i, 0])
     lam = m.parent[i]
@@ -353,10 +379,10 @@ def _kinematics_order0(m, i, q, v, ws):
 def rnea_point(m, q, vd, B, ws, tau):
     """H-GRNE: tau[k] = d^k/dt^k rnea(q, v, v') for k = 0..r, from vd[k] = v^(k), k = 0..r+1.
     ``tau`` (r+1, nv); ``ws`` = workspace(nj, r+1); ``B`` = binomials(r+1)."""
-    R, P, XI, V, Z, G, PI, FF_, FP, acc, cb = ws
+    R, P, XI, V, Z, G, PI, FF_, FP, acc, cb, sc = ws
     nj = m.parent.shape[0]
     K = vd.shape[0] - 1
-    tmp = np.empty(6)
+    tmp = sc[0]
     for i in range(1, nj):
         _kinematics_order0(m, i, q, vd[0], ws)
         _gravity_elem(m, i, 0, B, V, G, R)
@@ -401,46 +427,68 @@ def rnea_point(m, q, vd, B, ws, tau):
                 _placement_force_add(m, i, tmp, acc[lam])
 
 
-@njit(**_JIT)
+@njit(**_INL)
 def _motion_matrix(m, i, R, P, X):
-    """X (6x6): child-from-parent motion transform of joint i at the current configuration."""
+    """X (6x6): child-from-parent motion transform of joint i at the current configuration,
+    [[Rc^T, -Rc^T [pc]x], [0, Rc^T]] for the child placement (Rc, pc) = X_P X_J in the parent."""
     RP = m.place_R[i]
     pP = m.place_p[i]
     R0 = R[i, 0]
-    Rc = np.empty((3, 3))
-    pc = np.empty(3)
+    p0 = P[i, 0]
+    pc0 = pP[0] + RP[0, 0] * p0[0] + RP[0, 1] * p0[1] + RP[0, 2] * p0[2]
+    pc1 = pP[1] + RP[1, 0] * p0[0] + RP[1, 1] * p0[1] + RP[1, 2] * p0[2]
+    pc2 = pP[2] + RP[2, 0] * p0[0] + RP[2, 1] * p0[1] + RP[2, 2] * p0[2]
     for r in range(3):
-        pc[r] = pP[r] + RP[r, 0] * P[i, 0, 0] + RP[r, 1] * P[i, 0, 1] + RP[r, 2] * P[i, 0, 2]
-        for c in range(3):
-            Rc[r, c] = RP[r, 0] * R0[0, c] + RP[r, 1] * R0[1, c] + RP[r, 2] * R0[2, c]
-    # X = [[Rc^T, -Rc^T [pc]x], [0, Rc^T]]
-    for r in range(3):
-        for c in range(3):
-            X[r, c] = Rc[c, r]
-            X[3 + r, 3 + c] = Rc[c, r]
-            X[3 + r, c] = 0.0
-        # row r of -Rc^T [pc]x: -(Rc[:, r])^T [pc]x = (pc x Rc[:, r])^T ... computed column-wise
-        a0, a1, a2 = Rc[0, r], Rc[1, r], Rc[2, r]
-        # -a^T [pc]x e_c = -a . (pc x e_c) = -(a x pc) . e_c ... = (pc x a)_c
-        X[r, 3] = pc[1] * a2 - pc[2] * a1
-        X[r, 4] = pc[2] * a0 - pc[0] * a2
-        X[r, 5] = pc[0] * a1 - pc[1] * a0
+        # row r of Rc^T is column r of Rc = RP R0[:, r]
+        a0 = RP[0, 0] * R0[0, r] + RP[0, 1] * R0[1, r] + RP[0, 2] * R0[2, r]
+        a1 = RP[1, 0] * R0[0, r] + RP[1, 1] * R0[1, r] + RP[1, 2] * R0[2, r]
+        a2 = RP[2, 0] * R0[0, r] + RP[2, 1] * R0[1, r] + RP[2, 2] * R0[2, r]
+        X[r, 0] = a0
+        X[r, 1] = a1
+        X[r, 2] = a2
+        X[3 + r, 3] = a0
+        X[3 + r, 4] = a1
+        X[3 + r, 5] = a2
+        X[3 + r, 0] = 0.0
+        X[3 + r, 1] = 0.0
+        X[3 + r, 2] = 0.0
+        # (-Rc^T [pc]x)[r, :] = -(a x pc)^T = (pc x a)^T
+        X[r, 3] = pc1 * a2 - pc2 * a1
+        X[r, 4] = pc2 * a0 - pc0 * a2
+        X[r, 5] = pc0 * a1 - pc1 * a0
+
+
+@njit(**_INL)
+def _spd_inverse(W, n, out):
+    """out[:n, :n] = inverse of the symmetric positive-definite W[:n, :n] by Gauss-Jordan
+    elimination (no pivoting needed); W is overwritten."""
+    for r in range(n):
+        for c in range(n):
+            out[r, c] = 1.0 if r == c else 0.0
+    for k in range(n):
+        piv = 1.0 / W[k, k]
+        for c in range(n):
+            W[k, c] *= piv
+            out[k, c] *= piv
+        for r in range(n):
+            if r != k:
+                f = W[r, k]
+                for c in range(n):
+                    W[r, c] -= f * W[k, c]
+                    out[r, c] -= f * out[k, c]
 
 
 @njit(**_JIT)
-def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv):
+def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia):
     """Order-independent part of H-GABI/H-GHYB (the paper's Lemma 2): X0[i] (6x6 child from
     parent), articulated inertias IA[i], U[i] = IA S (first nvj columns) and Dinv[i] = (S^T IA S)^-1
     for prescribed-torque joints (``motion[i] == 0``); motion-prescribed joints pass IA unprojected.
-    R[:, 0], P[:, 0] are the joint transforms of the order-0 kinematics."""
+    R[:, 0], P[:, 0] are the joint transforms of the order-0 kinematics; ``tmp``, ``Ia`` (6x6)
+    are scratch."""
     nj = m.parent.shape[0]
-    eye = np.eye(3)
-    zero = np.zeros(3)
-    tmp = np.empty((6, 6))
-    Ia = np.empty((6, 6))
     for i in range(1, nj):
         _motion_matrix(m, i, R, P, X0[i])
-        ground_inertia(eye, zero, m.mass[i], m.com[i], m.Icom[i], IA[i])
+        _body_inertia(m, i, IA[i])
     for i in range(nj - 1, 0, -1):
         n = m.nvj[i]
         iv = m.iv[i]
@@ -462,58 +510,58 @@ def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv):
                 for c in range(6):
                     Ia[r, c] -= U[i, r, 0] * U[i, c, 0] / d
         elif motion[i] == 0:
-            D = np.empty((n, n))
             for a in range(n):
                 for b in range(n):
                     s = 0.0
                     for r in range(6):
                         s += m.S_local[iv + a, r] * U[i, r, b]
-                    D[a, b] = s
-            Di = np.linalg.inv(D)
-            for a in range(n):
-                for b in range(n):
-                    Dinv[i, a, b] = Di[a, b]
-            for r in range(6):
-                for c in range(6):
-                    s = 0.0
-                    for a in range(n):
-                        for b in range(n):
-                            s += U[i, r, a] * Di[a, b] * U[i, c, b]
-                    Ia[r, c] -= s
+                    tmp[a, b] = s
+            _spd_inverse(tmp, n, Dinv[i])
+            if m.parent[i] > 0:  # the root's projected inertia is not needed
+                for r in range(6):
+                    for c in range(6):
+                        s = 0.0
+                        for a in range(n):
+                            for b in range(n):
+                                s += U[i, r, a] * Dinv[i, a, b] * U[i, c, b]
+                        Ia[r, c] -= s
         lam = m.parent[i]
         if lam > 0:
-            # IA[lam] += X^T Ia X
+            # IA[lam] += X^T Ia X; X's lower-left block is zero and the result symmetric
+            X = X0[i]
             for r in range(6):
                 for c in range(6):
                     s = 0.0
-                    for k in range(6):
-                        s += Ia[r, k] * X0[i, k, c]
+                    for k in range(3 if c < 3 else 6):
+                        s += Ia[r, k] * X[k, c]
                     tmp[r, c] = s
             for r in range(6):
-                for c in range(6):
+                for c in range(r, 6):
                     s = 0.0
-                    for k in range(6):
-                        s += X0[i, k, r] * tmp[k, c]
+                    for k in range(3 if r < 3 else 6):
+                        s += X[k, r] * tmp[k, c]
                     IA[lam, r, c] += s
+                    if c != r:
+                        IA[lam, c, r] += s
 
 
 @njit(**_JIT)
-def hybrid_point(m, q, vd, tau, motion, B, ws, X0, IA, U, Dinv):
+def hybrid_point(m, q, vd, tau, motion, B, ws, X0, IA, U, Dinv, tmp66, Ia):
     """H-GABI / H-GHYB at one sample, orders k = 0..r.
 
     ``vd`` (r+2, nv): vd[0] = v; vd[k+1] for DoFs of motion-prescribed joints (``motion[i] == 1``)
     is input, for the others output.  ``tau`` (r+1, nv): input for prescribed-torque joints, output
     for motion-prescribed ones.  With no motion-prescribed joint this is H-GABI (forward dynamics).
     """
-    R, P, XI, V, Z, G, PI, FF_, FP, acc, cb = ws
+    R, P, XI, V, Z, G, PI, FF_, FP, acc, cb, sc = ws
     nj = m.parent.shape[0]
     r_max = tau.shape[0] - 1
     for i in range(1, nj):
         _kinematics_order0(m, i, q, vd[0], ws)
-    articulated_inertias(m, motion, R, P, X0, IA, U, Dinv)
-    tmp = np.empty(6)
-    x = np.empty(6)
-    u = np.empty(6)
+    articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp66, Ia)
+    tmp = sc[0]
+    x = sc[1]
+    u = sc[2]
     for k in range(r_max + 1):
         # forward: what order k+1 knows before the new accelerations
         for i in range(1, nj):
@@ -611,8 +659,9 @@ def hybrid_point(m, q, vd, tau, motion, B, ws, X0, IA, U, Dinv):
 
 @njit(**_JIT)
 def _hybrid_buffers(nj):
+    """X0, IA, U, Dinv (nj, 6, 6) each and two 6x6 scratch matrices."""
     return (np.zeros((nj, 6, 6)), np.zeros((nj, 6, 6)), np.zeros((nj, 6, 6)),
-            np.zeros((nj, 6, 6)))
+            np.zeros((nj, 6, 6)), np.zeros((6, 6)), np.zeros((6, 6)))
 
 
 @njit(parallel=True, **_JIT)
@@ -655,9 +704,9 @@ def hybrid_batch(ints, floats, Q, VD, TAU, motion, nthreads):
         K = TAU.shape[1]
         B = binomials(K)
         ws = workspace(m.parent.shape[0], K)
-        X0, IA, U, Dinv = _hybrid_buffers(m.parent.shape[0])
+        X0, IA, U, Dinv, t66, Ia = _hybrid_buffers(m.parent.shape[0])
         for t in range(c * T // nchunk, (c + 1) * T // nchunk):
-            hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, X0, IA, U, Dinv)
+            hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, X0, IA, U, Dinv, t66, Ia)
 
 
 @njit(**_JIT)
@@ -667,9 +716,9 @@ def hybrid_serial(ints, floats, Q, VD, TAU, motion):
     K = TAU.shape[1]
     B = binomials(K)
     ws = workspace(m.parent.shape[0], K)
-    X0, IA, U, Dinv = _hybrid_buffers(m.parent.shape[0])
+    X0, IA, U, Dinv, t66, Ia = _hybrid_buffers(m.parent.shape[0])
     for t in range(Q.shape[0]):
-        hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, X0, IA, U, Dinv)
+        hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, X0, IA, U, Dinv, t66, Ia)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@
 * :mod:`.backends`: the CasADi AD baseline and the accuracy study (casadi, accuracy);
 * :mod:`.solver`: ms per iteration of our DDP and iLQR by phase, beside Crocoddyl (solver);
 * :mod:`.dask_scaling`: the study engine on 1 and 2 Dask workers (dask);
-* :mod:`.linearization`: the geometric linearization beside FDSVA and C++ Pinocchio (linearize).
+* :mod:`.linearization`: the geometric linearization beside FDSVA and C++ Pinocchio (linearize);
+* :mod:`.higher_order`: higher-order time derivatives beside the paper and CasADi (higher-order).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import backends, dask_scaling, derivatives, linearization, scaling, solver
+from . import backends, dask_scaling, derivatives, higher_order, linearization, scaling, solver
 
 ROBOTS = derivatives.ROBOTS
 
@@ -61,6 +62,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
                   lambda o: linearization.run_linearization(
                       tuple(r for r in o.robots if r in linearization.ROBOTS)
                       or linearization.ROBOTS, o.batch, o.min_time, o.log)),
+    "higher-order": ("higher-order time derivatives (Ali et al. 2026) beside the paper's times, "
+                     "against N and r, and CasADi AD in time (results/higher_order_speed, "
+                     "higher_order_scaling_n, higher_order_scaling_r)",
+                     lambda o: higher_order.run_higher_order(o.min_time, o.log)),
 }
 
 
