@@ -177,3 +177,22 @@ def aba(model, q, v, tau_derivs) -> np.ndarray:
     """
     TAU, single = _derivs(model, "tau_derivs", tau_derivs, 1)
     return _solve_hybrid(model, q, v, None, TAU, _motion_mask(model, (), "wrench"), single)[0]
+
+
+class ClosedForm(NamedTuple):
+    """tau = M v' + h + g with h = C v; C is an admissible Coriolis matrix (M' = C + C^T, i.e.
+    M' - 2 C skew-symmetric).  Shapes (nv, nv), (nv,), (nv,), (nv, nv), batched with a leading T."""
+
+    M: np.ndarray
+    h: np.ndarray
+    g: np.ndarray
+    C: np.ndarray
+
+
+def closed_form(model, q, v) -> ClosedForm:
+    """The closed-form equations of motion (the paper's Prop. 1 and Lemma 1) at (q, v): mass
+    matrix M, Coriolis and centrifugal vector h = C v, gravity vector g and the Coriolis matrix C.
+    C equals Pinocchio's ``computeCoriolisMatrix``."""
+    b = prepare(model, q=q, v=v)
+    out = _ho.closed_form_batch(*model.kernel_args, b["q"], b["v"])
+    return ClosedForm(*b.unbatch(out))
