@@ -14,9 +14,13 @@
     soddp report [--parts ...] [--store FILE]
         the study's tables and figures from the store alone
 
-    soddp bench [fo|so|fdso|scaling|crossover|accuracy|casadi|solver|all] [--robots ...] [--batch T]
+    soddp bench [fo|so|fdso|scaling|crossover|accuracy|casadi|solver|dask|linearize|higher-order|all] [--robots ...] [--batch T]
                 [--build-cpp] [--cflags FLAGS] [--codegen-timeout S] [--no-codegen]
         derivative and solver benchmarks -> results/
+    soddp linearize
+        the geometric linearization: the paper's validation and LQR -> results/
+    soddp higher-order [--horizon S] [--dt S] [--order R]
+        higher-order time derivatives on the aerial manipulator, round trips -> results/
 
 Every subcommand has ``--help``.  Wrong names give a one-line error and exit code 2.
 """

@@ -79,10 +79,10 @@ def run(horizon=HORIZON, dt=DT, order=ORDER, log=print):
             hybrid_tau_error=np.abs(hyb.tau_derivs[:, k, motion] - tau[:, k, motion]).max()))
     write_table(rows, "higher_order_round_trip",
                 "Aerial manipulator: round trips of the higher-order dynamics along Table 3's motion",
-                [("order", "r"), ("max_tau", "max |tau^(r)|"), ("max_acc", "max |v^(r+1)|"),
-                 ("fd_error", "ID->FD max |error|"),
-                 ("hybrid_acc_error", "hybrid: arm 2 accelerations max |error|"),
-                 ("hybrid_tau_error", "hybrid: base wrench + arm 1 torques max |error|")],
+                [("order", "r"), ("max_tau", "max abs tau^(r)"), ("max_acc", "max abs v^(r+1)"),
+                 ("fd_error", "ID->FD max abs error"),
+                 ("hybrid_acc_error", "hybrid: arm 2 accelerations, max abs error"),
+                 ("hybrid_tau_error", "hybrid: base wrench + arm 1 torques, max abs error")],
                 notes=[f"{times.size} samples, t in [0, {horizon:g}] s every {dt:g} s; reference "
                        "velocities and their derivatives by CasADi AD of the closed-form q(t)",
                        "ID->FD: H-GABI(q, v, H-GRNE(q, v-derivatives)) against the reference "

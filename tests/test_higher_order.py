@@ -261,3 +261,46 @@ def test_bad_input_is_reported_by_name():
         ho.hybrid(ur3, q3, vd3[0], vd3[1:], vd3[1:], base="twist")
     with pytest.raises(ValueError, match="accel_derivs and tau_derivs"):
         ho.hybrid(m, q, vd[0], vd[1:], vd[2:])
+
+
+def test_multi_arm_aerial_2x3_is_the_aerial_manipulator():
+    """The benchmark generator with two branches of three links has the URDF model's dynamics."""
+    a, b = robots.load("aerial_manipulator"), robots.multi_arm_aerial(2, 3)
+    q, vd = _derivs(a, 2, seed=11)
+    assert rel_err(ho.rnea(b, q, vd), ho.rnea(a, q, vd)) < 1e-13
+    with pytest.raises(ValueError, match="branches"):
+        robots.multi_arm_aerial(0, 3)
+
+
+def test_paper_example_command_writes_its_table_and_figures(tmp_path, monkeypatch, capsys):
+    """``soddp higher-order`` on a shortened horizon: every round trip to 1e-9 for r <= 5, the
+    table and both figures written; bad arguments give exit code 2."""
+    from problems import cli, output
+
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
+    assert cli.main(["higher-order", "--horizon", "3", "--dt", "0.05"]) == 0
+    assert "ID->FD" in capsys.readouterr().out
+    rows = (tmp_path / "higher_order_round_trip.csv").read_text().splitlines()
+    assert len(rows) == 7
+    for line in rows[1:]:
+        r, _, _, fd, hacc, htau = (float(x) for x in line.split(","))
+        assert max(fd, hacc, htau) < 1e-9, line
+    for f in ("higher_order_tau.png", "higher_order_round_trip.png"):
+        assert (tmp_path / f).stat().st_size > 0
+    assert cli.main(["higher-order", "--dt", "-1"]) == 2
+    assert cli.main(["higher-order", "--order", "11"]) == 2
+
+
+def test_benchmark_functions_small(tmp_path, monkeypatch):
+    """The benchmark's scaling parts run and write their tables (tiny sizes)."""
+    from problems import output
+    from problems.bench import higher_order as bench
+
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
+    quiet = dict(min_time=0.001, log=lambda *a: None)
+    rows = bench.run_scaling_n(per_branch=(1, 2, 3, 4), orders=(0, 2), **quiet)
+    assert [r["N"] for r in rows] == [6, 11, 16, 21]
+    rows = bench.run_scaling_r(per_branch=2, r_max=3, casadi_r_max=2, **quiet)
+    assert all(r["grne"] > 0 for r in rows) and "casadi" in rows[2] and "casadi" not in rows[3]
+    for f in ("higher_order_scaling_n.md", "higher_order_scaling_r.png"):
+        assert (tmp_path / f).stat().st_size > 0
