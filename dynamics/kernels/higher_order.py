@@ -198,31 +198,6 @@ def _inertia_apply(m, i, x, out):
 
 
 @njit(**_INL)
-def _body_inertia(m, i, out):
-    """out (6x6) = body-frame spatial inertia [[M I, -M [c]x], [M [c]x, Ic - M [c]x [c]x]]."""
-    c = m.com[i]
-    M = m.mass[i]
-    Ic = m.Icom[i]
-    cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
-    for r in range(3):
-        for k in range(3):
-            out[r, k] = M if r == k else 0.0
-            out[3 + r, 3 + k] = Ic[r, k] - M * c[r] * c[k] + (M * cc if r == k else 0.0)
-    out[3, 0] = 0.0
-    out[3, 1] = -M * c[2]
-    out[3, 2] = M * c[1]
-    out[4, 0] = M * c[2]
-    out[4, 1] = 0.0
-    out[4, 2] = -M * c[0]
-    out[5, 0] = -M * c[1]
-    out[5, 1] = M * c[0]
-    out[5, 2] = 0.0
-    for r in range(3):
-        for k in range(3):
-            out[r, 3 + k] = out[3 + k, r]
-
-
-@njit(**_INL)
 def _gravity_elem(m, i, k, B, V, G, R):
     """G_i^(k): k = 0 transports the parent's value, k >= 1 uses G' = -w x G."""
     if k == 0:
@@ -479,16 +454,16 @@ def _spd_inverse(W, n, out):
 
 
 @njit(**_JIT)
-def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia):
+def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia, eye3, zero3):
     """Order-independent part of H-GABI/H-GHYB (the paper's Lemma 2): X0[i] (6x6 child from
     parent), articulated inertias IA[i], U[i] = IA S (first nvj columns) and Dinv[i] = (S^T IA S)^-1
     for prescribed-torque joints (``motion[i] == 0``); motion-prescribed joints pass IA unprojected.
     R[:, 0], P[:, 0] are the joint transforms of the order-0 kinematics; ``tmp``, ``Ia`` (6x6)
-    are scratch."""
+    are scratch; ``eye3``, ``zero3`` the identity placement (body-frame inertias)."""
     nj = m.parent.shape[0]
     for i in range(1, nj):
         _motion_matrix(m, i, R, P, X0[i])
-        _body_inertia(m, i, IA[i])
+        ground_inertia(eye3, zero3, m.mass[i], m.com[i], m.Icom[i], IA[i])
     for i in range(nj - 1, 0, -1):
         n = m.nvj[i]
         iv = m.iv[i]
@@ -545,8 +520,26 @@ def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia):
                         IA[lam, c, r] += s
 
 
+@njit(**_INL)
+def _torque_joint_solve(m, i, tau_k, pA, U, Dinv, x, tmp, u):
+    """u = D^-1 (tau_i - S^T pA - U^T x) for a prescribed-torque joint i (ABA's joint equation;
+    x is the joint's twist before S u: its bias, plus the parent's acceleration once known)."""
+    n = m.nvj[i]
+    iv = m.iv[i]
+    for a in range(n):
+        s = tau_k[iv + a]
+        for r in range(6):
+            s -= m.S_local[iv + a, r] * pA[r] + U[i, r, a] * x[r]
+        tmp[a] = s
+    for a in range(n):
+        s = 0.0
+        for b in range(n):
+            s += Dinv[i, a, b] * tmp[b]
+        u[a] = s
+
+
 @njit(**_JIT)
-def hybrid_point(m, q, vd, tau, motion, B, ws, X0, IA, U, Dinv, tmp66, Ia):
+def hybrid_point(m, q, vd, tau, motion, B, ws, buffers):
     """H-GABI / H-GHYB at one sample, orders k = 0..r.
 
     ``vd`` (r+2, nv): vd[0] = v; vd[k+1] for DoFs of motion-prescribed joints (``motion[i] == 1``)
@@ -554,11 +547,12 @@ def hybrid_point(m, q, vd, tau, motion, B, ws, X0, IA, U, Dinv, tmp66, Ia):
     for motion-prescribed ones.  With no motion-prescribed joint this is H-GABI (forward dynamics).
     """
     R, P, XI, V, Z, G, PI, FF_, FP, acc, cb, sc = ws
+    X0, IA, U, Dinv, tmp66, Ia, eye3, zero3 = buffers
     nj = m.parent.shape[0]
     r_max = tau.shape[0] - 1
     for i in range(1, nj):
         _kinematics_order0(m, i, q, vd[0], ws)
-    articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp66, Ia)
+    articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp66, Ia, eye3, zero3)
     tmp = sc[0]
     x = sc[1]
     u = sc[2]
@@ -592,16 +586,7 @@ def hybrid_point(m, q, vd, tau, motion, B, ws, X0, IA, U, Dinv, tmp66, Ia):
                     for r in range(6):
                         x[r] += U[i, r, a] * s
             else:
-                for a in range(n):
-                    s = tau[k, iv + a]
-                    for r in range(6):
-                        s -= m.S_local[iv + a, r] * acc[i, r] + U[i, r, a] * cb[i, r]
-                    tmp[a] = s
-                for a in range(n):
-                    s = 0.0
-                    for b in range(n):
-                        s += Dinv[i, a, b] * tmp[b]
-                    u[a] = s
+                _torque_joint_solve(m, i, tau[k], acc[i], U, Dinv, cb[i], tmp, u)
                 for a in range(n):
                     for r in range(6):
                         x[r] += U[i, r, a] * u[a]
@@ -623,16 +608,7 @@ def hybrid_point(m, q, vd, tau, motion, B, ws, X0, IA, U, Dinv, tmp66, Ia):
                 for a in range(n):
                     u[a] = vd[k + 1, iv + a]
             else:
-                for a in range(n):
-                    s = tau[k, iv + a]
-                    for r in range(6):
-                        s -= m.S_local[iv + a, r] * acc[i, r] + U[i, r, a] * x[r]
-                    tmp[a] = s
-                for a in range(n):
-                    s = 0.0
-                    for b in range(n):
-                        s += Dinv[i, a, b] * tmp[b]
-                    u[a] = s
+                _torque_joint_solve(m, i, tau[k], acc[i], U, Dinv, x, tmp, u)
                 for a in range(n):
                     vd[k + 1, iv + a] = u[a]
             _joint_twist(m, i, vd[k + 1], XI[i, k + 1])
@@ -659,9 +635,10 @@ def hybrid_point(m, q, vd, tau, motion, B, ws, X0, IA, U, Dinv, tmp66, Ia):
 
 @njit(**_JIT)
 def _hybrid_buffers(nj):
-    """X0, IA, U, Dinv (nj, 6, 6) each and two 6x6 scratch matrices."""
+    """X0, IA, U, Dinv (nj, 6, 6) each, two 6x6 scratch matrices and the identity placement
+    (eye3, zero3) of :func:`articulated_inertias`."""
     return (np.zeros((nj, 6, 6)), np.zeros((nj, 6, 6)), np.zeros((nj, 6, 6)),
-            np.zeros((nj, 6, 6)), np.zeros((6, 6)), np.zeros((6, 6)))
+            np.zeros((nj, 6, 6)), np.zeros((6, 6)), np.zeros((6, 6)), np.eye(3), np.zeros(3))
 
 
 @njit(parallel=True, **_JIT)
@@ -704,9 +681,9 @@ def hybrid_batch(ints, floats, Q, VD, TAU, motion, nthreads):
         K = TAU.shape[1]
         B = binomials(K)
         ws = workspace(m.parent.shape[0], K)
-        X0, IA, U, Dinv, t66, Ia = _hybrid_buffers(m.parent.shape[0])
+        buffers = _hybrid_buffers(m.parent.shape[0])
         for t in range(c * T // nchunk, (c + 1) * T // nchunk):
-            hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, X0, IA, U, Dinv, t66, Ia)
+            hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, buffers)
 
 
 @njit(**_JIT)
@@ -716,9 +693,9 @@ def hybrid_serial(ints, floats, Q, VD, TAU, motion):
     K = TAU.shape[1]
     B = binomials(K)
     ws = workspace(m.parent.shape[0], K)
-    X0, IA, U, Dinv, t66, Ia = _hybrid_buffers(m.parent.shape[0])
+    buffers = _hybrid_buffers(m.parent.shape[0])
     for t in range(Q.shape[0]):
-        hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, X0, IA, U, Dinv, t66, Ia)
+        hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, buffers)
 
 
 # ----------------------------------------------------------------------------------------------

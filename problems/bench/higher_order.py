@@ -127,7 +127,7 @@ def run_scaling_n(per_branch=(1, 2, 5, 10, 20, 50, 100, 199), orders=(0, 1, 3, 5
 def _polynomial_curve(model, degree):
     """q(t) with parameter coefficients: joint angles and base position polynomials of the given
     degree, the base orientation Rz(a(t)) Ry(b(t)) Rx(c(t)) with polynomial angles."""
-    n_scalar = 6 + (model.nv - 6)
+    n_scalar = model.nv  # base position (3), orientation angles (3), joint angles
     n_params = n_scalar * (degree + 1)
 
     def q_of_t(t, p):
