@@ -75,9 +75,13 @@ def workspace(nj, K):
     FF_ = np.zeros((nj, K + 1, 6))
     FP = np.zeros((nj, K + 1, 6))
     acc = np.zeros((nj, 6))  # per-order wrench accumulator (children's share, bias wrench)
-    cb = np.zeros((nj, 6))  # per-order twist bias
     sc = np.zeros((3, 6))  # three 6-vectors of scratch
-    return R, P, XI, V, Z, G, PI, FF_, FP, acc, cb, sc
+    return R, P, XI, V, Z, G, PI, FF_, FP, acc, sc
+
+
+# Hot-path helpers take the model's arrays and index the series arrays with scalars: passing the
+# KernelModel namedtuple (or creating row views) inside the inlined per-body, per-order code costs
+# reference-count updates on every call, about a third of the run time at r = 5.
 
 
 @njit(**_INL)
@@ -86,14 +90,14 @@ def _has_translation(jtype):
 
 
 @njit(**_INL)
-def _joint_twist(m, i, vk, out):
-    """out = S_i v_i (joint twist in the child frame) for the velocity-order vector vk."""
+def _joint_twist(S, d0, n, vd, k, XI, i):
+    """XI[i, k] = S_i v_i^(k) (joint twist in the child frame; DoFs d0 .. d0+n-1)."""
     for r in range(6):
-        out[r] = 0.0
-    for d in range(m.iv[i], m.iv[i] + m.nvj[i]):
-        s = vk[d]
+        XI[i, k, r] = 0.0
+    for d in range(d0, d0 + n):
+        s = vd[k, d]
         for r in range(6):
-            out[r] += m.S_local[d, r] * s
+            XI[i, k, r] += S[d, r] * s
 
 
 @njit(**_INL)
@@ -107,9 +111,9 @@ def _joint_series(i, k, B, XI, R, P, trans):
         b = B[k - 1, j]
         w0, w1, w2 = b * XI[i, j, 3], b * XI[i, j, 4], b * XI[i, j, 5]
         l0, l1, l2 = b * XI[i, j, 0], b * XI[i, j, 1], b * XI[i, j, 2]
-        A = R[i, k - 1 - j]
+        a = k - 1 - j
         for r in range(3):
-            a0, a1, a2 = A[r, 0], A[r, 1], A[r, 2]
+            a0, a1, a2 = R[i, a, r, 0], R[i, a, r, 1], R[i, a, r, 2]
             R[i, k, r, 0] += a1 * w2 - a2 * w1
             R[i, k, r, 1] += a2 * w0 - a0 * w2
             R[i, k, r, 2] += a0 * w1 - a1 * w0
@@ -118,8 +122,8 @@ def _joint_series(i, k, B, XI, R, P, trans):
 
 
 @njit(**_INL)
-def _twist_bias(i, k, B, R, P, Z, trans, out):
-    """The part of V_i^(k) known before V_parent^(k) and v_i^(k): out = sum_{j>=1} C(k, j)
+def _twist_bias(i, k, B, R, P, Z, trans, V):
+    """V[i, k] = the part of V_i^(k) known before V_parent^(k) and v_i^(k): sum_{j>=1} C(k, j)
     (X_J^-1)^(j) Z^(k-j) + R0^T z_partial; writes z_partial (the known part of Z[i, k, :3])."""
     zp0 = 0.0
     zp1 = 0.0
@@ -128,148 +132,161 @@ def _twist_bias(i, k, B, R, P, Z, trans, out):
         for j in range(1, k + 1):
             b = B[k, j]
             p0, p1, p2 = b * P[i, j, 0], b * P[i, j, 1], b * P[i, j, 2]
-            w = Z[i, k - j]
-            zp0 -= p1 * w[5] - p2 * w[4]
-            zp1 -= p2 * w[3] - p0 * w[5]
-            zp2 -= p0 * w[4] - p1 * w[3]
+            a = k - j
+            zp0 -= p1 * Z[i, a, 5] - p2 * Z[i, a, 4]
+            zp1 -= p2 * Z[i, a, 3] - p0 * Z[i, a, 5]
+            zp2 -= p0 * Z[i, a, 4] - p1 * Z[i, a, 3]
     Z[i, k, 0] = zp0
     Z[i, k, 1] = zp1
     Z[i, k, 2] = zp2
-    R0 = R[i, 0]
     for c in range(3):
-        out[c] = R0[0, c] * zp0 + R0[1, c] * zp1 + R0[2, c] * zp2
-        out[3 + c] = 0.0
+        V[i, k, c] = R[i, 0, 0, c] * zp0 + R[i, 0, 1, c] * zp1 + R[i, 0, 2, c] * zp2
+        V[i, k, 3 + c] = 0.0
     for j in range(1, k + 1):
         b = B[k, j]
-        A = R[i, j]
-        zz = Z[i, k - j]
+        a = k - j
+        z0, z1, z2 = Z[i, a, 0], Z[i, a, 1], Z[i, a, 2]
+        z3, z4, z5 = Z[i, a, 3], Z[i, a, 4], Z[i, a, 5]
         for c in range(3):
-            out[c] += b * (A[0, c] * zz[0] + A[1, c] * zz[1] + A[2, c] * zz[2])
-            out[3 + c] += b * (A[0, c] * zz[3] + A[1, c] * zz[4] + A[2, c] * zz[5])
+            r0, r1, r2 = R[i, j, 0, c], R[i, j, 1, c], R[i, j, 2, c]
+            V[i, k, c] += b * (r0 * z0 + r1 * z1 + r2 * z2)
+            V[i, k, 3 + c] += b * (r0 * z3 + r1 * z4 + r2 * z5)
 
 
 @njit(**_INL)
-def _twist_complete(m, i, k, Vp, R, P, Z, out):
-    """Adds the parent twist Vp = V_parent^(k) to Z[i, k] and out += X0 Vp (X0: child from
+def _twist_complete(place_R, place_p, i, lam, k, R, P, Z, V):
+    """Adds the parent twist V[lam, k] to Z[i, k] and V[i, k] += X0 V[lam, k] (X0: child from
     parent at the current configuration)."""
-    RP = m.place_R[i]
-    pP = m.place_p[i]
+    u0, u1, u2 = V[lam, k, 0], V[lam, k, 1], V[lam, k, 2]
+    u3, u4, u5 = V[lam, k, 3], V[lam, k, 4], V[lam, k, 5]
+    pp0, pp1, pp2 = place_p[i, 0], place_p[i, 1], place_p[i, 2]
     # W = X_P^-1 Vp = (RP^T (v - pP x w), RP^T w)
-    v0 = Vp[0] - (pP[1] * Vp[5] - pP[2] * Vp[4])
-    v1 = Vp[1] - (pP[2] * Vp[3] - pP[0] * Vp[5])
-    v2 = Vp[2] - (pP[0] * Vp[4] - pP[1] * Vp[3])
-    wl0 = RP[0, 0] * v0 + RP[1, 0] * v1 + RP[2, 0] * v2
-    wl1 = RP[0, 1] * v0 + RP[1, 1] * v1 + RP[2, 1] * v2
-    wl2 = RP[0, 2] * v0 + RP[1, 2] * v1 + RP[2, 2] * v2
-    wa0 = RP[0, 0] * Vp[3] + RP[1, 0] * Vp[4] + RP[2, 0] * Vp[5]
-    wa1 = RP[0, 1] * Vp[3] + RP[1, 1] * Vp[4] + RP[2, 1] * Vp[5]
-    wa2 = RP[0, 2] * Vp[3] + RP[1, 2] * Vp[4] + RP[2, 2] * Vp[5]
-    p = P[i, 0]
-    z0 = wl0 - (p[1] * wa2 - p[2] * wa1)
-    z1 = wl1 - (p[2] * wa0 - p[0] * wa2)
-    z2 = wl2 - (p[0] * wa1 - p[1] * wa0)
+    v0 = u0 - (pp1 * u5 - pp2 * u4)
+    v1 = u1 - (pp2 * u3 - pp0 * u5)
+    v2 = u2 - (pp0 * u4 - pp1 * u3)
+    wl0 = place_R[i, 0, 0] * v0 + place_R[i, 1, 0] * v1 + place_R[i, 2, 0] * v2
+    wl1 = place_R[i, 0, 1] * v0 + place_R[i, 1, 1] * v1 + place_R[i, 2, 1] * v2
+    wl2 = place_R[i, 0, 2] * v0 + place_R[i, 1, 2] * v1 + place_R[i, 2, 2] * v2
+    wa0 = place_R[i, 0, 0] * u3 + place_R[i, 1, 0] * u4 + place_R[i, 2, 0] * u5
+    wa1 = place_R[i, 0, 1] * u3 + place_R[i, 1, 1] * u4 + place_R[i, 2, 1] * u5
+    wa2 = place_R[i, 0, 2] * u3 + place_R[i, 1, 2] * u4 + place_R[i, 2, 2] * u5
+    p0, p1, p2 = P[i, 0, 0], P[i, 0, 1], P[i, 0, 2]
+    z0 = wl0 - (p1 * wa2 - p2 * wa1)
+    z1 = wl1 - (p2 * wa0 - p0 * wa2)
+    z2 = wl2 - (p0 * wa1 - p1 * wa0)
     Z[i, k, 0] += z0
     Z[i, k, 1] += z1
     Z[i, k, 2] += z2
     Z[i, k, 3] = wa0
     Z[i, k, 4] = wa1
     Z[i, k, 5] = wa2
-    R0 = R[i, 0]
     for c in range(3):
-        out[c] += R0[0, c] * z0 + R0[1, c] * z1 + R0[2, c] * z2
-        out[3 + c] += R0[0, c] * wa0 + R0[1, c] * wa1 + R0[2, c] * wa2
+        r0, r1, r2 = R[i, 0, 0, c], R[i, 0, 1, c], R[i, 0, 2, c]
+        V[i, k, c] += r0 * z0 + r1 * z1 + r2 * z2
+        V[i, k, 3 + c] += r0 * wa0 + r1 * wa1 + r2 * wa2
 
 
 @njit(**_INL)
-def _inertia_apply(m, i, x, out):
-    """out = I_i x (body-frame spatial inertia: f = m (x_l - c x x_a), n = Ic x_a + c x f)."""
-    c = m.com[i]
-    M = m.mass[i]
-    f0 = M * (x[0] - (c[1] * x[5] - c[2] * x[4]))
-    f1 = M * (x[1] - (c[2] * x[3] - c[0] * x[5]))
-    f2 = M * (x[2] - (c[0] * x[4] - c[1] * x[3]))
-    Ic = m.Icom[i]
-    out[0] = f0
-    out[1] = f1
-    out[2] = f2
-    out[3] = Ic[0, 0] * x[3] + Ic[0, 1] * x[4] + Ic[0, 2] * x[5] + c[1] * f2 - c[2] * f1
-    out[4] = Ic[1, 0] * x[3] + Ic[1, 1] * x[4] + Ic[1, 2] * x[5] + c[2] * f0 - c[0] * f2
-    out[5] = Ic[2, 0] * x[3] + Ic[2, 1] * x[4] + Ic[2, 2] * x[5] + c[0] * f1 - c[1] * f0
+def _momentum(mass, com, Icom, i, k, V, PI):
+    """PI[i, k] = I_i V[i, k] (body-frame spatial inertia: f = m (x_l - c x x_a),
+    n = Ic x_a + c x f)."""
+    c0, c1, c2 = com[i, 0], com[i, 1], com[i, 2]
+    x0, x1, x2 = V[i, k, 0], V[i, k, 1], V[i, k, 2]
+    x3, x4, x5 = V[i, k, 3], V[i, k, 4], V[i, k, 5]
+    M = mass[i]
+    f0 = M * (x0 - (c1 * x5 - c2 * x4))
+    f1 = M * (x1 - (c2 * x3 - c0 * x5))
+    f2 = M * (x2 - (c0 * x4 - c1 * x3))
+    PI[i, k, 0] = f0
+    PI[i, k, 1] = f1
+    PI[i, k, 2] = f2
+    PI[i, k, 3] = Icom[i, 0, 0] * x3 + Icom[i, 0, 1] * x4 + Icom[i, 0, 2] * x5 + c1 * f2 - c2 * f1
+    PI[i, k, 4] = Icom[i, 1, 0] * x3 + Icom[i, 1, 1] * x4 + Icom[i, 1, 2] * x5 + c2 * f0 - c0 * f2
+    PI[i, k, 5] = Icom[i, 2, 0] * x3 + Icom[i, 2, 1] * x4 + Icom[i, 2, 2] * x5 + c0 * f1 - c1 * f0
 
 
 @njit(**_INL)
-def _gravity_elem(m, i, k, B, V, G, R):
+def _gravity_elem(parent, gravity, place_R, i, k, B, V, G, R):
     """G_i^(k): k = 0 transports the parent's value, k >= 1 uses G' = -w x G."""
     if k == 0:
-        lam = m.parent[i]
+        lam = parent[i]
         if lam == 0:
-            g0, g1, g2 = -m.gravity[0], -m.gravity[1], -m.gravity[2]
+            g0, g1, g2 = -gravity[0], -gravity[1], -gravity[2]
         else:
             g0, g1, g2 = G[lam, 0, 0], G[lam, 0, 1], G[lam, 0, 2]
-        RP = m.place_R[i]
-        h0 = RP[0, 0] * g0 + RP[1, 0] * g1 + RP[2, 0] * g2
-        h1 = RP[0, 1] * g0 + RP[1, 1] * g1 + RP[2, 1] * g2
-        h2 = RP[0, 2] * g0 + RP[1, 2] * g1 + RP[2, 2] * g2
-        R0 = R[i, 0]
+        h0 = place_R[i, 0, 0] * g0 + place_R[i, 1, 0] * g1 + place_R[i, 2, 0] * g2
+        h1 = place_R[i, 0, 1] * g0 + place_R[i, 1, 1] * g1 + place_R[i, 2, 1] * g2
+        h2 = place_R[i, 0, 2] * g0 + place_R[i, 1, 2] * g1 + place_R[i, 2, 2] * g2
         for c in range(3):
-            G[i, 0, c] = R0[0, c] * h0 + R0[1, c] * h1 + R0[2, c] * h2
-        return
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    for j in range(k):
-        b = B[k - 1, j]
-        w = V[i, j]
-        g = G[i, k - 1 - j]
-        s0 += b * (w[4] * g[2] - w[5] * g[1])
-        s1 += b * (w[5] * g[0] - w[3] * g[2])
-        s2 += b * (w[3] * g[1] - w[4] * g[0])
-    G[i, k, 0] = -s0
-    G[i, k, 1] = -s1
-    G[i, k, 2] = -s2
+            G[i, 0, c] = R[i, 0, 0, c] * h0 + R[i, 0, 1, c] * h1 + R[i, 0, 2, c] * h2
+    else:
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        for j in range(k):
+            b = B[k - 1, j]
+            w3, w4, w5 = V[i, j, 3], V[i, j, 4], V[i, j, 5]
+            a = k - 1 - j
+            g0, g1, g2 = G[i, a, 0], G[i, a, 1], G[i, a, 2]
+            s0 += b * (w4 * g2 - w5 * g1)
+            s1 += b * (w5 * g0 - w3 * g2)
+            s2 += b * (w3 * g1 - w4 * g0)
+        G[i, k, 0] = -s0
+        G[i, k, 1] = -s1
+        G[i, k, 2] = -s2
 
 
 @njit(**_INL)
-def _wrench_bias(m, i, k, B, V, G, PI, out):
-    """out = I G^(k) + sum_j C(k, j) V^(j) x* PI^(k-j): the body's own wrench at order k without
-    its momentum derivative PI^(k+1)."""
-    g = G[i, k]
-    M = m.mass[i]
-    c = m.com[i]
-    f0, f1, f2 = M * g[0], M * g[1], M * g[2]
-    out[0] = f0
-    out[1] = f1
-    out[2] = f2
-    out[3] = c[1] * f2 - c[2] * f1
-    out[4] = c[2] * f0 - c[0] * f2
-    out[5] = c[0] * f1 - c[1] * f0
+def _wrench_bias_add(mass, com, i, k, B, V, G, PI, acc):
+    """acc[i] += I G^(k) + sum_j C(k, j) V^(j) x* PI^(k-j): the body's own wrench at order k
+    without its momentum derivative PI^(k+1)."""
+    M = mass[i]
+    c0, c1, c2 = com[i, 0], com[i, 1], com[i, 2]
+    f0, f1, f2 = M * G[i, k, 0], M * G[i, k, 1], M * G[i, k, 2]
+    o0 = f0
+    o1 = f1
+    o2 = f2
+    o3 = c1 * f2 - c2 * f1
+    o4 = c2 * f0 - c0 * f2
+    o5 = c0 * f1 - c1 * f0
     for j in range(k + 1):
         b = B[k, j]
-        v = V[i, j]
-        f = PI[i, k - j]
+        v0, v1, v2 = V[i, j, 0], V[i, j, 1], V[i, j, 2]
+        v3, v4, v5 = V[i, j, 3], V[i, j, 4], V[i, j, 5]
+        a = k - j
+        p0, p1, p2 = PI[i, a, 0], PI[i, a, 1], PI[i, a, 2]
+        p3, p4, p5 = PI[i, a, 3], PI[i, a, 4], PI[i, a, 5]
         # v x* f = [w x f_l, w x f_a + v_l x f_l]
-        out[0] += b * (v[4] * f[2] - v[5] * f[1])
-        out[1] += b * (v[5] * f[0] - v[3] * f[2])
-        out[2] += b * (v[3] * f[1] - v[4] * f[0])
-        out[3] += b * (v[4] * f[5] - v[5] * f[4] + v[1] * f[2] - v[2] * f[1])
-        out[4] += b * (v[5] * f[3] - v[3] * f[5] + v[2] * f[0] - v[0] * f[2])
-        out[5] += b * (v[3] * f[4] - v[4] * f[3] + v[0] * f[1] - v[1] * f[0])
+        o0 += b * (v4 * p2 - v5 * p1)
+        o1 += b * (v5 * p0 - v3 * p2)
+        o2 += b * (v3 * p1 - v4 * p0)
+        o3 += b * (v4 * p5 - v5 * p4 + v1 * p2 - v2 * p1)
+        o4 += b * (v5 * p3 - v3 * p5 + v2 * p0 - v0 * p2)
+        o5 += b * (v3 * p4 - v4 * p3 + v0 * p1 - v1 * p0)
+    acc[i, 0] += o0
+    acc[i, 1] += o1
+    acc[i, 2] += o2
+    acc[i, 3] += o3
+    acc[i, 4] += o4
+    acc[i, 5] += o5
 
 
 @njit(**_INL)
-def _placement_force_add(m, i, f, out):
-    """out += X_P f: a wrench in joint i's parent-side frame moved to the parent body frame."""
-    RP = m.place_R[i]
-    pP = m.place_p[i]
-    a0 = RP[0, 0] * f[0] + RP[0, 1] * f[1] + RP[0, 2] * f[2]
-    a1 = RP[1, 0] * f[0] + RP[1, 1] * f[1] + RP[1, 2] * f[2]
-    a2 = RP[2, 0] * f[0] + RP[2, 1] * f[1] + RP[2, 2] * f[2]
-    out[0] += a0
-    out[1] += a1
-    out[2] += a2
-    out[3] += (RP[0, 0] * f[3] + RP[0, 1] * f[4] + RP[0, 2] * f[5]) + pP[1] * a2 - pP[2] * a1
-    out[4] += (RP[1, 0] * f[3] + RP[1, 1] * f[4] + RP[1, 2] * f[5]) + pP[2] * a0 - pP[0] * a2
-    out[5] += (RP[2, 0] * f[3] + RP[2, 1] * f[4] + RP[2, 2] * f[5]) + pP[0] * a1 - pP[1] * a0
+def _placement_force_add(place_R, place_p, i, f, acc, lam):
+    """acc[lam] += X_P f: a wrench in joint i's parent-side frame moved to the parent body frame."""
+    a0 = place_R[i, 0, 0] * f[0] + place_R[i, 0, 1] * f[1] + place_R[i, 0, 2] * f[2]
+    a1 = place_R[i, 1, 0] * f[0] + place_R[i, 1, 1] * f[1] + place_R[i, 1, 2] * f[2]
+    a2 = place_R[i, 2, 0] * f[0] + place_R[i, 2, 1] * f[1] + place_R[i, 2, 2] * f[2]
+    pp0, pp1, pp2 = place_p[i, 0], place_p[i, 1], place_p[i, 2]
+    acc[lam, 0] += a0
+    acc[lam, 1] += a1
+    acc[lam, 2] += a2
+    acc[lam, 3] += (place_R[i, 0, 0] * f[3] + place_R[i, 0, 1] * f[4] + place_R[i, 0, 2] * f[5]
+                    + pp1 * a2 - pp2 * a1)
+    acc[lam, 4] += (place_R[i, 1, 0] * f[3] + place_R[i, 1, 1] * f[4] + place_R[i, 1, 2] * f[5]
+                    + pp2 * a0 - pp0 * a2)
+    acc[lam, 5] += (place_R[i, 2, 0] * f[3] + place_R[i, 2, 1] * f[4] + place_R[i, 2, 2] * f[5]
+                    + pp0 * a1 - pp1 * a0)
 
 
 @njit(**_INL)
@@ -284,26 +301,28 @@ def _force_bias(i, k, B, R, P, FF_, FP, trans, out):
     n2 = 0.0
     for j in range(1, k + 1):
         b = B[k, j]
-        A = R[i, j]
-        F = FF_[i, k - j]
-        f0 += b * (A[0, 0] * F[0] + A[0, 1] * F[1] + A[0, 2] * F[2])
-        f1 += b * (A[1, 0] * F[0] + A[1, 1] * F[1] + A[1, 2] * F[2])
-        f2 += b * (A[2, 0] * F[0] + A[2, 1] * F[1] + A[2, 2] * F[2])
-        n0 += b * (A[0, 0] * F[3] + A[0, 1] * F[4] + A[0, 2] * F[5])
-        n1 += b * (A[1, 0] * F[3] + A[1, 1] * F[4] + A[1, 2] * F[5])
-        n2 += b * (A[2, 0] * F[3] + A[2, 1] * F[4] + A[2, 2] * F[5])
+        a = k - j
+        F0, F1, F2 = b * FF_[i, a, 0], b * FF_[i, a, 1], b * FF_[i, a, 2]
+        F3, F4, F5 = b * FF_[i, a, 3], b * FF_[i, a, 4], b * FF_[i, a, 5]
+        f0 += R[i, j, 0, 0] * F0 + R[i, j, 0, 1] * F1 + R[i, j, 0, 2] * F2
+        f1 += R[i, j, 1, 0] * F0 + R[i, j, 1, 1] * F1 + R[i, j, 1, 2] * F2
+        f2 += R[i, j, 2, 0] * F0 + R[i, j, 2, 1] * F1 + R[i, j, 2, 2] * F2
+        n0 += R[i, j, 0, 0] * F3 + R[i, j, 0, 1] * F4 + R[i, j, 0, 2] * F5
+        n1 += R[i, j, 1, 0] * F3 + R[i, j, 1, 1] * F4 + R[i, j, 1, 2] * F5
+        n2 += R[i, j, 2, 0] * F3 + R[i, j, 2, 1] * F4 + R[i, j, 2, 2] * F5
     if trans:
         for j in range(1, k + 1):
             b = B[k, j]
-            p = P[i, j]
-            g = FP[i, k - j]
-            n0 += b * (p[1] * g[2] - p[2] * g[1])
-            n1 += b * (p[2] * g[0] - p[0] * g[2])
-            n2 += b * (p[0] * g[1] - p[1] * g[0])
-        p = P[i, 0]
-        n0 += p[1] * f2 - p[2] * f1
-        n1 += p[2] * f0 - p[0] * f2
-        n2 += p[0] * f1 - p[1] * f0
+            a = k - j
+            p0, p1, p2 = b * P[i, j, 0], b * P[i, j, 1], b * P[i, j, 2]
+            g0, g1, g2 = FP[i, a, 0], FP[i, a, 1], FP[i, a, 2]
+            n0 += p1 * g2 - p2 * g1
+            n1 += p2 * g0 - p0 * g2
+            n2 += p0 * g1 - p1 * g0
+        p0, p1, p2 = P[i, 0, 0], P[i, 0, 1], P[i, 0, 2]
+        n0 += p1 * f2 - p2 * f1
+        n1 += p2 * f0 - p0 * f2
+        n2 += p0 * f1 - p1 * f0
     FP[i, k, 0] = f0
     FP[i, k, 1] = f1
     FP[i, k, 2] = f2
@@ -316,121 +335,125 @@ def _force_bias(i, k, B, R, P, FF_, FP, trans, out):
 
 
 @njit(**_INL)
-def _force_complete(i, k, F, R, P, FP, out):
-    """FF[i, k] = F must be set by the caller; completes FP[i, k] and writes out = X_J F at the
-    current configuration (joint-side frame)."""
-    A = R[i, 0]
-    a0 = A[0, 0] * F[0] + A[0, 1] * F[1] + A[0, 2] * F[2]
-    a1 = A[1, 0] * F[0] + A[1, 1] * F[1] + A[1, 2] * F[2]
-    a2 = A[2, 0] * F[0] + A[2, 1] * F[1] + A[2, 2] * F[2]
-    p = P[i, 0]
+def _force_complete(i, k, FF_, R, P, FP, out):
+    """Completes FP[i, k] with FF_[i, k] (set by the caller) and writes out = X_J FF_[i, k] at
+    the current configuration (joint-side frame)."""
+    F0, F1, F2 = FF_[i, k, 0], FF_[i, k, 1], FF_[i, k, 2]
+    F3, F4, F5 = FF_[i, k, 3], FF_[i, k, 4], FF_[i, k, 5]
+    a0 = R[i, 0, 0, 0] * F0 + R[i, 0, 0, 1] * F1 + R[i, 0, 0, 2] * F2
+    a1 = R[i, 0, 1, 0] * F0 + R[i, 0, 1, 1] * F1 + R[i, 0, 1, 2] * F2
+    a2 = R[i, 0, 2, 0] * F0 + R[i, 0, 2, 1] * F1 + R[i, 0, 2, 2] * F2
+    p0, p1, p2 = P[i, 0, 0], P[i, 0, 1], P[i, 0, 2]
     out[0] = a0
     out[1] = a1
     out[2] = a2
-    out[3] = (A[0, 0] * F[3] + A[0, 1] * F[4] + A[0, 2] * F[5]) + p[1] * a2 - p[2] * a1
-    out[4] = (A[1, 0] * F[3] + A[1, 1] * F[4] + A[1, 2] * F[5]) + p[2] * a0 - p[0] * a2
-    out[5] = (A[2, 0] * F[3] + A[2, 1] * F[4] + A[2, 2] * F[5]) + p[0] * a1 - p[1] * a0
+    out[3] = (R[i, 0, 0, 0] * F3 + R[i, 0, 0, 1] * F4 + R[i, 0, 0, 2] * F5) + p1 * a2 - p2 * a1
+    out[4] = (R[i, 0, 1, 0] * F3 + R[i, 0, 1, 1] * F4 + R[i, 0, 1, 2] * F5) + p2 * a0 - p0 * a2
+    out[5] = (R[i, 0, 2, 0] * F3 + R[i, 0, 2, 1] * F4 + R[i, 0, 2, 2] * F5) + p0 * a1 - p1 * a0
     FP[i, k, 0] += a0
     FP[i, k, 1] += a1
     FP[i, k, 2] += a2
 
 
-@njit(**_INL)
-def _kinematics_order0(m, i, q, v, ws):
-    """Order-0 joint transform, joint twist, twist, momentum and gravity of body i."""
-    R, P, XI, V, Z, G, PI, FF_, FP, acc, cb, sc = ws
-    joint_transform(m.jtype[i], m.axis[i], m.pitch[i], q, m.iq[i], R[i, 0], P[i, 0])
-    _joint_twist(m, i, v, XI[i, 0])
-    lam = m.parent[i]
-    for r in range(6):
-        V[i, 0, r] = XI[i, 0, r]
-        Z[i, 0, r] = 0.0
-    if lam > 0:
-        _twist_complete(m, i, 0, V[lam, 0], R, P, Z, V[i, 0])
-    _inertia_apply(m, i, V[i, 0], PI[i, 0])
+@njit(**_JIT)
+def _kinematics_order0(m, q, vd, R, P, XI, V, Z, PI):
+    """Order-0 joint transforms, joint twists, twists and momenta of every body."""
+    parent, iv, nvj, S = m.parent, m.iv, m.nvj, m.S_local
+    place_R, place_p, mass, com, Icom = m.place_R, m.place_p, m.mass, m.com, m.Icom
+    for i in range(1, parent.shape[0]):
+        joint_transform(m.jtype[i], m.axis[i], m.pitch[i], q, m.iq[i], R[i, 0], P[i, 0])
+        _joint_twist(S, iv[i], nvj[i], vd, 0, XI, i)
+        lam = parent[i]
+        for r in range(6):
+            V[i, 0, r] = XI[i, 0, r]
+            Z[i, 0, r] = 0.0
+        if lam > 0:
+            _twist_complete(place_R, place_p, i, lam, 0, R, P, Z, V)
+        _momentum(mass, com, Icom, i, 0, V, PI)
 
 
 @njit(**_JIT)
 def rnea_point(m, q, vd, B, ws, tau):
     """H-GRNE: tau[k] = d^k/dt^k rnea(q, v, v') for k = 0..r, from vd[k] = v^(k), k = 0..r+1.
     ``tau`` (r+1, nv); ``ws`` = workspace(nj, r+1); ``B`` = binomials(r+1)."""
-    R, P, XI, V, Z, G, PI, FF_, FP, acc, cb, sc = ws
-    nj = m.parent.shape[0]
+    R, P, XI, V, Z, G, PI, FF_, FP, acc, sc = ws
+    parent, jtype, iv, nvj, S = m.parent, m.jtype, m.iv, m.nvj, m.S_local
+    place_R, place_p, mass, com, Icom = m.place_R, m.place_p, m.mass, m.com, m.Icom
+    gravity = m.gravity
+    nj = parent.shape[0]
     K = vd.shape[0] - 1
     tmp = sc[0]
+    _kinematics_order0(m, q, vd, R, P, XI, V, Z, PI)
     for i in range(1, nj):
-        _kinematics_order0(m, i, q, vd[0], ws)
-        _gravity_elem(m, i, 0, B, V, G, R)
+        _gravity_elem(parent, gravity, place_R, i, 0, B, V, G, R)
     for k in range(1, K + 1):
         for i in range(1, nj):
-            trans = _has_translation(m.jtype[i])
+            trans = _has_translation(jtype[i])
             _joint_series(i, k, B, XI, R, P, trans)
-            _joint_twist(m, i, vd[k], XI[i, k])
-            _twist_bias(i, k, B, R, P, Z, trans, V[i, k])
+            _joint_twist(S, iv[i], nvj[i], vd, k, XI, i)
+            _twist_bias(i, k, B, R, P, Z, trans, V)
             for r in range(6):
                 V[i, k, r] += XI[i, k, r]
-            lam = m.parent[i]
+            lam = parent[i]
             if lam > 0:
-                _twist_complete(m, i, k, V[lam, k], R, P, Z, V[i, k])
+                _twist_complete(place_R, place_p, i, lam, k, R, P, Z, V)
             else:
                 for r in range(3, 6):
                     Z[i, k, r] = 0.0
-            _inertia_apply(m, i, V[i, k], PI[i, k])
-            if k < K:
-                _gravity_elem(m, i, k, B, V, G, R)
+            _momentum(mass, com, Icom, i, k, V, PI)
+        if k < K:
+            for i in range(1, nj):
+                _gravity_elem(parent, gravity, place_R, i, k, B, V, G, R)
     for k in range(K):
         for i in range(nj):
             for r in range(6):
                 acc[i, r] = 0.0
+        for i in range(1, nj):
+            _wrench_bias_add(mass, com, i, k, B, V, G, PI, acc)
         for i in range(nj - 1, 0, -1):
-            F = FF_[i, k]
-            _wrench_bias(m, i, k, B, V, G, PI, F)
             for r in range(6):
-                F[r] += PI[i, k + 1, r] + acc[i, r]
-            for d in range(m.iv[i], m.iv[i] + m.nvj[i]):
+                FF_[i, k, r] = acc[i, r] + PI[i, k + 1, r]
+            for d in range(iv[i], iv[i] + nvj[i]):
                 s = 0.0
                 for r in range(6):
-                    s += m.S_local[d, r] * F[r]
+                    s += S[d, r] * FF_[i, k, r]
                 tau[k, d] = s
-            lam = m.parent[i]
-            trans = _has_translation(m.jtype[i])
-            _force_bias(i, k, B, R, P, FF_, FP, trans, tmp)
+            lam = parent[i]
             if lam > 0:
-                _placement_force_add(m, i, tmp, acc[lam])
-            _force_complete(i, k, F, R, P, FP, tmp)
-            if lam > 0:
-                _placement_force_add(m, i, tmp, acc[lam])
+                trans = _has_translation(jtype[i])
+                _force_bias(i, k, B, R, P, FF_, FP, trans, tmp)
+                _placement_force_add(place_R, place_p, i, tmp, acc, lam)
+                _force_complete(i, k, FF_, R, P, FP, tmp)
+                _placement_force_add(place_R, place_p, i, tmp, acc, lam)
 
 
 @njit(**_INL)
-def _motion_matrix(m, i, R, P, X):
-    """X (6x6): child-from-parent motion transform of joint i at the current configuration,
+def _motion_matrix(place_R, place_p, i, R, P, X0):
+    """X0[i] (6x6): child-from-parent motion transform of joint i at the current configuration,
     [[Rc^T, -Rc^T [pc]x], [0, Rc^T]] for the child placement (Rc, pc) = X_P X_J in the parent."""
-    RP = m.place_R[i]
-    pP = m.place_p[i]
-    R0 = R[i, 0]
-    p0 = P[i, 0]
-    pc0 = pP[0] + RP[0, 0] * p0[0] + RP[0, 1] * p0[1] + RP[0, 2] * p0[2]
-    pc1 = pP[1] + RP[1, 0] * p0[0] + RP[1, 1] * p0[1] + RP[1, 2] * p0[2]
-    pc2 = pP[2] + RP[2, 0] * p0[0] + RP[2, 1] * p0[1] + RP[2, 2] * p0[2]
+    p0, p1, p2 = P[i, 0, 0], P[i, 0, 1], P[i, 0, 2]
+    pc0 = place_p[i, 0] + place_R[i, 0, 0] * p0 + place_R[i, 0, 1] * p1 + place_R[i, 0, 2] * p2
+    pc1 = place_p[i, 1] + place_R[i, 1, 0] * p0 + place_R[i, 1, 1] * p1 + place_R[i, 1, 2] * p2
+    pc2 = place_p[i, 2] + place_R[i, 2, 0] * p0 + place_R[i, 2, 1] * p1 + place_R[i, 2, 2] * p2
     for r in range(3):
         # row r of Rc^T is column r of Rc = RP R0[:, r]
-        a0 = RP[0, 0] * R0[0, r] + RP[0, 1] * R0[1, r] + RP[0, 2] * R0[2, r]
-        a1 = RP[1, 0] * R0[0, r] + RP[1, 1] * R0[1, r] + RP[1, 2] * R0[2, r]
-        a2 = RP[2, 0] * R0[0, r] + RP[2, 1] * R0[1, r] + RP[2, 2] * R0[2, r]
-        X[r, 0] = a0
-        X[r, 1] = a1
-        X[r, 2] = a2
-        X[3 + r, 3] = a0
-        X[3 + r, 4] = a1
-        X[3 + r, 5] = a2
-        X[3 + r, 0] = 0.0
-        X[3 + r, 1] = 0.0
-        X[3 + r, 2] = 0.0
+        b0, b1, b2 = R[i, 0, 0, r], R[i, 0, 1, r], R[i, 0, 2, r]
+        a0 = place_R[i, 0, 0] * b0 + place_R[i, 0, 1] * b1 + place_R[i, 0, 2] * b2
+        a1 = place_R[i, 1, 0] * b0 + place_R[i, 1, 1] * b1 + place_R[i, 1, 2] * b2
+        a2 = place_R[i, 2, 0] * b0 + place_R[i, 2, 1] * b1 + place_R[i, 2, 2] * b2
+        X0[i, r, 0] = a0
+        X0[i, r, 1] = a1
+        X0[i, r, 2] = a2
+        X0[i, 3 + r, 3] = a0
+        X0[i, 3 + r, 4] = a1
+        X0[i, 3 + r, 5] = a2
+        X0[i, 3 + r, 0] = 0.0
+        X0[i, 3 + r, 1] = 0.0
+        X0[i, 3 + r, 2] = 0.0
         # (-Rc^T [pc]x)[r, :] = -(a x pc)^T = (pc x a)^T
-        X[r, 3] = pc1 * a2 - pc2 * a1
-        X[r, 4] = pc2 * a0 - pc0 * a2
-        X[r, 5] = pc0 * a1 - pc1 * a0
+        X0[i, r, 3] = pc1 * a2 - pc2 * a1
+        X0[i, r, 4] = pc2 * a0 - pc0 * a2
+        X0[i, r, 5] = pc0 * a1 - pc1 * a0
 
 
 @njit(**_INL)
@@ -460,18 +483,20 @@ def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia, eye3, zero3)
     for prescribed-torque joints (``motion[i] == 0``); motion-prescribed joints pass IA unprojected.
     R[:, 0], P[:, 0] are the joint transforms of the order-0 kinematics; ``tmp``, ``Ia`` (6x6)
     are scratch; ``eye3``, ``zero3`` the identity placement (body-frame inertias)."""
-    nj = m.parent.shape[0]
+    parent, iv, nvj, S = m.parent, m.iv, m.nvj, m.S_local
+    place_R, place_p = m.place_R, m.place_p
+    nj = parent.shape[0]
     for i in range(1, nj):
-        _motion_matrix(m, i, R, P, X0[i])
+        _motion_matrix(place_R, place_p, i, R, P, X0)
         ground_inertia(eye3, zero3, m.mass[i], m.com[i], m.Icom[i], IA[i])
     for i in range(nj - 1, 0, -1):
-        n = m.nvj[i]
-        iv = m.iv[i]
+        n = nvj[i]
+        d0 = iv[i]
         for a in range(n):
             for r in range(6):
                 s = 0.0
                 for c in range(6):
-                    s += IA[i, r, c] * m.S_local[iv + a, c]
+                    s += IA[i, r, c] * S[d0 + a, c]
                 U[i, r, a] = s
         for r in range(6):
             for c in range(6):
@@ -479,7 +504,7 @@ def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia, eye3, zero3)
         if motion[i] == 0 and n == 1:
             d = 0.0
             for r in range(6):
-                d += m.S_local[iv, r] * U[i, r, 0]
+                d += S[d0, r] * U[i, r, 0]
             Dinv[i, 0, 0] = 1.0 / d
             for r in range(6):
                 for c in range(6):
@@ -489,10 +514,10 @@ def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia, eye3, zero3)
                 for b in range(n):
                     s = 0.0
                     for r in range(6):
-                        s += m.S_local[iv + a, r] * U[i, r, b]
+                        s += S[d0 + a, r] * U[i, r, b]
                     tmp[a, b] = s
             _spd_inverse(tmp, n, Dinv[i])
-            if m.parent[i] > 0:  # the root's projected inertia is not needed
+            if parent[i] > 0:  # the root's projected inertia is not needed
                 for r in range(6):
                     for c in range(6):
                         s = 0.0
@@ -500,36 +525,34 @@ def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia, eye3, zero3)
                             for b in range(n):
                                 s += U[i, r, a] * Dinv[i, a, b] * U[i, c, b]
                         Ia[r, c] -= s
-        lam = m.parent[i]
+        lam = parent[i]
         if lam > 0:
             # IA[lam] += X^T Ia X; X's lower-left block is zero and the result symmetric
-            X = X0[i]
             for r in range(6):
                 for c in range(6):
                     s = 0.0
                     for k in range(3 if c < 3 else 6):
-                        s += Ia[r, k] * X[k, c]
+                        s += Ia[r, k] * X0[i, k, c]
                     tmp[r, c] = s
             for r in range(6):
                 for c in range(r, 6):
                     s = 0.0
                     for k in range(3 if r < 3 else 6):
-                        s += X[k, r] * tmp[k, c]
+                        s += X0[i, k, r] * tmp[k, c]
                     IA[lam, r, c] += s
                     if c != r:
                         IA[lam, c, r] += s
 
 
 @njit(**_INL)
-def _torque_joint_solve(m, i, tau_k, pA, U, Dinv, x, tmp, u):
-    """u = D^-1 (tau_i - S^T pA - U^T x) for a prescribed-torque joint i (ABA's joint equation;
-    x is the joint's twist before S u: its bias, plus the parent's acceleration once known)."""
-    n = m.nvj[i]
-    iv = m.iv[i]
+def _torque_joint_solve(S, d0, n, i, tau, k, acc, U, Dinv, V, tmp, u):
+    """u = D^-1 (tau_i^(k) - S^T pA - U^T x) for a prescribed-torque joint i (ABA's joint
+    equation; pA = acc[i], x = V[i, k+1] holds the joint's twist before S u: its bias, plus the
+    parent's acceleration once known)."""
     for a in range(n):
-        s = tau_k[iv + a]
+        s = tau[k, d0 + a]
         for r in range(6):
-            s -= m.S_local[iv + a, r] * pA[r] + U[i, r, a] * x[r]
+            s -= S[d0 + a, r] * acc[i, r] + U[i, r, a] * V[i, k + 1, r]
         tmp[a] = s
     for a in range(n):
         s = 0.0
@@ -546,47 +569,56 @@ def hybrid_point(m, q, vd, tau, motion, B, ws, buffers):
     is input, for the others output.  ``tau`` (r+1, nv): input for prescribed-torque joints, output
     for motion-prescribed ones.  With no motion-prescribed joint this is H-GABI (forward dynamics).
     """
-    R, P, XI, V, Z, G, PI, FF_, FP, acc, cb, sc = ws
+    R, P, XI, V, Z, G, PI, FF_, FP, acc, sc = ws
     X0, IA, U, Dinv, tmp66, Ia, eye3, zero3 = buffers
-    nj = m.parent.shape[0]
+    parent, jtype, iv, nvj, S = m.parent, m.jtype, m.iv, m.nvj, m.S_local
+    place_R, place_p, mass, com, Icom = m.place_R, m.place_p, m.mass, m.com, m.Icom
+    gravity = m.gravity
+    nj = parent.shape[0]
     r_max = tau.shape[0] - 1
-    for i in range(1, nj):
-        _kinematics_order0(m, i, q, vd[0], ws)
+    _kinematics_order0(m, q, vd, R, P, XI, V, Z, PI)
     articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp66, Ia, eye3, zero3)
     tmp = sc[0]
     x = sc[1]
     u = sc[2]
     for k in range(r_max + 1):
-        # forward: what order k+1 knows before the new accelerations
+        # forward: what order k+1 knows before the new accelerations (V[i, k+1] holds the
+        # twist bias until the parent's acceleration and the joint's are added)
+        for i in range(nj):
+            for r in range(6):
+                acc[i, r] = 0.0
         for i in range(1, nj):
-            trans = _has_translation(m.jtype[i])
-            _gravity_elem(m, i, k, B, V, G, R)
+            _gravity_elem(parent, gravity, place_R, i, k, B, V, G, R)
+        for i in range(1, nj):
+            trans = _has_translation(jtype[i])
             _joint_series(i, k + 1, B, XI, R, P, trans)
-            _twist_bias(i, k + 1, B, R, P, Z, trans, cb[i])
-            _wrench_bias(m, i, k, B, V, G, PI, acc[i])
+            _twist_bias(i, k + 1, B, R, P, Z, trans, V)
+        for i in range(1, nj):
+            _wrench_bias_add(mass, com, i, k, B, V, G, PI, acc)
+        for i in range(1, nj):
+            if parent[i] > 0:
+                _force_bias(i, k, B, R, P, FF_, FP, _has_translation(jtype[i]), tmp)
+                _placement_force_add(place_R, place_p, i, tmp, acc, parent[i])
         # backward: bias wrenches of the articulated bodies
         for i in range(nj - 1, 0, -1):
-            lam = m.parent[i]
-            trans = _has_translation(m.jtype[i])
-            _force_bias(i, k, B, R, P, FF_, FP, trans, tmp)
+            lam = parent[i]
             if lam == 0:
                 continue
-            _placement_force_add(m, i, tmp, acc[lam])
-            n = m.nvj[i]
-            iv = m.iv[i]
+            n = nvj[i]
+            d0 = iv[i]
             # x = pA + IA c (+ IA S u for motion joints; + U Dinv (tau - S^T pA - U^T c) otherwise)
             for r in range(6):
                 s = acc[i, r]
                 for c in range(6):
-                    s += IA[i, r, c] * cb[i, c]
+                    s += IA[i, r, c] * V[i, k + 1, c]
                 x[r] = s
             if motion[i] == 1:
                 for a in range(n):
-                    s = vd[k + 1, iv + a]
+                    s = vd[k + 1, d0 + a]
                     for r in range(6):
                         x[r] += U[i, r, a] * s
             else:
-                _torque_joint_solve(m, i, tau[k], acc[i], U, Dinv, cb[i], tmp, u)
+                _torque_joint_solve(S, d0, n, i, tau, k, acc, U, Dinv, V, tmp, u)
                 for a in range(n):
                     for r in range(6):
                         x[r] += U[i, r, a] * u[a]
@@ -595,42 +627,36 @@ def hybrid_point(m, q, vd, tau, motion, B, ws, buffers):
                 for r in range(6):
                     s += X0[i, r, c] * x[r]
                 acc[lam, c] += s
-        # forward: accelerations of order k+1, wrenches and torques of order k
+        # forward: accelerations of order k+1
         for i in range(1, nj):
-            lam = m.parent[i]
-            n = m.nvj[i]
-            iv = m.iv[i]
-            for r in range(6):
-                x[r] = cb[i, r]
+            lam = parent[i]
+            n = nvj[i]
+            d0 = iv[i]
             if lam > 0:
-                _twist_complete(m, i, k + 1, V[lam, k + 1], R, P, Z, x)
-            if motion[i] == 1:
+                _twist_complete(place_R, place_p, i, lam, k + 1, R, P, Z, V)
+            if motion[i] == 0:
+                _torque_joint_solve(S, d0, n, i, tau, k, acc, U, Dinv, V, tmp, u)
                 for a in range(n):
-                    u[a] = vd[k + 1, iv + a]
-            else:
-                _torque_joint_solve(m, i, tau[k], acc[i], U, Dinv, x, tmp, u)
-                for a in range(n):
-                    vd[k + 1, iv + a] = u[a]
-            _joint_twist(m, i, vd[k + 1], XI[i, k + 1])
+                    vd[k + 1, d0 + a] = u[a]
+            _joint_twist(S, d0, n, vd, k + 1, XI, i)
             for r in range(6):
-                V[i, k + 1, r] = x[r] + XI[i, k + 1, r]
-            F = FF_[i, k]
+                V[i, k + 1, r] += XI[i, k + 1, r]
+        # wrenches and torques of order k, momenta of order k+1
+        for i in range(1, nj):
             for r in range(6):
                 s = acc[i, r]
                 for c in range(6):
                     s += IA[i, r, c] * V[i, k + 1, c]
-                F[r] = s
+                FF_[i, k, r] = s
             if motion[i] == 1:
-                for a in range(n):
+                for d in range(iv[i], iv[i] + nvj[i]):
                     s = 0.0
                     for r in range(6):
-                        s += m.S_local[iv + a, r] * F[r]
-                    tau[k, iv + a] = s
-            _force_complete(i, k, F, R, P, FP, tmp)
-            _inertia_apply(m, i, V[i, k + 1], PI[i, k + 1])
-        for i in range(nj):
-            for r in range(6):
-                acc[i, r] = 0.0
+                        s += S[d, r] * FF_[i, k, r]
+                    tau[k, d] = s
+            if parent[i] > 0:
+                _force_complete(i, k, FF_, R, P, FP, tmp)
+            _momentum(mass, com, Icom, i, k + 1, V, PI)
 
 
 @njit(**_JIT)
