@@ -24,7 +24,9 @@ name                strategy
                     the exact cost Hessians of ``hessians="exact"``) only where they can be
                     trusted: an iteration uses them once the trajectory is feasible (no gaps),
                     except right after an iteration with them that took a partial step (or
-                    none), which is followed by one Gauss-Newton iteration; within an
+                    none), which is followed by one Gauss-Newton iteration, and while a
+                    Gauss-Newton iteration lowers the cost by at least the fraction
+                    ``gauss_newton_reduction`` of itself (Fletcher & Xu 1987); within an
                     iteration, at each knot where DDP's terms make Q_uu indefinite they are
                     dropped at that knot (Gauss-Newton there), and if the pass still fails
                     the iteration is redone with Gauss-Newton Hessians, instead of raising mu.
@@ -44,8 +46,9 @@ class Globalization:
     """The interface: ``backward_arguments()`` gives (reg_u, reg_x, reg_v, safeguard);
     ``alphas`` the step lengths to try; ``exact_terms(feasible)`` whether an iteration uses the
     exact model; ``backward_failed()`` and ``no_step()`` return False when the regularization is
-    exhausted (``exact_failed()`` True: retry with Gauss-Newton first); ``accepted(alpha, ratio)``
-    after each accepted step."""
+    exhausted (``exact_failed()`` True: retry with Gauss-Newton first); ``accepted(alpha, ratio,
+    reduction)`` after each accepted step (``ratio``: actual over expected decrease;
+    ``reduction``: actual decrease over the cost before the step)."""
 
     def __init__(self, settings):
         s = settings
@@ -76,7 +79,7 @@ class Globalization:
     def no_step(self) -> bool:
         return self._increase()
 
-    def accepted(self, alpha, ratio):
+    def accepted(self, alpha, ratio, reduction=0.0):
         self._decrease()
 
     def _increase(self) -> bool:
@@ -117,6 +120,7 @@ class Safeguarded(StateShift):
         super().__init__(settings)
         self.trusted = True
         self.used = False
+        self.gauss_newton_reduction = float(settings.gauss_newton_reduction)
 
     def backward_arguments(self):
         return (*super().backward_arguments()[:3], True)
@@ -133,9 +137,13 @@ class Safeguarded(StateShift):
         self.trusted = not self.used
         return super().no_step()
 
-    def accepted(self, alpha, ratio):
-        self.trusted = alpha == 1.0 or not self.used
-        super().accepted(alpha, ratio)
+    def accepted(self, alpha, ratio, reduction=0.0):
+        if self.used:
+            self.trusted = alpha == 1.0
+        else:  # Gauss-Newton stays while it converges fast (Fletcher & Xu's switch)
+            self.trusted = not (self.gauss_newton_reduction > 0.0
+                                and reduction >= self.gauss_newton_reduction)
+        super().accepted(alpha, ratio, reduction)
 
 
 class Crocoddyl(Globalization):
@@ -153,7 +161,7 @@ class Crocoddyl(Globalization):
     def _decrease(self):
         self.reg = max(self.reg / self.FACTOR, self.reg_min)
 
-    def accepted(self, alpha, ratio):
+    def accepted(self, alpha, ratio, reduction=0.0):
         if alpha > self.STEP_DEC:
             self._decrease()
         elif alpha <= self.STEP_INC:
@@ -173,7 +181,7 @@ class TrustRegion(Globalization):
         self.nu *= 2.0
         return self.reg <= self.reg_max
 
-    def accepted(self, alpha, ratio):
+    def accepted(self, alpha, ratio, reduction=0.0):
         self.nu = 2.0
         scale = max(1.0 / 3.0, 1.0 - (2.0 * min(ratio, 1.0) - 1.0) ** 3) if np.isfinite(ratio) \
             else 1.0

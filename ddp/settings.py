@@ -36,6 +36,11 @@ class SolverSettings:
         globalization: how steps are regularized (:mod:`ddp.globalization`): "shift",
             "state-shift", "crocoddyl", "trust-region" or "safeguarded".  "shift" with method
             "ddp" is the pure DDP of the papers.
+        gauss_newton_reduction: "safeguarded": while a Gauss-Newton iteration lowers the cost
+            by at least this fraction of itself, the next one is Gauss-Newton too (it is
+            converging fast; the exact terms, built on the current costates, would not beat
+            it); 0 gives every iteration the chance to use the exact terms.  Fletcher & Xu
+            (1987, "Hybrid methods for nonlinear least squares") switch on 0.2.
         gap_tol: multiple shooting: the gaps count as closed below this norm (max abs).
         max_increase_ratio: multiple shooting: while gaps remain, a step whose model predicts a
             cost increase (closing gaps can cost) is accepted when the actual increase is at
@@ -70,6 +75,7 @@ class SolverSettings:
     second_order: str = "auto"
     shooting: str = "single"
     globalization: str = "safeguarded"
+    gauss_newton_reduction: float = 0.2
     gap_tol: float = 1e-9
     max_increase_ratio: float = 2.0
     max_iter: int = 100
@@ -95,7 +101,7 @@ class SolverSettings:
             if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
                 raise ValueError(f"{name}: expected a non-negative integer; got {x!r}")
         for name in ("tol", "decrease_tol", "reg_init", "reg_min", "reg_max", "c1", "gap_tol",
-                     "max_increase_ratio"):
+                     "max_increase_ratio", "gauss_newton_reduction"):
             x = getattr(self, name)
             if not isinstance(x, (int, float, np.floating)) or not np.isfinite(x) or x < 0:
                 raise ValueError(f"{name}: expected a non-negative finite number; got {x!r}")

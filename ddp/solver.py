@@ -236,8 +236,9 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
         rec.expected, rec.actual, rec.alpha = step.expected, step.actual, step.alpha
         history.append(rec)
         stop = _call(callbacks, rec)
+        reduction = step.actual / max(abs(cost), np.finfo(float).tiny)
         xs, us, cost = step.xs, step.us, step.cost
-        glob.accepted(step.alpha, step.ratio)
+        glob.accepted(step.alpha, step.ratio, reduction)
         was_feasible = gaps is None
         if gaps is not None:  # a full step closes the gaps exactly; a partial one shrinks them
             gaps = None if step.alpha == 1.0 else _open_gaps(P, xs, us, s.gap_tol)
