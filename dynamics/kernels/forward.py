@@ -28,25 +28,23 @@ IPR_LTDL = 2  # block solve with the sparse L^T D L factor of M
 
 @njit(cache=True, error_model="numpy")
 def small_spd_inverse(D, n, out):
-    """Inverse of the leading n x n block of the SPD matrix D (n <= 6) by Gauss-Jordan."""
-    A = np.empty((6, 12))
+    """out[:n, :n] = inverse of the leading n x n block of the SPD matrix D (n <= 6) by
+    Gauss-Jordan elimination (no pivoting needed), without allocating: D is overwritten."""
     for r in range(n):
         for c in range(n):
-            A[r, c] = D[r, c]
-            A[r, n + c] = 1.0 if r == c else 0.0
+            out[r, c] = 1.0 if r == c else 0.0
     for c in range(n):
-        piv = A[c, c]
-        for k in range(2 * n):
-            A[c, k] /= piv
+        piv = D[c, c]
+        for k in range(n):
+            D[c, k] /= piv
+            out[c, k] /= piv
         for r in range(n):
             if r != c:
-                f = A[r, c]
+                f = D[r, c]
                 if f != 0.0:
-                    for k in range(2 * n):
-                        A[r, k] -= f * A[c, k]
-    for r in range(n):
-        for c in range(n):
-            out[r, c] = A[r, n + c]
+                    for k in range(n):
+                        D[r, k] -= f * D[c, k]
+                        out[r, k] -= f * out[c, k]
 
 
 @njit(cache=True, error_model="numpy")

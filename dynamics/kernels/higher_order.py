@@ -43,6 +43,7 @@ Series arrays (one sample; joint 0 is the universe and stays zero), K = highest 
 import numpy as np
 from numba import njit, prange
 
+from .forward import small_spd_inverse
 from .kinematics import FF, HEL, PLA, PRI, forward_kinematics, joint_transform
 from .layout import unpack
 from .spatial import body_coriolis_add, dot6, ground_inertia, matvec6, motion_cross
@@ -456,26 +457,6 @@ def _motion_matrix(place_R, place_p, i, R, P, X0):
         X0[i, r, 5] = pc0 * a1 - pc1 * a0
 
 
-@njit(**_INL)
-def _spd_inverse(W, n, out):
-    """out[:n, :n] = inverse of the symmetric positive-definite W[:n, :n] by Gauss-Jordan
-    elimination (no pivoting needed); W is overwritten."""
-    for r in range(n):
-        for c in range(n):
-            out[r, c] = 1.0 if r == c else 0.0
-    for k in range(n):
-        piv = 1.0 / W[k, k]
-        for c in range(n):
-            W[k, c] *= piv
-            out[k, c] *= piv
-        for r in range(n):
-            if r != k:
-                f = W[r, k]
-                for c in range(n):
-                    W[r, c] -= f * W[k, c]
-                    out[r, c] -= f * out[k, c]
-
-
 @njit(**_JIT)
 def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia, eye3, zero3):
     """Order-independent part of H-GABI/H-GHYB (the paper's Lemma 2): X0[i] (6x6 child from
@@ -516,7 +497,7 @@ def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia, eye3, zero3)
                     for r in range(6):
                         s += S[d0 + a, r] * U[i, r, b]
                     tmp[a, b] = s
-            _spd_inverse(tmp, n, Dinv[i])
+            small_spd_inverse(tmp, n, Dinv[i])
             if parent[i] > 0:  # the root's projected inertia is not needed
                 for r in range(6):
                     for c in range(6):
