@@ -33,6 +33,7 @@ import numpy as np
 
 from dynamics import lie, robots
 from dynamics.inputs import prepare
+from dynamics.kernels.layout import num_chunks
 from dynamics.kernels import kinematics as _kin
 from dynamics.model import RobotModel
 from dynamics.symbolic import SymbolicTree, world_placements
@@ -399,7 +400,7 @@ class CostProgram:
         kernel = _k.cost_serial if T == 1 else _k.cost_batch
         kernel(*self.model.kernel_args, self.ints, self.floats,
                np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:]),
-               np.ascontiguousarray(us), order, exact, *out)
+               np.ascontiguousarray(us), order, exact, *out, num_chunks(T))
         return out
 
     def calc(self, xs, us):

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynamics import AnalyticalDynamics, robots
+from dynamics.kernels.layout import num_chunks
 
 from .kernels import passes as _passes
 
@@ -143,7 +144,7 @@ class SemiImplicitEuler:
         da_dq, da_dv = np.ascontiguousarray(da_dq), np.ascontiguousarray(da_dv)
         _passes.assemble_step_derivatives(self.B, dt, da_dq, da_dv, np.ascontiguousarray(Minv),
                                           np.ascontiguousarray(e.Jq), np.ascontiguousarray(e.Jw),
-                                          e.offsets, e.sizes, Fx, Fu, Minv_B)
+                                          e.offsets, e.sizes, Fx, Fu, Minv_B, num_chunks(T))
         tensors = ()
         if so_mode == 1:
             tensors = tuple(np.ascontiguousarray(np.reshape(getattr(d, k), (T, n, n, n)))

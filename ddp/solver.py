@@ -247,7 +247,7 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
             return finish(xs, us, cost, it, "stopped-by-callback", "a callback returned True",
                           history, policy)
         if was_feasible and step.expected < s.decrease_tol * (1 + abs(cost)):
-            d = P.calc_diff(xs, us, s.hessians, 0)
+            d = P.calc_diff(xs, us, "gauss-newton", 0)  # for the gradient norm only
             history.append(Iteration(it, cost, gradient_norm(P, us, d)))
             _call(callbacks, history[-1])
             return finish(xs, us, cost, it, "converged",

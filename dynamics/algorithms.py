@@ -13,6 +13,7 @@ from .kernels import forward as _fwd
 from .kernels import inverse as _inv
 from .kernels import forward_so as _fso
 from .kernels import second_order as _so
+from .kernels.layout import num_chunks
 from .results import FDDerivatives, IDDerivatives
 
 #: batches up to this many knots run on one thread: a parallel launch costs more than it saves,
@@ -94,7 +95,7 @@ def fd_derivatives(model, q, v, tau, ipr: str = "auto") -> FDDerivatives:
         raise ValueError(f"ipr: expected 'auto', 'dmm', 'aza' or 'ltdl'; got {ipr!r}")
     code = _IPR[IPR_AUTO if ipr == "auto" else ipr]
     b = prepare(model, q=q, v=v, tau=tau)
-    out = _fwd.fdsva_batch(*model.kernel_args, b["q"], b["v"], b["tau"], code)
+    out = _fwd.fdsva_batch(*model.kernel_args, b["q"], b["v"], b["tau"], code, num_chunks(b.T))
     return FDDerivatives(*b.unbatch(out))
 
 
@@ -132,7 +133,7 @@ def fd_second_derivatives(model, q, v, tau, lam=None, inner: str = "auto", outer
         b = prepare(model, q=q, v=v, tau=tau, lam=lam)
         buf = reusable_buffer(out, _fso.fd_lam_size(b.T, n), "FDDerivatives (with lam)", b)
         kernel = _fso.fdsva_so_lam_serial if b.T <= SERIAL_MAX_T else _fso.fdsva_so_lam_batch
-        kernel(*model.kernel_args, b["q"], b["v"], b["tau"], b["lam"], buf)
+        kernel(*model.kernel_args, b["q"], b["v"], b["tau"], b["lam"], buf, num_chunks(b.T))
         views = _fso.fd_lam_views(buf, b.T, n)
     else:
         b = prepare(model, q=q, v=v, tau=tau)
@@ -144,7 +145,7 @@ def fd_second_derivatives(model, q, v, tau, lam=None, inner: str = "auto", outer
         kernel = _fso.fdsva_so_serial if b.T <= SERIAL_MAX_T else _fso.fdsva_so_batch
         kernel(*model.kernel_args, b["q"], b["v"], b["tau"],
                             _fso.INNER_DTM if inner == "dtm" else _fso.INNER_IDFOZA,
-                            _fso.OUTER_DTM if outer == "dtm" else _fso.OUTER_AZA, buf)
+               _fso.OUTER_DTM if outer == "dtm" else _fso.OUTER_AZA, buf, num_chunks(b.T))
         views = _so.id_so_views(buf, b.T, n)
     result = FDDerivatives(*b.unbatch(views))
     result._buffer = buf

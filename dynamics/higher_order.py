@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
-import numba
 import numpy as np
 
 from .algorithms import SERIAL_MAX_T
@@ -33,6 +32,7 @@ from .inputs import prepare
 from .kernels import checks as _checks
 from .kernels import higher_order as _ho
 from .kernels import kinematics as _kin
+from .kernels.layout import num_chunks
 
 
 class HybridResult(NamedTuple):
@@ -88,7 +88,7 @@ def rnea(model, q, v_derivs) -> np.ndarray:
     if _serial(VD.shape[0]):
         out = _ho.rnea_serial(*model.kernel_args, Q, VD)
     else:
-        out = _ho.rnea_batch(*model.kernel_args, Q, VD, numba.get_num_threads())
+        out = _ho.rnea_batch(*model.kernel_args, Q, VD, num_chunks(len(Q)))
     return out[0] if single else out
 
 
@@ -164,7 +164,7 @@ def _solve_hybrid(model, q, v, ACC, TAU, mask, single):
     if _serial(T):
         _ho.hybrid_serial(*model.kernel_args, b["q"], VD, TAU, mask)
     else:
-        _ho.hybrid_batch(*model.kernel_args, b["q"], VD, TAU, mask, numba.get_num_threads())
+        _ho.hybrid_batch(*model.kernel_args, b["q"], VD, TAU, mask, num_chunks(b.T))
     acc = VD[:, 1:]
     return (acc[0], TAU[0]) if single else (acc, TAU)
 

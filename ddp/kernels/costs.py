@@ -31,7 +31,7 @@ from numba import njit, prange
 from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_placement,
                                      support_joints)
 from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
-from dynamics.kernels.layout import unpack
+from dynamics.kernels.layout import chunk_range, unpack
 from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion, se3_log,
                                         se3_log_expansion, so3_log_expansion)
@@ -69,23 +69,21 @@ def _accumulate_block(r, Jr, Hr, w, order, exact, first, off, l, g, H):
 
 
 @njit(**_JIT)
-def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx):
+def _scalar_term(r, w, order, exact, j, l, g, H):
+    """Add 1/2 w r^2 of a residual r whose Jacobian is the unit vector e_j (Hessian zero)."""
+    l[0] += 0.5 * w * r * r
+    if order > 0:
+        g[j] += w * r
+        H[j, j] += w
+
+
+@njit(**_JIT)
+def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx, r3, J3, H3, r6, J6, H6, R, Rr, RE, dp,
+                pE):
+    """The residual (q (-) q_ref, v - v_ref) joint by joint (r3 ... pE: work arrays)."""
     nv = m.S_local.shape[0]
     nq = q.shape[0]
-    r1 = np.empty(1)
-    J1 = np.ones((1, 1))
-    H1 = np.zeros((1, 1, 1))
-    r3 = np.empty(3)
-    J3 = np.empty((3, 3))
-    H3 = np.empty((3, 3, 3))
-    r6 = np.empty(6)
-    J6 = np.empty((6, 6))
-    H6 = np.empty((6, 6, 6))
-    R = np.empty((3, 3))
-    Rr = np.empty((3, 3))
-    RE = np.empty((3, 3))
-    dp = np.empty((3, 1))
-    pE = np.empty((3, 1))
+    hessian = order > 0 and exact
     for i in range(1, m.parent.shape[0]):
         t, iq, iv = m.jtype[i], m.iq[i], m.iv[i]
         if t == SPH or t == FF:
@@ -97,7 +95,7 @@ def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx):
                 if order == 0:
                     rotation_log(RE, r3)
                 else:
-                    so3_log_expansion(RE, r3, J3, H3)
+                    so3_log_expansion(RE, r3, J3, H3, hessian)
                 _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact, iv, 0, l, g, Hxx)
             else:
                 for a in range(3):
@@ -106,7 +104,7 @@ def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx):
                 if order == 0:
                     se3_log(RE, pE[:, 0], r6)
                 else:
-                    se3_log_expansion(RE, pE[:, 0], r6, J6, H6)
+                    se3_log_expansion(RE, pE[:, 0], r6, J6, H6, hessian)
                 _accumulate_block(r6, J6, H6, w[iv:iv + 6], order, exact, iv, 0, l, g, Hxx)
         elif t == PLA:
             cr, sr = xr[iq + 2], xr[iq + 3]
@@ -122,29 +120,24 @@ def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx):
             else:
                 se2_log_expansion(args[0], args[1], args[2], args[3], r3, J3, H3)
             _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact, iv, 0, l, g, Hxx)
+        elif t == RUB:
+            c0, s0, c1, s1 = xr[iq], xr[iq + 1], q[iq], q[iq + 1]
+            _scalar_term(np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1), w[iv], order, exact,
+                         iv, l, g, Hxx)
         else:
-            if t == RUB:
-                c0, s0, c1, s1 = xr[iq], xr[iq + 1], q[iq], q[iq + 1]
-                r1[0] = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
-            else:
-                r1[0] = q[iq] - xr[iq]
-            _accumulate_block(r1, J1, H1, w[iv:iv + 1], order, exact, iv, 0, l, g, Hxx)
+            _scalar_term(q[iq] - xr[iq], w[iv], order, exact, iv, l, g, Hxx)
     for k in range(nv):
-        r1[0] = v[k] - xr[nq + k]
-        _accumulate_block(r1, J1, H1, w[nv + k:nv + k + 1], order, exact, k, nv, l, g, Hxx)
+        _scalar_term(v[k] - xr[nq + k], w[nv + k], order, exact, nv + k, l, g, Hxx)
 
 
 @njit(**_JIT)
-def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx):
+def _frame_residual(kind, par, Rf, pf, order, exact, r, Jx, Hx, RE, dp, pE, J3, H3):
     """Residual of a frame term as a function of the frame's local motion xi: r (nr,) and, with
-    ``order`` > 0, Jx (nr, 6), Hx (nr, 6, 6)."""
+    ``order`` > 0, Jx (nr, 6) and (``exact``) Hx (nr, 6, 6).  RE ... H3: work arrays."""
     Jx[:, :] = 0.0
     Hx[:, :, :] = 0.0
-    RE = np.empty((3, 3))
     if kind == PLACEMENT:
         Rt = par[12:21].reshape((3, 3))
-        dp = np.empty((3, 1))
-        pE = np.empty((3, 1))
         for a in range(3):
             dp[a, 0] = pf[a] - par[21 + a]
         gemm_tn(Rt, Rf, RE, 1.0, 0.0)
@@ -152,7 +145,7 @@ def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx):
         if order == 0:
             se3_log(RE, pE[:, 0], r)
         else:
-            se3_log_expansion(RE, pE[:, 0], r, Jx, Hx)
+            se3_log_expansion(RE, pE[:, 0], r, Jx, Hx, exact)
     elif kind == TRANSLATION:
         # p(xi) = pf + Rf (xi_v + 1/2 xi_w x xi_v)
         for a in range(3):
@@ -175,21 +168,21 @@ def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx):
         if order == 0:
             rotation_log(RE, r)
             return
-        J3 = np.empty((3, 3))
-        H3 = np.empty((3, 3, 3))
-        so3_log_expansion(RE, r, J3, H3)
+        so3_log_expansion(RE, r, J3, H3, exact)
         for a in range(3):
             for j in range(3):
                 Jx[a, 3 + j] = J3[a, j]
-                for k in range(3):
-                    Hx[a, 3 + j, 3 + k] = H3[a, j, k]
+                if exact:
+                    for k in range(3):
+                        Hx[a, 3 + j, 3 + k] = H3[a, j, k]
 
 
 @njit(**_JIT)
-def cost_point(m, cints, cfloats, q, v, u, order, exact, l, gx, gu, Hxx, Hxu, Huu):
-    """Accumulate the program's cost at one knot into l (1,) and, with ``order`` 2, its gradient
-    (gx (2 nv,), gu (nu,)) and Hessian (Hxx, Hxu, Huu; exact or Gauss-Newton by ``exact``).
-    The outputs must be zeroed by the caller.  (``order`` 0: the value only.)"""
+def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx, Hxu, Huu):
+    """Accumulate the program's cost at the knots t0 <= t < t1 into l (T,) and, with ``order`` 2,
+    its gradient (gx (T, 2 nv), gu (T, nu)) and Hessian (Hxx, Hxu, Huu; exact or Gauss-Newton by
+    ``exact``).  The outputs must be zeroed by the caller.  (``order`` 0: the value only.)  The
+    work arrays are allocated once for the range of knots."""
     K = cints[0]
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
@@ -201,8 +194,6 @@ def cost_point(m, cints, cfloats, q, v, u, order, exact, l, gx, gu, Hxx, Hxu, Hu
     oR = np.empty((nj, 3, 3))
     op = np.empty((nj, 3))
     S0 = np.empty((nv, 6))
-    if has_frames:
-        forward_kinematics(m, q, oR, op, S0)
     chain = np.empty(nj, dtype=np.int64)
     Jf = np.empty((6, nv))
     Rf = np.empty((3, 3))
@@ -214,90 +205,117 @@ def cost_point(m, cints, cfloats, q, v, u, order, exact, l, gx, gu, Hxx, Hxu, Hu
     M6 = np.empty((6, 6))
     gxi = np.empty(6)
     JM = np.empty((6, nv))
-    for k in range(K):
-        base = 1 + TERM_INTS * k
-        kind, joint, nr, wo, po = (cints[base], cints[base + 1], cints[base + 2],
-                                   cints[base + 3], cints[base + 4])
-        w = cfloats[wo:wo + nr]
-        par = cfloats[po:]
-        if kind == STATE:
-            _state_term(m, par, w, q, v, order, exact, l, gx, Hxx)
-        elif kind == CONTROL:
-            for a in range(nr):
-                ra = u[a] - par[a]
-                l[0] += 0.5 * w[a] * ra * ra
-                if order > 0:
-                    gu[a] += w[a] * ra
-                    Huu[a, a] += w[a]
-        else:
-            fR = par[0:9].reshape((3, 3))
-            fp = par[9:12]
-            frame_placement(oR, op, joint, fR, fp, Rf, pf)
-            rr = r[:nr]
-            _frame_residual(kind, par, Rf, pf, order, rr, Jx[:nr], Hx[:nr])
-            for a in range(nr):
-                wr[a] = w[a] * rr[a]
-                l[0] += 0.5 * wr[a] * rr[a]
-            if order == 0:
-                continue
-            nc = support_joints(m, joint, chain)
-            frame_jacobian(m, S0, chain, nc, Rf, pf, Jf)
-            for j in range(6):
-                s = 0.0
+    r3 = np.empty(3)
+    J3 = np.empty((3, 3))
+    H3 = np.empty((3, 3, 3))
+    J6 = np.empty((6, 6))
+    H6 = np.empty((6, 6, 6))
+    R = np.empty((3, 3))
+    Rr = np.empty((3, 3))
+    RE = np.empty((3, 3))
+    dp = np.empty((3, 1))
+    pE = np.empty((3, 1))
+    for t in range(t0, t1):
+        q, v, lt, gxt, Hxxt = Q[t], V[t], l[t:t + 1], gx[t], Hxx[t]
+        if has_frames:
+            forward_kinematics(m, q, oR, op, S0)
+        for k in range(K):
+            base = 1 + TERM_INTS * k
+            kind, joint, nr, wo, po = (cints[base], cints[base + 1], cints[base + 2],
+                                       cints[base + 3], cints[base + 4])
+            w = cfloats[wo:wo + nr]
+            par = cfloats[po:]
+            if kind == STATE:
+                _state_term(m, par, w, q, v, order, exact, lt, gxt, Hxxt, r3, J3, H3, r, J6, H6,
+                            R, Rr, RE, dp, pE)
+            elif kind == CONTROL:
                 for a in range(nr):
-                    s += Jx[a, j] * wr[a]
-                gxi[j] = s
-                for kk in range(6):
-                    s = 0.0
-                    for a in range(nr):
-                        s += Jx[a, j] * w[a] * Jx[a, kk]
-                        if exact:
-                            s += wr[a] * Hx[a, j, kk]
-                    M6[j, kk] = s
-            # gradient J^T gxi, Hessian J^T M6 J (+ bracket terms), on the support only
-            for n in range(nc):
-                i = chain[n]
-                for b in range(m.iv[i], m.iv[i] + m.nvj[i]):
-                    s = 0.0
-                    for c in range(6):
-                        s += Jf[c, b] * gxi[c]
-                        t = 0.0
-                        for d in range(6):
-                            t += M6[c, d] * Jf[d, b]
-                        JM[c, b] = t
-                    gx[b] += s
-            for n1 in range(nc):
-                i1 = chain[n1]
-                for a in range(m.iv[i1], m.iv[i1] + m.nvj[i1]):
-                    for n2 in range(nc):
-                        i2 = chain[n2]
-                        for b in range(m.iv[i2], m.iv[i2] + m.nvj[i2]):
-                            s = 0.0
-                            for c in range(6):
-                                s += Jf[c, a] * JM[c, b]
-                            Hxx[a, b] += s
-            if exact:
-                add_bracket_hessian(m, Jf, chain, nc, gxi, Hxx)
+                    ra = U[t, a] - par[a]
+                    l[t] += 0.5 * w[a] * ra * ra
+                    if order > 0:
+                        gu[t, a] += w[a] * ra
+                        Huu[t, a, a] += w[a]
+            else:
+                _frame_term(m, kind, joint, nr, w, par, order, exact, oR, op, S0, lt, gxt, Hxxt,
+                            chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3)
 
 
 @njit(**_JIT)
-def _cost_knot(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu, t):
-    m = unpack(ints, floats)
-    cost_point(m, cints, cfloats, Q[t], V[t], U[t], order, exact, l[t:t + 1], gx[t], gu[t],
-               Hxx[t], Hxu[t], Huu[t])
+def _frame_term(m, kind, joint, nr, w, par, order, exact, oR, op, S0, l, gx, Hxx, chain, Jf, Rf,
+                pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3):
+    """A frame term at one knot, after forward kinematics (oR, op, S0); chain ... H3: work
+    arrays."""
+    fR = par[0:9].reshape((3, 3))
+    fp = par[9:12]
+    frame_placement(oR, op, joint, fR, fp, Rf, pf)
+    rr = r[:nr]
+    _frame_residual(kind, par, Rf, pf, order, exact, rr, Jx[:nr], Hx[:nr], RE, dp, pE, J3, H3)
+    for a in range(nr):
+        wr[a] = w[a] * rr[a]
+        l[0] += 0.5 * wr[a] * rr[a]
+    if order == 0:
+        return
+    nc = support_joints(m, joint, chain)
+    frame_jacobian(m, S0, chain, nc, Rf, pf, Jf)
+    for j in range(6):
+        s = 0.0
+        for a in range(nr):
+            s += Jx[a, j] * wr[a]
+        gxi[j] = s
+        for kk in range(6):
+            s = 0.0
+            for a in range(nr):
+                s += Jx[a, j] * w[a] * Jx[a, kk]
+                if exact:
+                    s += wr[a] * Hx[a, j, kk]
+            M6[j, kk] = s
+    # gradient J^T gxi, Hessian J^T M6 J (+ bracket terms), on the support only
+    for n in range(nc):
+        i = chain[n]
+        for b in range(m.iv[i], m.iv[i] + m.nvj[i]):
+            s = 0.0
+            for c in range(6):
+                s += Jf[c, b] * gxi[c]
+                t = 0.0
+                for d in range(6):
+                    t += M6[c, d] * Jf[d, b]
+                JM[c, b] = t
+            gx[b] += s
+    for n1 in range(nc):
+        i1 = chain[n1]
+        for a in range(m.iv[i1], m.iv[i1] + m.nvj[i1]):
+            for n2 in range(nc):
+                i2 = chain[n2]
+                for b in range(m.iv[i2], m.iv[i2] + m.nvj[i2]):
+                    s = 0.0
+                    for c in range(6):
+                        s += Jf[c, a] * JM[c, b]
+                    Hxx[a, b] += s
+    if exact:
+        add_bracket_hessian(m, Jf, chain, nc, gxi, Hxx)
+
+
+@njit(**_JIT)
+def _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
+                chunk, nchunks):
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    cost_knots(unpack(ints, floats), cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu,
+               Hxx, Hxu, Huu)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def cost_batch(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu):
-    """:func:`cost_point` at every knot, in parallel (outputs zeroed by the caller)."""
-    for t in prange(Q.shape[0]):
-        _cost_knot(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
-                   t)
+def cost_batch(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
+               nchunks):
+    """:func:`cost_knots` over all knots in ``nchunks`` chunks of knots (one per thread:
+    :func:`~dynamics.kernels.layout.num_chunks`), in parallel (outputs zeroed by the caller)."""
+    for c in prange(nchunks):
+        _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
+                    c, nchunks)
 
 
 @njit(**_JIT)
-def cost_serial(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu):
-    """:func:`cost_batch` on one thread."""
-    for t in range(Q.shape[0]):
-        _cost_knot(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
-                   t)
+def cost_serial(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
+                nchunks=1):
+    """:func:`cost_batch` on one thread (``nchunks`` ignored)."""
+    _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
+                0, 1)

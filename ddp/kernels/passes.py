@@ -18,11 +18,11 @@ FDSVA-SO kernel called at each knot (the analytical backend; O(n^3) per knot).
 import numpy as np
 from numba import njit, prange
 
-from dynamics.kernels.dense import gemm, gemm_tn
+from dynamics.kernels.dense import gemm, gemm_nt, gemm_tn
 from dynamics.kernels.forward import aba_point
 from dynamics.kernels.forward_so import fdsva_so_lam_point
 from dynamics.kernels.kinematics import difference_point, integrate_point
-from dynamics.kernels.layout import unpack
+from dynamics.kernels.layout import chunk_range, unpack
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -124,38 +124,44 @@ def _jw_times(Jw, lie_iv, lie_nv, X, scale, out):
 
 
 @njit(**_JIT)
-def _assemble_knot(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, t):
+def _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, chunk,
+                    nchunks):
     n = da_dq.shape[1]
     nu = B.shape[1]
-    gemm(Minv[t], B, MinvB[t], 1.0)
     tmp = np.empty((n, n))
-    # Fx = [[Jq + dt^2 Jw da_dq, dt Jw (I + dt da_dv)], [dt da_dq, I + dt da_dv]]
-    _jw_times(Jw[t], lie_iv, lie_nv, da_dq[t], dt * dt, tmp)
-    for r in range(n):
-        for c in range(n):
-            Fx[t, r, c] = Jq[t, r, c] + tmp[r, c]
-            Fx[t, n + r, c] = dt * da_dq[t, r, c]
-            Fx[t, n + r, n + c] = dt * da_dv[t, r, c] + (1.0 if r == c else 0.0)
-    _jw_times(Jw[t], lie_iv, lie_nv, Fx[t, n:, n:], dt, tmp)
-    for r in range(n):
-        for c in range(n):
-            Fx[t, r, n + c] = tmp[r, c]
-    # Fu = [dt^2 Jw Minv B ; dt Minv B]
     tu = np.empty((n, nu))
-    _jw_times(Jw[t], lie_iv, lie_nv, MinvB[t], dt * dt, tu)
-    for r in range(n):
-        for c in range(nu):
-            Fu[t, r, c] = tu[r, c]
-            Fu[t, n + r, c] = dt * MinvB[t, r, c]
+    t0, t1 = chunk_range(Fx.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        gemm(Minv[t], B, MinvB[t], 1.0)
+        # Fx = [[Jq + dt^2 Jw da_dq, dt Jw (I + dt da_dv)], [dt da_dq, I + dt da_dv]]
+        _jw_times(Jw[t], lie_iv, lie_nv, da_dq[t], dt * dt, tmp)
+        for r in range(n):
+            for c in range(n):
+                Fx[t, r, c] = Jq[t, r, c] + tmp[r, c]
+                Fx[t, n + r, c] = dt * da_dq[t, r, c]
+                Fx[t, n + r, n + c] = dt * da_dv[t, r, c] + (1.0 if r == c else 0.0)
+        _jw_times(Jw[t], lie_iv, lie_nv, Fx[t, n:, n:], dt, tmp)
+        for r in range(n):
+            for c in range(n):
+                Fx[t, r, n + c] = tmp[r, c]
+        # Fu = [dt^2 Jw Minv B ; dt Minv B]
+        _jw_times(Jw[t], lie_iv, lie_nv, MinvB[t], dt * dt, tu)
+        for r in range(n):
+            for c in range(nu):
+                Fu[t, r, c] = tu[r, c]
+                Fu[t, n + r, c] = dt * MinvB[t, r, c]
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def assemble_step_derivatives(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB):
+def assemble_step_derivatives(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB,
+                              nchunks):
     """Fx (T, 2n, 2n), Fu (T, 2n, nu) and Minv B of the semi-implicit Euler step (see
-    :mod:`ddp.integrators`) from the FD derivatives and the Jacobians of (+), in parallel; Jw is
-    the identity outside the Lie-group joint blocks (lie_iv, lie_nv)."""
-    for t in prange(Fx.shape[0]):
-        _assemble_knot(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, t)
+    :mod:`ddp.integrators`) from the FD derivatives and the Jacobians of (+), in parallel over
+    ``nchunks`` chunks of knots; Jw is the identity outside the Lie-group joint blocks (lie_iv,
+    lie_nv)."""
+    for c in prange(nchunks):
+        _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, c,
+                        nchunks)
 
 
 # ---------------------------------------------------------------------------------- linear algebra
@@ -183,19 +189,27 @@ def cholesky(A, L):
 
 @njit(**_JIT)
 def cholesky_solve(L, B, X):
-    """X = -(L L^T)^{-1} B for B (n, p) (the sign DDP's gains need)."""
+    """X = -(L L^T)^{-1} B for B (n, p) (the sign DDP's gains need), by substitutions on whole
+    rows (contiguous, vectorized over the p columns)."""
     n, p = B.shape
-    for c in range(p):
-        for i in range(n):
-            s = -B[i, c]
-            for k in range(i):
-                s -= L[i, k] * X[k, c]
-            X[i, c] = s / L[i, i]
-        for i in range(n - 1, -1, -1):
-            s = X[i, c]
-            for k in range(i + 1, n):
-                s -= L[k, i] * X[k, c]
-            X[i, c] = s / L[i, i]
+    for i in range(n):
+        for c in range(p):
+            X[i, c] = -B[i, c]
+        for k in range(i):
+            a = L[i, k]
+            for c in range(p):
+                X[i, c] -= a * X[k, c]
+        d = 1.0 / L[i, i]
+        for c in range(p):
+            X[i, c] *= d
+    for i in range(n - 1, -1, -1):
+        for k in range(i + 1, n):
+            a = L[k, i]
+            for c in range(p):
+                X[i, c] -= a * X[k, c]
+        d = 1.0 / L[i, i]
+        for c in range(p):
+            X[i, c] *= d
 
 
 @njit(**_JIT)
@@ -360,12 +374,12 @@ BLAS_MIN = 24
 
 
 @njit(**_JIT)
-def _mm(A, B, out):
-    """out = A @ B."""
-    if A.shape[0] >= BLAS_MIN:
-        np.dot(A, B, out)
+def _mmt(A, B, out):
+    """out = A @ B.T."""
+    if A.shape[1] >= BLAS_MIN:
+        np.dot(A, B.T, out)
     else:
-        gemm(A, B, out, 1.0)
+        gemm_nt(A, B, out)
 
 
 @njit(**_JIT)
@@ -407,7 +421,8 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
     Qux_gn = np.empty((nu, ndx))
     Quu_gn = np.empty((nu, nu))
     F = np.empty((ndx, nz))          # [Fx Fu]
-    VF = np.empty((ndx, nz))
+    FT = np.empty((nz, ndx))         # its transpose: the products below read rows
+    VFT = np.empty((nz, ndx))        # (Vxx F)^T
     Qzz = np.empty((nz, nz))         # [[Qxx, Qxu], [Qux, Quu]]
     Qz = np.empty(nz)                # [Qx, Qu]
     Quu = np.empty((nu, nu))
@@ -418,7 +433,8 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
     L = np.zeros((nu, nu))
     kt = np.empty((nu, 1))
     Kt = np.empty((nu, ndx))
-    Z = np.empty((nu, ndx))
+    KT = np.empty((ndx, nu))
+    ZT = np.empty((ndx, nu))
     KZ = np.empty((ndx, ndx))
     x = np.empty(nu)
     free = np.empty(nu, dtype=np.bool_)
@@ -431,15 +447,17 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
     for t in range(T - 1, -1, -1):
         F[:, :ndx] = Fx[t]
         F[:, ndx:] = Fu[t]
+        for r in range(ndx):
+            for i in range(nz):
+                FT[i, r] = F[r, i]
         # Qz = l_z + F^T Vx ; Qzz = l_zz + F^T Vxx F
         for i in range(nz):
-            Qz[i] = lx[t, i] if i < ndx else lu[t, i - ndx]
-        for r in range(ndx):
-            a = Vx[r]
-            for i in range(nz):
-                Qz[i] += F[r, i] * a
-        _mm(Vxx, F, VF)
-        _mtm(F, VF, Qzz)
+            s = lx[t, i] if i < ndx else lu[t, i - ndx]
+            for r in range(ndx):
+                s += FT[i, r] * Vx[r]
+            Qz[i] = s
+        _mmt(FT, Vxx, VFT)
+        _mmt(FT, VFT, Qzz)
         for i in range(ndx):
             for j in range(ndx):
                 Qxx[i, j] = Qzz[i, j] + lxx[t, i, j]
@@ -508,7 +526,6 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
                 x[c] += Quu[c, d] * k[t, d]
             dV[0] += k[t, c] * Qu[c]
             dV[1] += 0.5 * k[t, c] * x[c]
-        gemm(Quu, K[t], Z, 1.0)
         for i in range(ndx):
             Vx[i] = Qz[i]
         for c in range(nu):
@@ -516,8 +533,15 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
             b = k[t, c]
             for i in range(ndx):
                 Vx[i] += K[t, c, i] * a + Qux[c, i] * b
-                Z[c, i] += 2.0 * Qux[c, i]
-        _mtm(K[t], Z, KZ)
+        # KZ = K^T Z with Z = Quu K + 2 Qux, as row products of KT = K^T and ZT = Z^T
+        for i in range(ndx):
+            for c in range(nu):
+                KT[i, c] = K[t, c, i]
+        _mmt(KT, Quu, ZT)
+        for i in range(ndx):
+            for c in range(nu):
+                ZT[i, c] += 2.0 * Qux[c, i]
+        _mmt(KT, ZT, KZ)
         for i in range(ndx):
             for j in range(i, ndx):
                 a = Qxx[i, j] + 0.5 * (KZ[i, j] + KZ[j, i])

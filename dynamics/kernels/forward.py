@@ -15,7 +15,7 @@
 import numpy as np
 from numba import njit, prange
 
-from .layout import unpack
+from .layout import chunk_range, unpack
 
 from .dense import gemm
 from .inverse import crba_point, idsva_point, kinematics_and_inertias
@@ -349,17 +349,36 @@ def minv_batch(ints, floats, Q):
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def fdsva_batch(ints, floats, Q, V, TAU, ipr):
+def fdsva_batch(ints, floats, Q, V, TAU, ipr, nchunks):
+    """:func:`fdsva_point` at every knot, in parallel: ``nchunks`` chunks of knots (one per
+    thread, :func:`~dynamics.kernels.layout.num_chunks`), each with its own work arrays."""
     T = Q.shape[0]
     nv = ints[1]
     qdd = np.empty((T, nv))
     da_dq = np.empty((T, nv, nv))
     da_dv = np.empty((T, nv, nv))
     Minv = np.empty((T, nv, nv))
-    for t in prange(T):
-        m = unpack(ints, floats)
-        M = np.zeros((nv, nv))
-        dq = np.zeros((nv, nv))
-        dv = np.zeros((nv, nv))
-        fdsva_point(m, Q[t], V[t], TAU[t], ipr, qdd[t], da_dq[t], da_dv[t], Minv[t], M, dq, dv)
+    for c in prange(nchunks):
+        _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, c, nchunks)
     return qdd, da_dq, da_dv, Minv
+
+
+@njit(cache=True, error_model="numpy")
+def _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, chunk, nchunks):
+    m = unpack(ints, floats)
+    nj = ints[0]
+    nv = ints[1]
+    M = np.empty((nv, nv))
+    dq = np.empty((nv, nv))
+    dv = np.empty((nv, nv))
+    S0 = np.empty((nv, 6))
+    IA = np.empty((nj, 6, 6))
+    U = np.empty((nv, 6))
+    Dinv = np.empty((nv, 6))
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        M[:, :] = 0.0
+        dq[:, :] = 0.0
+        dv[:, :] = 0.0
+        fdsva_core(m, Q[t], V[t], TAU[t], ipr, qdd[t], da_dq[t], da_dv[t], Minv[t], M, dq, dv, S0,
+                   IA, U, Dinv)

@@ -29,7 +29,7 @@ from numba import njit, prange
 from .dense import gemm, gemm_tn
 from .forward import IPR_LTDL, aza_apply, fdsva_core
 from .inverse import idsva_point
-from .layout import KernelModel, unpack
+from .layout import KernelModel, chunk_range, unpack
 from .second_order import id_so_views, idsva_so_point
 
 INNER_DTM, INNER_IDFOZA = 0, 1
@@ -185,44 +185,48 @@ def fd_lam_views(buf, T, nv):
 
 
 @njit(cache=True, error_model="numpy")
-def _fd_so_knot(ints, floats, Q, V, TAU, inner, outer, buf, t):
+def _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, chunk, nchunks):
     m = unpack(ints, floats)
     a, dq, dv, Minv, d2q, d2v, d2qv, d2t = id_so_views(buf, Q.shape[0], ints[1])
-    fdsva_so_point(m, Q[t], V[t], TAU[t], inner, outer, a[t], dq[t], dv[t], Minv[t], d2q[t], d2v[t],
-                   d2qv[t], d2t[t])
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        fdsva_so_point(m, Q[t], V[t], TAU[t], inner, outer, a[t], dq[t], dv[t], Minv[t], d2q[t],
+                       d2v[t], d2qv[t], d2t[t])
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def fdsva_so_batch(ints, floats, Q, V, TAU, inner, outer, buf):
-    """Full FDSVA-SO over a batch, in place into ``buf`` (layout of ``id_so_views``)."""
-    for t in prange(Q.shape[0]):
-        _fd_so_knot(ints, floats, Q, V, TAU, inner, outer, buf, t)
+def fdsva_so_batch(ints, floats, Q, V, TAU, inner, outer, buf, nchunks):
+    """Full FDSVA-SO over a batch, in place into ``buf`` (layout of ``id_so_views``), in
+    ``nchunks`` parallel chunks of knots."""
+    for c in prange(nchunks):
+        _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, c, nchunks)
 
 
 @njit(cache=True, error_model="numpy")
-def _fd_lam_knot(ints, floats, Q, V, TAU, LAM, buf, t):
+def _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, chunk, nchunks):
     m = unpack(ints, floats)
     a, dq, dv, Minv, Lq, Lv, Lqv, Lt = fd_lam_views(buf, Q.shape[0], ints[1])
-    fdsva_so_lam_point(m, Q[t], V[t], TAU[t], LAM[t], a[t], dq[t], dv[t], Minv[t], Lq[t], Lv[t],
-                       Lqv[t], Lt[t])
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        fdsva_so_lam_point(m, Q[t], V[t], TAU[t], LAM[t], a[t], dq[t], dv[t], Minv[t], Lq[t],
+                           Lv[t], Lqv[t], Lt[t])
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def fdsva_so_lam_batch(ints, floats, Q, V, TAU, LAM, buf):
-    """Contracted FDSVA-SO over a batch, in place into ``buf`` (layout of ``fd_lam_views``)."""
-    for t in prange(Q.shape[0]):
-        _fd_lam_knot(ints, floats, Q, V, TAU, LAM, buf, t)
+def fdsva_so_lam_batch(ints, floats, Q, V, TAU, LAM, buf, nchunks):
+    """Contracted FDSVA-SO over a batch, in place into ``buf`` (layout of ``fd_lam_views``), in
+    ``nchunks`` parallel chunks of knots."""
+    for c in prange(nchunks):
+        _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, c, nchunks)
 
 
 @njit(cache=True, error_model="numpy")
-def fdsva_so_lam_serial(ints, floats, Q, V, TAU, LAM, buf):
-    """:func:`fdsva_so_lam_batch` on one thread."""
-    for t in range(Q.shape[0]):
-        _fd_lam_knot(ints, floats, Q, V, TAU, LAM, buf, t)
+def fdsva_so_lam_serial(ints, floats, Q, V, TAU, LAM, buf, nchunks=1):
+    """:func:`fdsva_so_lam_batch` on one thread (``nchunks`` ignored)."""
+    _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, 0, 1)
 
 
 @njit(cache=True, error_model="numpy")
-def fdsva_so_serial(ints, floats, Q, V, TAU, inner, outer, buf):
-    """:func:`fdsva_so_batch` on one thread."""
-    for t in range(Q.shape[0]):
-        _fd_so_knot(ints, floats, Q, V, TAU, inner, outer, buf, t)
+def fdsva_so_serial(ints, floats, Q, V, TAU, inner, outer, buf, nchunks=1):
+    """:func:`fdsva_so_batch` on one thread (``nchunks`` ignored)."""
+    _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, 0, 1)

@@ -45,7 +45,7 @@ from numba import njit, prange
 
 from .forward import small_spd_inverse
 from .kinematics import FF, HEL, PLA, PRI, forward_kinematics, joint_transform
-from .layout import unpack
+from .layout import chunk_range, unpack
 from .spatial import body_coriolis_add, dot6, ground_inertia, matvec6, motion_cross
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -649,17 +649,17 @@ def _hybrid_buffers(nj):
 
 
 @njit(parallel=True, **_JIT)
-def rnea_batch(ints, floats, Q, VD, nthreads):
+def rnea_batch(ints, floats, Q, VD, nchunks):
     """:func:`rnea_point` at every sample, in parallel: Q (T, nq), VD (T, r+2, nv) -> (T, r+1, nv).
     One workspace per chunk of samples."""
     T, K1, nv = VD.shape
     out = np.empty((T, K1 - 1, nv))
-    nchunk = min(T, nthreads)
-    for c in prange(nchunk):
+    for c in prange(nchunks):
         m = unpack(ints, floats)
         B = binomials(K1 - 1)
         ws = workspace(m.parent.shape[0], K1 - 1)
-        for t in range(c * T // nchunk, (c + 1) * T // nchunk):
+        t0, t1 = chunk_range(T, c, nchunks)
+        for t in range(t0, t1):
             rnea_point(m, Q[t], VD[t], B, ws, out[t])
     return out
 
@@ -678,18 +678,18 @@ def rnea_serial(ints, floats, Q, VD):
 
 
 @njit(parallel=True, **_JIT)
-def hybrid_batch(ints, floats, Q, VD, TAU, motion, nthreads):
+def hybrid_batch(ints, floats, Q, VD, TAU, motion, nchunks):
     """:func:`hybrid_point` at every sample, in parallel; VD (T, r+2, nv) and TAU (T, r+1, nv) are
     completed in place (see hybrid_point for which entries are inputs)."""
     T = Q.shape[0]
-    nchunk = min(T, nthreads)
-    for c in prange(nchunk):
+    for c in prange(nchunks):
         m = unpack(ints, floats)
         K = TAU.shape[1]
         B = binomials(K)
         ws = workspace(m.parent.shape[0], K)
         buffers = _hybrid_buffers(m.parent.shape[0])
-        for t in range(c * T // nchunk, (c + 1) * T // nchunk):
+        t0, t1 = chunk_range(T, c, nchunks)
+        for t in range(t0, t1):
             hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, buffers)
 
 

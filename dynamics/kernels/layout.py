@@ -10,6 +10,7 @@ floats = [axis (nj*3), place_R (nj*9), place_p (nj*3), mass (nj), com (nj*3), Ic
 from collections import namedtuple
 
 import numpy as np
+import numba
 from numba import njit
 
 KernelModel = namedtuple(
@@ -59,3 +60,21 @@ def unpack(ints, floats):
     pitch = floats[f:f + nj]
     return KernelModel(parent, jtype, axis, iq, nqj, iv, nvj, place_R, place_p, mass, com, Icom,
                        S_local, dof_parent, gravity, pitch)
+
+
+# ---------------------------------------------------------------------------------- knot chunks
+# A batched kernel runs one chunk of consecutive knots per thread: the model is unpacked and the
+# work arrays are allocated once per chunk, not once per knot (on small robots the per-knot
+# allocations and views cost as much as the arithmetic).  The caller passes the number of chunks
+# (a compiled function that asked numba for its thread count could not be cached).
+
+def num_chunks(T):
+    """The number of chunks of a batch of T knots: one per numba thread (at most T).  (The
+    configured thread count: ``numba.get_num_threads()`` costs ~10 us per call.)"""
+    return max(1, min(int(T), numba.config.NUMBA_NUM_THREADS))
+
+
+@njit(cache=True)
+def chunk_range(T, chunk, nchunks):
+    """The knots [t0, t1) of chunk ``chunk`` of ``nchunks`` over T knots (sizes differ by <= 1)."""
+    return (chunk * T) // nchunks, ((chunk + 1) * T) // nchunks

@@ -51,17 +51,20 @@ C_COEFFS = _c_coefficients()
 
 @njit(**_JIT)
 def c_series(u):
-    """(c, dc/du, d2c/du2) at u = theta^2 (module docstring), by Horner's scheme."""
+    """(c, dc/du, d2c/du2) at u = theta^2 (module docstring), by Horner's scheme: the three
+    recurrences advance together in one loop (independent chains, so their latencies overlap)."""
     n = C_COEFFS.shape[0]
     c = 0.0
     cu = 0.0
     cuu = 0.0
-    for k in range(n - 1, -1, -1):
-        c = c * u + C_COEFFS[k]
-    for k in range(n - 1, 0, -1):
-        cu = cu * u + k * C_COEFFS[k]
     for k in range(n - 1, 1, -1):
-        cuu = cuu * u + k * (k - 1) * C_COEFFS[k]
+        ck = C_COEFFS[k]
+        c = c * u + ck
+        cu = cu * u + k * ck
+        cuu = cuu * u + k * (k - 1) * ck
+    c = c * u + C_COEFFS[1]
+    cu = cu * u + C_COEFFS[1]
+    c = c * u + C_COEFFS[0]
     return c, cu, cuu
 
 
@@ -103,55 +106,64 @@ def rotation_log(R, w):
 
 
 @njit(**_JIT)
-def inverse_jacobian(w, s, K, dK, ddK):
-    """K = I + s/2 [w]x + c [w]x^2 (s = +1: Jr^-1, s = -1: Jl^-1) with dK[m] = dK/dw_m and
-    ddK[m, n] = d2K/dw_m dw_n (3x3 each)."""
+def _eps(a, b, c):
+    """The Levi-Civita symbol of three indices in {0, 1, 2}."""
+    return 0.5 * (a - b) * (b - c) * (c - a)
+
+
+@njit(**_JIT)
+def inverse_jacobian(w, s, K, dK, ddK, order=2):
+    """K = I + s/2 [w]x + c [w]x^2 (s = +1: Jr^-1, s = -1: Jl^-1) with, from ``order`` 1,
+    dK[m] = dK/dw_m and, at ``order`` 2, ddK[m, n] = d2K/dw_m dw_n (3x3 each).  Closed forms,
+    with E_m = [e_m]x:  [w]x^2 = w w^T - u I,  E_m [w]x + [w]x E_m = e_m w^T + w e_m^T - 2 w_m I,
+    E_m E_n + E_n E_m = e_m e_n^T + e_n e_m^T - 2 delta_mn I."""
     u = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
     c, cu, cuu = c_series(u)
-    W = np.zeros((3, 3))
-    W[0, 1], W[0, 2], W[1, 0], W[1, 2], W[2, 0], W[2, 1] = -w[2], w[1], w[2], -w[0], -w[1], w[0]
-    W2 = np.empty((3, 3))
-    gemm(W, W, W2, 1.0)
-    E = np.zeros((3, 3, 3))  # E[m] = [e_m]x
-    E[0, 1, 2], E[0, 2, 1] = -1.0, 1.0
-    E[1, 0, 2], E[1, 2, 0] = 1.0, -1.0
-    E[2, 0, 1], E[2, 1, 0] = -1.0, 1.0
     for r in range(3):
         for k in range(3):
-            K[r, k] = (1.0 if r == k else 0.0) + 0.5 * s * W[r, k] + c * W2[r, k]
-    EW = np.empty((3, 3, 3))  # E_m W + W E_m
-    T1 = np.empty((3, 3))
-    T2 = np.empty((3, 3))
+            W2 = w[r] * w[k] - (u if r == k else 0.0)
+            K[r, k] = (1.0 if r == k else 0.0) - 0.5 * s * _eps(r, k, 0) * w[0] \
+                - 0.5 * s * _eps(r, k, 1) * w[1] - 0.5 * s * _eps(r, k, 2) * w[2] + c * W2
+    if order == 0:
+        return
     for m in range(3):
-        gemm(E[m], W, T1, 1.0)
-        gemm(W, E[m], T2, 1.0)
         for r in range(3):
             for k in range(3):
-                EW[m, r, k] = T1[r, k] + T2[r, k]
-        for r in range(3):
-            for k in range(3):
-                dK[m, r, k] = 0.5 * s * E[m, r, k] + 2.0 * cu * w[m] * W2[r, k] + c * EW[m, r, k]
+                W2 = w[r] * w[k] - (u if r == k else 0.0)
+                EW = (w[k] if r == m else 0.0) + (w[r] if k == m else 0.0) \
+                    - (2.0 * w[m] if r == k else 0.0)
+                dK[m, r, k] = -0.5 * s * _eps(r, k, m) + 2.0 * cu * w[m] * W2 + c * EW
+    if order == 1:
+        return
     for m in range(3):
         for n in range(3):
-            gemm(E[m], E[n], T1, 1.0)
-            gemm(E[n], E[m], T2, 1.0)
             for r in range(3):
                 for k in range(3):
-                    EE = T1[r, k] + T2[r, k]
-                    x = 4.0 * cuu * w[m] * w[n] * W2[r, k] + 2.0 * cu * w[m] * EW[n, r, k] \
-                        + 2.0 * cu * w[n] * EW[m, r, k] + c * EE
+                    W2 = w[r] * w[k] - (u if r == k else 0.0)
+                    EWn = (w[k] if r == n else 0.0) + (w[r] if k == n else 0.0) \
+                        - (2.0 * w[n] if r == k else 0.0)
+                    EWm = (w[k] if r == m else 0.0) + (w[r] if k == m else 0.0) \
+                        - (2.0 * w[m] if r == k else 0.0)
+                    EE = (1.0 if (r == m and k == n) else 0.0) \
+                        + (1.0 if (r == n and k == m) else 0.0) \
+                        - (2.0 if (m == n and r == k) else 0.0)
+                    x = 4.0 * cuu * w[m] * w[n] * W2 + 2.0 * cu * w[m] * EWn \
+                        + 2.0 * cu * w[n] * EWm + c * EE
                     if m == n:
-                        x += 2.0 * cu * W2[r, k]
+                        x += 2.0 * cu * W2
                     ddK[m, n, r, k] = x
 
 
 @njit(**_JIT)
-def so3_log_expansion(R, r, J, H):
-    """r = log3(R), J (3x3) and H (3, 3, 3) of log3(R exp(xi)) at xi = 0 (module docstring)."""
+def so3_log_expansion(R, r, J, H, hessian=True):
+    """r = log3(R), J (3x3) and, with ``hessian``, H (3, 3, 3) of log3(R exp(xi)) at xi = 0
+    (module docstring; without ``hessian`` H is not written: Gauss-Newton needs only J)."""
     rotation_log(R, r)
     dK = np.empty((3, 3, 3))
-    ddK = np.empty((3, 3, 3, 3))
-    inverse_jacobian(r, 1.0, J, dK, ddK)
+    unused = np.empty((1, 1, 1, 1))
+    inverse_jacobian(r, 1.0, J, dK, unused, 1 if hessian else 0)  # H needs dK, not ddK
+    if not hessian:
+        return
     # H[a, j, k] = sum_m dK_m[a, j] J[m, k] - 1/2 (J (e_k x e_j))_a is symmetric in (j, k); its
     # symmetric part is written, in which the antisymmetric bracket term cancels
     for a in range(3):
@@ -189,17 +201,18 @@ def se2_log(c0, s0, px, py, r):
 
 
 @njit(**_JIT)
-def se3_log_expansion(R, p, r, J, H):
-    """r = log6(M) for M = (R, p), J (6x6) and H (6, 6, 6) of log6(M Exp(xi)) at xi = 0, with
-    tangent vectors [v, w] (module docstring)."""
+def se3_log_expansion(R, p, r, J, H, hessian=True):
+    """r = log6(M) for M = (R, p), J (6x6) and, with ``hessian``, H (6, 6, 6) of log6(M Exp(xi))
+    at xi = 0, with tangent vectors [v, w] (module docstring; without ``hessian`` H is not
+    written)."""
     w = np.empty(3)
     A = np.empty((3, 3))
     H3 = np.empty((3, 3, 3))
-    so3_log_expansion(R, w, A, H3)
+    so3_log_expansion(R, w, A, H3, hessian)
     K = np.empty((3, 3))
     dK = np.empty((3, 3, 3))
-    ddK = np.empty((3, 3, 3, 3))
-    inverse_jacobian(w, -1.0, K, dK, ddK)  # Jl^-1(w) = V^-1(w)
+    ddK = np.empty((3, 3, 3, 3) if hessian else (1, 1, 3, 3))
+    inverse_jacobian(w, -1.0, K, dK, ddK, 2 if hessian else 1)  # Jl^-1(w) = V^-1(w)
     # D[:, m] = dK_m p ; DD[m, n] = ddK_mn p
     D = np.zeros((3, 3))
     DD = np.zeros((3, 3, 3))
@@ -207,8 +220,9 @@ def se3_log_expansion(R, p, r, J, H):
         for a in range(3):
             for b in range(3):
                 D[a, m] += dK[m, a, b] * p[b]
-                for n in range(3):
-                    DD[m, n, a] += ddK[m, n, a, b] * p[b]
+                if hessian:
+                    for n in range(3):
+                        DD[m, n, a] += ddK[m, n, a, b] * p[b]
     KR = np.empty((3, 3))
     DA = np.empty((3, 3))
     gemm(K, R, KR, 1.0)
@@ -217,12 +231,14 @@ def se3_log_expansion(R, p, r, J, H):
         r[a] = K[a, 0] * p[0] + K[a, 1] * p[1] + K[a, 2] * p[2]
         r[3 + a] = w[a]
     J[:, :] = 0.0
-    H[:, :, :] = 0.0
     for a in range(3):
         for k in range(3):
             J[a, k] = KR[a, k]
             J[a, 3 + k] = DA[a, k]
             J[3 + a, 3 + k] = A[a, k]
+    if not hessian:
+        return
+    H[:, :, :] = 0.0
     # v-w block: 1/2 K R [e_b]x e_a + sum_m dK_m A_mb R e_a ; [e_b]x e_a = e_b x e_a
     eb = np.zeros(3)
     ea = np.zeros(3)
