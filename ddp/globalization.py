@@ -22,7 +22,8 @@ name                strategy
                     nu *= 2 on rejection; cf. Coleman & Liao 1995 for a trust region in DDP).
 ``safeguarded``     ``state-shift``, and the exact Hessians (DDP's second-order dynamics terms,
                     the exact cost Hessians of ``hessians="exact"``) only where they can be
-                    trusted: an iteration uses them once the trajectory is feasible (no gaps),
+                    trusted: the first iteration is Gauss-Newton (as in Fletcher & Xu's hybrid
+                    method); later ones use them once the trajectory is feasible (no gaps),
                     except right after an iteration with them that took a partial step (or
                     none), which is followed by one Gauss-Newton iteration, and while a
                     Gauss-Newton iteration lowers the cost by at least the fraction
@@ -118,7 +119,7 @@ class Safeguarded(StateShift):
 
     def __init__(self, settings):
         super().__init__(settings)
-        self.trusted = True
+        self.trusted = False  # the first iteration is Gauss-Newton (Fletcher & Xu start so)
         self.used = False
         self.gauss_newton_reduction = float(settings.gauss_newton_reduction)
 

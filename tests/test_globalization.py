@@ -169,3 +169,17 @@ def test_the_new_settings_are_checked():
         ddp.solve(P, np.zeros((20, 4)), shooting="multiple")
     sol = ddp.solve(P, np.full((21, 4), np.nan), shooting="multiple")
     assert sol.status == "diverged" and "xs" in sol.message
+
+
+def test_the_first_safeguarded_iteration_is_gauss_newton():
+    """Like Fletcher & Xu's hybrid method, "safeguarded" starts with Gauss-Newton.  On UR3 from
+    the quasi-static start, iLQR with the exact cost Hessians in its first iteration (the log6
+    terms of the placement cost, far from the target) must cut its step to 0.125; with the
+    Gauss-Newton start it takes the full step and needs Crocoddyl's 6 iterations."""
+    P = problems.get("ur3")
+    gn_first = ddp.solve(P, "ilqr")
+    exact_first = ddp.solve(P, "ilqr", globalization="state-shift")
+    assert not gn_first.history[0].exact and gn_first.history[0].alpha == 1.0
+    assert exact_first.history[0].exact and exact_first.history[0].alpha < 1.0
+    assert gn_first.converged and gn_first.iterations <= 6
+    assert gn_first.cost == pytest.approx(exact_first.cost, rel=1e-9)
