@@ -69,7 +69,7 @@ def _accumulate_block(r, Jr, Hr, w, order, exact, first, off, l, g, H):
 
 
 @njit(**_JIT)
-def _scalar_term(r, w, order, exact, j, l, g, H):
+def _scalar_term(r, w, order, j, l, g, H):
     """Add 1/2 w r^2 of a residual r whose Jacobian is the unit vector e_j (Hessian zero)."""
     l[0] += 0.5 * w * r * r
     if order > 0:
@@ -122,12 +122,12 @@ def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx, r3, J3, H3, r6, J6, H6,
             _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact, iv, 0, l, g, Hxx)
         elif t == RUB:
             c0, s0, c1, s1 = xr[iq], xr[iq + 1], q[iq], q[iq + 1]
-            _scalar_term(np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1), w[iv], order, exact,
-                         iv, l, g, Hxx)
+            _scalar_term(np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1), w[iv], order, iv, l,
+                         g, Hxx)
         else:
-            _scalar_term(q[iq] - xr[iq], w[iv], order, exact, iv, l, g, Hxx)
+            _scalar_term(q[iq] - xr[iq], w[iv], order, iv, l, g, Hxx)
     for k in range(nv):
-        _scalar_term(v[k] - xr[nq + k], w[nv + k], order, exact, nv + k, l, g, Hxx)
+        _scalar_term(v[k] - xr[nq + k], w[nv + k], order, nv + k, l, g, Hxx)
 
 
 @njit(**_JIT)

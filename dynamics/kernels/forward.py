@@ -5,7 +5,7 @@
   ABA-Zero-Algorithm (AZA: ABA with qdot = 0 and no gravity) applies M^{-1} to a vector in O(N).
 * ``ltdl_factor`` / ``ltdl_solve_rows``: M = L^T D L with branch-induced sparsity (Featherstone,
   RBDA Sec. 6.5), O(n d^2) to factor and O(n d) per right-hand side, d the depth of the tree in DoFs.
-* ``fdsva_point``: FDSVA (first-order paper Sec. IV): a = ABA(q, qdot, tau), then IDSVA at
+* ``fdsva_core``: FDSVA (first-order paper Sec. IV): a = ABA(q, qdot, tau), then IDSVA at
   (q, qdot, a), then the inverse-partial relation (IPR)
       da/dq = -M^{-1} dtau/dq,   da/dqdot = -M^{-1} dtau/dqdot,   da/dtau = M^{-1},
   applied with a dense matrix product against M^{-1} (DMM), column by column with AZA, or as one
@@ -251,22 +251,11 @@ def minv_from_mass_matrix(m, M, Minv):
 
 
 @njit(cache=True, error_model="numpy")
-def fdsva_point(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv):
-    """FDSVA at one knot: qdd, da/dq, da/dqdot, Minv (= da/dtau); also leaves M and the ID
-    derivatives at (q, qdot, qdd) in the given arrays (M, dtau_dq, dtau_dv zero on entry)."""
-    nj = m.parent.shape[0]
-    nv = m.S_local.shape[0]
-    S0 = np.empty((nv, 6))
-    IA = np.empty((nj, 6, 6))
-    U = np.empty((nv, 6))
-    Dinv = np.empty((nv, 6))
-    fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, S0, IA, U, Dinv)
-
-
-@njit(cache=True, error_model="numpy")
 def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, S0, IA, U, Dinv):
-    """:func:`fdsva_point` with the ABA work arrays supplied by the caller, who may reuse S0, U
-    and Dinv afterwards for :func:`aza_apply`."""
+    """FDSVA at one knot: qdd, da/dq, da/dqdot, Minv (= da/dtau); also leaves M and the ID
+    derivatives at (q, qdot, qdd) in the given arrays (M, dtau_dq, dtau_dv zero on entry).  The
+    ABA work arrays S0, IA, U, Dinv (see :func:`aba_point`) are supplied by the caller, who may
+    reuse S0, U and Dinv afterwards for :func:`aza_apply`."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     tau_id = np.empty(nv)
@@ -350,7 +339,7 @@ def minv_batch(ints, floats, Q):
 
 @njit(cache=True, error_model="numpy", parallel=True)
 def fdsva_batch(ints, floats, Q, V, TAU, ipr, nchunks):
-    """:func:`fdsva_point` at every knot, in parallel: ``nchunks`` chunks of knots (one per
+    """:func:`fdsva_core` at every knot, in parallel: ``nchunks`` chunks of knots (one per
     thread, :func:`~dynamics.kernels.layout.num_chunks`), each with its own work arrays."""
     T = Q.shape[0]
     nv = ints[1]
