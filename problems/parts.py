@@ -61,7 +61,8 @@ def tasks(parts=PARTS, problems=None, quick=False, instances=None, methods=SOLVE
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"instances: expected a positive integer; got {n!r}")
         families = [f for f in (problems or FAMILIES) if f in FAMILIES]
-        out["robustness"] = robustness_tasks(n, families, 300, methods, settings)
+        out["robustness"] = robustness_tasks(n, families, 150 if quick else 300, methods,
+                                             settings)
     return out
 
 

@@ -67,6 +67,18 @@ def test_the_parts_build_only_the_tasks_asked_for():
     assert {t["method"] for t in only_ddp if t["solver"] == "soddp"} == {"ddp"}
 
 
+def test_quick_caps_every_part_at_150_iterations_and_5_instances():
+    """``soddp study --quick`` as its --help says: at most 150 iterations in every part (the full
+    study: 500 in the backends part, 300 in the others) and 5 random instances per family."""
+    quick = parts.tasks(problems=["ur3"], quick=True)
+    full = parts.tasks(problems=["ur3"])
+    for part in parts.PARTS:
+        assert {t["max_iter"] for t in quick[part] if t["solver"] == "soddp"} == {150}, part
+        assert {t["max_iter"] for t in full[part] if t["solver"] == "soddp"} == {
+            500 if part == "backends" else 300}, part
+    assert len(quick["robustness"]) == 5 * len(parts.COMBOS)
+
+
 def test_a_random_instance_takes_the_backend_of_its_task():
     t = task(part="robustness", problem="ur3", seed=3, method="ddp", backend="casadi")
     P, Q = build_problem(t), build_problem(dict(t, backend="analytical"))

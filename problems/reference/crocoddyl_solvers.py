@@ -96,17 +96,27 @@ def solve(problem, us=None, max_iter=200, repeats=3, log=print, xs=None, solvers
     return {} if s is None else run(s, log)
 
 
-def run(s: dict, log=print) -> dict:
+#: the environment of a Crocoddyl run beside other busy processes (a study's tasks): Crocoddyl
+#: runs its OpenMP threads whatever OMP_NUM_THREADS says (``ShootingProblem.nthreads`` cannot go
+#: below its build's value), and with OpenMP's default spin-waiting they starve on a loaded
+#: machine (HyQ: 16 ms per iteration beside another task instead of 2.7 ms alone); passive
+#: waiting gives 3.8 ms
+SHARED_MACHINE_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
+
+
+def run(s: dict, log=print, shared_machine: bool = False) -> dict:
     """Solve the problem of a :func:`spec` in Crocoddyl's Python (as :func:`solve`); {} when not
-    configured or when the run fails."""
+    configured or when the run fails.  ``shared_machine``: other processes are busy on the
+    cores (:data:`SHARED_MACHINE_ENV`)."""
     py = python()
     if py is None:
         return {}
+    env = dict(os.environ, **SHARED_MACHINE_ENV) if shared_machine else None
     with tempfile.TemporaryDirectory() as d:
         inp, out = Path(d) / "spec.json", Path(d) / "out.json"
         inp.write_text(json.dumps(s))
         r = subprocess.run([py, str(SCRIPT), str(inp), str(out)], capture_output=True, text=True,
-                           timeout=1800)
+                           timeout=1800, env=env)
         if r.returncode != 0 or not out.is_file():
             log(f"  (Crocoddyl run failed: {r.stderr.strip()[-300:]})")
             return {}
