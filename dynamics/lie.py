@@ -1,5 +1,7 @@
-"""Exact first and second derivatives of the configuration-space operations ``integrate`` and
-``difference`` (CasADi, per joint group), as the DDP integrator and the costs need them.
+"""The configuration-space operations ``integrate`` and ``difference`` per joint group: their
+exact symbolic Exp / Log (CasADi; the CasADi residuals of the costs and the symbolic dynamics
+build on them, and the tests take them as the reference), and the compiled second-order
+expansion of ``integrate`` that the DDP integrator needs.
 
 Every joint's configuration is an element of a matrix Lie group written as a homogeneous matrix
 (revolute / prismatic: R, handled additively; unbounded revolute: SO(2); spherical: SO(3);
@@ -12,7 +14,9 @@ identity (where the derivatives are evaluated).  ``Log`` assumes rotation angles
 the Jacobians ``J_q = dG/ddq``, ``J_w = dG/ddw`` at 0 (Pinocchio's ``dIntegrate``) and the
 ``lam``-contracted Hessian ``sum_i lam_i d^2 G_i / d(dq, dw)^2`` (2n x 2n): the second-order terms
 of ``(+)`` that an exact second-order model of a discrete step on the manifold needs (zero for
-vector-space joints).  G does not depend on q (left invariance).
+vector-space joints).  G does not depend on q (left invariance).  Both are closed forms
+(:mod:`dynamics.kernels.lie_group`); the Hessians follow from Baker-Campbell-Hausdorff and the
+Hessian of the logarithm (see :func:`~dynamics.kernels.lie_group.integrate_expansion_point`).
 
 A leaf module: it imports nothing from the algorithms or the backends (the symbolic dynamics of
 :mod:`dynamics.symbolic` builds on its ``skew``, ``quat_rot`` and ``exp_group``).
@@ -28,6 +32,7 @@ import numpy as np
 from .inputs import prepare
 from .kernels import lie_group as _lg
 from .kernels import kinematics as _kin
+from .kernels.layout import num_chunks
 
 _SMALL = 1e-2  # theta^2 below which the Taylor series are used (truncation error < 1e-17)
 
@@ -173,27 +178,6 @@ def element(jtype, qj):
 
 
 LIE_TYPES = (_kin.RUB, _kin.SPH, _kin.FF, _kin.PLA)
-_NV = {_kin.RUB: 1, _kin.SPH: 3, _kin.FF: 6, _kin.PLA: 3}
-_EXPANSIONS: dict[int, cs.Function] = {}
-_MAPS: dict[tuple, cs.Function] = {}
-
-
-def _expansion_function(jtype) -> cs.Function:
-    """w -> H (m x 2m, 2m) for one joint group: the stacked Hessians of the m components of G in
-    (dq, dw) (see module docstring)."""
-    if jtype not in _EXPANSIONS:
-        n = _NV[jtype]
-        w = cs.SX.sym("w", n)
-        dq, dw = cs.SX.sym("dq", n), cs.SX.sym("dw", n)
-        G = log_group(jtype, cs.mtimes([inverse(jtype, exp_group(jtype, w)),
-                                        exp_group(jtype, dq), exp_group(jtype, w + dw)]))
-        z = cs.vertcat(dq, dw)
-        H = cs.jacobian(cs.vec(cs.jacobian(G, z).T), z)  # row a * 2m + i: d2 G_a / dz_i dz
-        H = cs.substitute(H, z, cs.SX.zeros(2 * n))
-        _EXPANSIONS[jtype] = cs.Function(f"integrate_hessian_{jtype}", [w], [H])
-    return _EXPANSIONS[jtype]
-
-
 #: the largest tangent size of a Lie-group joint (free flyer)
 MAX_BLOCK = 6
 
@@ -224,31 +208,14 @@ class IntegrateExpansion:
 
 
 def integrate_second_order(model, q, w, hessian: bool = True) -> IntegrateExpansion:
-    """:class:`IntegrateExpansion` of a batch q (T, nq), w (T, nv).  The Jacobians come from the
-    compiled closed forms (:func:`dynamics.kernels.lie_group.integrate_jacobians_batch`); the
-    Hessians (only with ``hessian``; zeros otherwise) from one mapped CasADi call per Lie-group
-    joint type."""
+    """:class:`IntegrateExpansion` of a batch q (T, nq), w (T, nv), in closed form
+    (:func:`dynamics.kernels.lie_group.integrate_expansion_batch`, parallel over knots); the
+    Hessians only with ``hessian`` (zeros otherwise)."""
     b = prepare(model, q=q, dq=w)
-    T = b.T
-    Jq, Jw = _lg.integrate_jacobians_batch(*model.kernel_args, b["dq"])
     a = model.arrays
     blocks = [i for i in range(1, model.njoints) if int(a.jtype[i]) in LIE_TYPES]
-    H = np.zeros((T, len(blocks), MAX_BLOCK, 2 * MAX_BLOCK, 2 * MAX_BLOCK))
-    for jtype in LIE_TYPES if hessian else ():
-        joints = [i for i in blocks if a.jtype[i] == jtype]
-        if not joints:
-            continue
-        key = (jtype, T * len(joints))
-        if key not in _MAPS:
-            _MAPS[key] = _expansion_function(jtype).map(T * len(joints))
-        sl = [slice(int(a.iv[i]), int(a.iv[i] + a.nvj[i])) for i in joints]
-        W = np.concatenate([b["dq"][:, s] for s in sl]).T
-        N, m = T * len(joints), _NV[jtype]
-        # a mapped (r x c) output is (r, c N); instance c * T + t is joint c at knot t
-        h = np.asarray(_MAPS[key](W)).reshape(-1, N, 2 * m).transpose(1, 0, 2).reshape(
-            len(joints), T, m, 2 * m, 2 * m)
-        for c, i in enumerate(joints):
-            H[:, blocks.index(i), :m, :2 * m, :2 * m] = h[c]
+    Jq, Jw, H = _lg.integrate_expansion_batch(*model.kernel_args, b["dq"], len(blocks),
+                                              bool(hessian), num_chunks(b.T))
     offsets = np.array([int(a.iv[i]) for i in blocks], dtype=np.int64)
     sizes = np.array([int(a.nvj[i]) for i in blocks], dtype=np.int64)
     return IntegrateExpansion(Jq, Jw, offsets, sizes, H)

@@ -31,27 +31,30 @@ def test_integrate_expansion_against_pinocchio_and_differences(name):
         assert rel_err(H, Hfd) < 1e-5
 
 
-def _casadi_jacobians(m, w):
-    """Jq, Jw of (q (+) dq) (+) (w + dw) at 0 by CasADi AD of the exact symbolic Exp / Log of each
-    Lie-group joint (identity blocks elsewhere): a reference sharing no code with the kernels."""
+def _casadi_expansion(m, w):
+    """Jq, Jw (n, n) and the Hessian blocks H (nb, 6, 12, 12) of (q (+) dq) (+) (w + dw) at 0 by
+    CasADi AD of the exact symbolic Exp / Log of each Lie-group joint (identity Jacobian blocks
+    elsewhere): a reference sharing no code with the compiled kernels."""
     import casadi as cs
 
     n = m.nv
     Jq, Jw = np.eye(n), np.eye(n)
     a = m.arrays
-    for i in range(1, m.njoints):
-        t = int(a.jtype[i])
-        if t not in lie.LIE_TYPES:
-            continue
-        o, k = int(a.iv[i]), int(a.nvj[i])
+    blocks = [i for i in range(1, m.njoints) if int(a.jtype[i]) in lie.LIE_TYPES]
+    H = np.zeros((len(blocks), lie.MAX_BLOCK, 2 * lie.MAX_BLOCK, 2 * lie.MAX_BLOCK))
+    for b, i in enumerate(blocks):
+        t, o, k = int(a.jtype[i]), int(a.iv[i]), int(a.nvj[i])
         dq, dw = cs.SX.sym("dq", k), cs.SX.sym("dw", k)
         wi = cs.DM(w[o:o + k])
         G = lie.log_group(t, cs.mtimes([lie.inverse(t, lie.exp_group(t, wi)),
                                         lie.exp_group(t, dq), lie.exp_group(t, wi + dw)]))
-        f = cs.Function("J", [dq, dw], [cs.jacobian(G, dq), cs.jacobian(G, dw)])
-        jq, jw = f(np.zeros(k), np.zeros(k))
+        z = cs.vertcat(dq, dw)
+        Hz = cs.jacobian(cs.vec(cs.jacobian(G, z).T), z)  # row c * 2k + r: d2 G_c / dz_r dz
+        f = cs.Function("J", [dq, dw], [cs.jacobian(G, dq), cs.jacobian(G, dw), Hz])
+        jq, jw, hz = f(np.zeros(k), np.zeros(k))
         Jq[o:o + k, o:o + k], Jw[o:o + k, o:o + k] = np.array(jq), np.array(jw)
-    return Jq, Jw
+        H[b, :k, :2 * k, :2 * k] = np.array(hz).reshape(k, 2 * k, 2 * k)
+    return Jq, Jw, H
 
 
 @pytest.mark.parametrize("scale", [1.0, 0.05, 1e-3, 0.0])
@@ -65,7 +68,7 @@ def test_compiled_integrate_jacobians_equal_the_exact_casadi_expansion(scale):
     W = scale * rng.normal(size=(4, m.nv))
     e = lie.integrate_second_order(m, Q, W, hessian=False)
     for t in range(4):
-        Jq, Jw = _casadi_jacobians(m, W[t])
+        Jq, Jw, _ = _casadi_expansion(m, W[t])
         np.testing.assert_allclose(e.Jq[t], Jq, atol=1e-13)
         np.testing.assert_allclose(e.Jw[t], Jw, atol=1e-13)
         if scale in (1.0, 0.0):
@@ -73,3 +76,24 @@ def test_compiled_integrate_jacobians_equal_the_exact_casadi_expansion(scale):
                 np.testing.assert_allclose(J, pin.dIntegrate(m.pin_model, Q[t], W[t], arg),
                                            atol=1e-12)
     assert not np.any(e.H)  # hessian=False leaves the second-order blocks at zero
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.05, 1e-3, 0.0])
+def test_compiled_integrate_hessians_equal_the_exact_casadi_expansion(scale):
+    """The second-order blocks in closed form (Baker-Campbell-Hausdorff and the Hessian of the
+    logarithm) against CasADi AD of the exact Exp / Log, on every Lie-group joint (free flyer,
+    spherical, planar, unbounded revolute), from a finite step down to the identity."""
+    m = robots.random_tree(10, joint_types=robots.JOINT_TYPES, seed=2, floating_base=True)
+    types = {int(m.arrays.jtype[i]) for i in range(1, m.njoints)}
+    assert set(lie.LIE_TYPES) <= types
+    rng = np.random.default_rng(4)
+    Q = np.array([m.random_configuration(rng) for _ in range(3)])
+    W = scale * rng.normal(size=(3, m.nv))
+    e = lie.integrate_second_order(m, Q, W)
+    assert e.H.shape == (3, len(e.offsets), 6, 12, 12)
+    for t in range(3):
+        Jq, Jw, H = _casadi_expansion(m, W[t])
+        np.testing.assert_allclose(e.Jq[t], Jq, atol=1e-13)
+        np.testing.assert_allclose(e.H[t], H, atol=1e-12)
+    if scale:
+        assert np.abs(e.H).max() > 0.1 * scale  # the test compares non-trivial blocks

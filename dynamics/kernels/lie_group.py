@@ -31,8 +31,8 @@ import numpy as np
 from numba import njit, prange
 
 from .dense import gemm, gemm_tn
-from .kinematics import FF, PLA, SPH
-from .layout import unpack
+from .kinematics import FF, PLA, RUB, SPH
+from .layout import chunk_range, unpack
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -473,29 +473,144 @@ def se2_integrate_jacobians(xi, Jq, Jw):
 
 
 @njit(**_JIT)
-def integrate_jacobians_point(m, w, Jq, Jw):
+def _bracket(kind, x, y, out):
+    """out = ad_x y = [x^, y^]v on so(3) (kind SPH), se(3) (FF: [v, w]) or se(2) (PLA)."""
+    if kind == SPH:
+        _skew_apply(x, y, out)
+    elif kind == FF:
+        _skew_apply(x[3:], y[:3], out[:3])      # w1 x v2
+        t = np.empty(3)
+        _skew_apply(x[:3], y[3:], t)            # + v1 x w2
+        for a in range(3):
+            out[a] += t[a]
+        _skew_apply(x[3:], y[3:], out[3:])      # w1 x w2
+    else:  # se(2): (w1 J2 v2 - w2 J2 v1, 0), J2 (x, y) = (-y, x)
+        out[0] = -x[2] * y[1] + y[2] * x[1]
+        out[1] = x[2] * y[0] - y[2] * x[0]
+        out[2] = 0.0
+
+
+@njit(**_JIT)
+def _integrate_hessian_block(kind, w, Ad, Jr, Hb):
+    """Hb (k, 2k, 2k): the Hessians of ``G(a, b) = Log(Exp(w)^-1 Exp(a) Exp(w + b))`` at 0 in
+    (a, b) for one Lie-group joint (k = 3 or 6), given Ad = Ad(Exp(w))^-1 and Jr = Jr(w).
+
+    ``Exp(-w) Exp(a) Exp(w) = Exp(Ad a)`` and ``Exp(w + b) = Exp(w) Exp(c(b))``, so by
+    Baker-Campbell-Hausdorff ``G = Ad a + c(b) + 1/2 ad_{Ad a} c(b) + O(3)``: no a-a term, the
+    a-b term ``1/2 ad_{Ad e_j} Jr e_k``, and the b-b term of c, the inverse of
+    ``c -> Log(Exp(w) Exp(c)) - w = Jr^-1 c + 1/2 L[c, c] + O(3)`` (L the Hessian of the
+    logarithm, :func:`so3_log_expansion` and the others):  ``c''[b, b] = -Jr L[Jr b, Jr b]``."""
+    k = Jr.shape[0]
+    M = np.empty((3, 3))
+    r = np.empty(k)
+    Jl = np.empty((k, k))
+    L = np.empty((k, k, k))
+    if kind == SPH:
+        unused = np.empty((3, 3))
+        so3_exp_and_right_jacobian(w, M, unused)
+        so3_log_expansion(M, r, Jl, L, True)
+    elif kind == FF:
+        unused = np.empty((3, 3))
+        so3_exp_and_right_jacobian(w[3:], M, unused)
+        u = w[3] * w[3] + w[4] * w[4] + w[5] * w[5]
+        a, b, _, _ = _rj_functions(u)
+        # p = Jl(w) v = v + a w x v + b w x (w x v)
+        wv = np.empty(3)
+        wwv = np.empty(3)
+        _skew_apply(w[3:], w[:3], wv)
+        _skew_apply(w[3:], wv, wwv)
+        p = np.empty(3)
+        for i in range(3):
+            p[i] = w[i] + a * wv[i] + b * wwv[i]
+        se3_log_expansion(M, p, r, Jl, L, True)
+    else:
+        th = w[2]
+        u = th * th
+        a, b, _, _ = _rj_functions(u)
+        s1, c1 = 1.0 - u * b, a * th  # sin(th) / th, (1 - cos th) / th
+        se2_log_expansion(np.cos(th), np.sin(th), s1 * w[0] - c1 * w[1], c1 * w[0] + s1 * w[1],
+                          r, Jl, L)
+    Hb[:, :, :] = 0.0
+    x = np.empty(k)
+    y = np.empty(k)
+    for j in range(k):
+        for c in range(k):
+            x[c] = Ad[c, j]
+        for kk in range(k):
+            _bracket(kind, x, Jr[:, kk], y)
+            for i in range(k):
+                Hb[i, j, k + kk] = 0.5 * y[i]
+                Hb[i, k + kk, j] = 0.5 * y[i]
+    # LJ[i, p, kk] = sum_r L[i, p, r] Jr[r, kk]; JLJ[i, j, kk] = sum_p Jr[p, j] LJ[i, p, kk]
+    LJ = np.zeros((k, k, k))
+    for i in range(k):
+        for p_ in range(k):
+            for r_ in range(k):
+                l = L[i, p_, r_]
+                if l != 0.0:
+                    for kk in range(k):
+                        LJ[i, p_, kk] += l * Jr[r_, kk]
+    JLJ = np.zeros((k, k, k))
+    for i in range(k):
+        for p_ in range(k):
+            for j in range(k):
+                jr = Jr[p_, j]
+                if jr != 0.0:
+                    for kk in range(k):
+                        JLJ[i, j, kk] += jr * LJ[i, p_, kk]
+    for i in range(k):
+        for j in range(k):
+            for kk in range(k):
+                x_ = 0.0
+                for a_ in range(k):
+                    x_ -= Jr[i, a_] * JLJ[a_, j, kk]
+                Hb[i, k + j, k + kk] = x_
+
+
+@njit(**_JIT)
+def integrate_expansion_point(m, w, Jq, Jw, H, hessian):
     """Jq, Jw (n, n) of ``(q (+) dq) (+) (w + dw)`` at 0, joint block by joint block (identity
-    on vector-space joints); they do not depend on q (left invariance)."""
+    on vector-space joints), and with ``hessian`` H (nb, 6, 12, 12): for the b-th Lie-group
+    joint (in tree order; an unbounded revolute joint's SO(2) is commutative, so its block is
+    zero) the Hessians of each component in (dq, dw) of that joint (zero-padded; not written
+    without ``hessian``).  None depends on q (left invariance)."""
     n = w.shape[0]
     for r in range(n):
         for c in range(n):
             Jq[r, c] = 1.0 if r == c else 0.0
             Jw[r, c] = 1.0 if r == c else 0.0
+    if hessian:
+        H[:, :, :, :] = 0.0
     B6q = np.empty((6, 6))
     B6w = np.empty((6, 6))
     B3q = np.empty((3, 3))
     B3w = np.empty((3, 3))
+    Hb6 = np.empty((6, 12, 12))
+    Hb3 = np.empty((3, 6, 6))
+    block = 0
     for i in range(1, m.parent.shape[0]):
         t, o = m.jtype[i], m.iv[i]
         if t == SPH:
             so3_exp_and_right_jacobian(w[o:o + 3], B3q, B3w)
-            _put_block(B3q.T, B3w, o, Jq, Jw)  # Ad(exp(w))^-1 = exp(w)^T on SO(3)
+            Ad = B3q.T.copy()  # Ad(exp(w))^-1 = exp(w)^T on SO(3)
+            _put_block(Ad, B3w, o, Jq, Jw)
+            if hessian:
+                _integrate_hessian_block(SPH, w[o:o + 3], Ad, B3w, Hb3)
+                H[block, :3, :6, :6] = Hb3
         elif t == FF:
             se3_integrate_jacobians(w[o:o + 6], B6q, B6w)
             _put_block(B6q, B6w, o, Jq, Jw)
+            if hessian:
+                _integrate_hessian_block(FF, w[o:o + 6], B6q, B6w, Hb6)
+                H[block] = Hb6
         elif t == PLA:
             se2_integrate_jacobians(w[o:o + 3], B3q, B3w)
             _put_block(B3q, B3w, o, Jq, Jw)
+            if hessian:
+                _integrate_hessian_block(PLA, w[o:o + 3], B3q, B3w, Hb3)
+                H[block, :3, :6, :6] = Hb3
+        if t == SPH or t == FF or t == PLA or t == RUB:
+            block += 1
 
 
 @njit(**_JIT)
@@ -508,12 +623,16 @@ def _put_block(Bq, Bw, o, Jq, Jw):
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def integrate_jacobians_batch(ints, floats, W):
-    """:func:`integrate_jacobians_point` at every knot of W (T, nv): (Jq, Jw), each (T, nv, nv)."""
+def integrate_expansion_batch(ints, floats, W, nblocks, hessian, nchunks):
+    """:func:`integrate_expansion_point` at every knot of W (T, nv), one chunk of knots per
+    thread: (Jq, Jw) (T, nv, nv) and H (T, nblocks, 6, 12, 12) (zeros without ``hessian``)."""
     T, n = W.shape
     Jq = np.empty((T, n, n))
     Jw = np.empty((T, n, n))
-    for t in prange(T):
+    H = np.zeros((T, nblocks, 6, 12, 12))
+    for chunk in prange(nchunks):
+        t0, t1 = chunk_range(T, chunk, nchunks)
         m = unpack(ints, floats)
-        integrate_jacobians_point(m, W[t], Jq[t], Jw[t])
-    return Jq, Jw
+        for t in range(t0, t1):
+            integrate_expansion_point(m, W[t], Jq[t], Jw[t], H[t], hessian)
+    return Jq, Jw, H
