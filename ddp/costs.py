@@ -44,7 +44,9 @@ from .kernels import costs as _k
 @dataclass
 class CostDerivatives:
     """Values and derivatives of a cost at T knots: l (T,), lx (T, ndx), lu (T, nu),
-    lxx (T, ndx, ndx), lxu (T, ndx, nu), luu (T, nu, nu)."""
+    lxx (T, ndx, ndx), lxu (T, ndx, nu), luu (T, nu, nu); C-contiguous float arrays (a
+    residual's derivatives may come transposed: the compiled passes take one memory layout,
+    and another would compile them again)."""
 
     l: np.ndarray
     lx: np.ndarray
@@ -52,6 +54,10 @@ class CostDerivatives:
     lxx: np.ndarray
     lxu: np.ndarray
     luu: np.ndarray
+
+    def __post_init__(self):
+        for k in self.__dataclass_fields__:
+            setattr(self, k, np.ascontiguousarray(getattr(self, k), dtype=float))
 
     def __add__(self, other):
         return CostDerivatives(*(getattr(self, k) + getattr(other, k)

@@ -143,3 +143,19 @@ def test_bind_does_not_change_the_users_cost():
     c = ddp.FrameTranslation(m, "tool0", np.zeros(3), 1.0)
     b = ddp.costs.bind(c, m.nq, m.nv, 6, m)
     assert c.nu == 0 and b.nu == 6 and b is not c
+
+
+def test_cost_derivatives_are_c_contiguous_whatever_the_residual_gives():
+    """A user's CasADi residual (the pendubot's terminal cost) gives some derivatives
+    transposed; CostDerivatives stores one memory layout, so the compiled passes are compiled
+    once (another layout compiled the backward pass again, ~14 s, in the middle of a study)."""
+    from ddp.costs import CostDerivatives
+    from problems.examples import get
+
+    P = get("pendubot")
+    xs, us = np.tile(P.x0, (P.T + 1, 1)), P.quasi_static()
+    for d in P.cost_derivatives(xs, us, "exact"):
+        for k in ("l", "lx", "lu", "lxx", "lxu", "luu"):
+            assert getattr(d, k).flags.c_contiguous, k
+    fortran = CostDerivatives(*(np.asfortranarray(np.ones((2, 3, 3))),) * 6)
+    assert fortran.lxx.flags.c_contiguous
