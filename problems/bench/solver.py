@@ -27,6 +27,7 @@ COLUMNS = [("problem", "problem"), ("nv", "nv"), ("T", "T"), ("solver", "solver"
            ("iterations", "iterations"), ("cost", "final cost"), ("ms_per_iter", "ms / iteration"),
            ("derivatives_ms", "derivatives [ms/it]"), ("backward_ms", "backward [ms/it]"),
            ("forward_ms", "forward [ms/it]"), ("other_ms", "other [ms/it]"),
+           ("second_order_share", "second-order share"),
            ("total_ms", "time to solution [ms]"), ("vs_fddp_iter", "ms/it / FDDP's"),
            ("vs_fddp_total", "total / FDDP's")]
 
@@ -65,6 +66,10 @@ def run_solver_speed(problems=PROBLEMS, repeats=5, max_iter=300, log=print):
                              other_ms=ms - der - back - fwd, total_ms=1e3 * wall,
                              vs_fddp_iter=ms / fddp_it if fddp_it else None,
                              vs_fddp_total=1e3 * wall / fddp_total if fddp_total else None))
+            if method == "ddp":  # what DDP's derivatives and backward pass add to iLQR's
+                ilqr = rows[-2]
+                extra = der + back - ilqr["derivatives_ms"] - ilqr["backward_ms"]
+                rows[-1]["second_order_share"] = max(extra, 0.0) / ms
             log(f"  ours {method:4s}: {sol.iterations:3d} it, cost {sol.cost:.9g}, {ms:.2f} ms/it "
                 f"(derivatives {der:.2f}, backward {back:.2f}, forward {fwd:.2f})")
         for label, x in croc.items():
@@ -80,6 +85,10 @@ def run_solver_speed(problems=PROBLEMS, repeats=5, max_iter=300, log=print):
              "with full FD-SO tensors when nv <= 12), backward = compiled Riccati pass (DDP with "
              "nv > 12: the lam-contracted FDSVA-SO at each knot inside it), forward = line search "
              "(compiled closed-loop rollouts and batched costs), other = Python between phases",
+             "second-order share (DDP): the time per iteration that DDP's derivatives and "
+             "backward pass take beyond iLQR's (the second-order dynamics terms: the FD-SO "
+             "tensors, the lam-contracted terms, the expansion of (+)), over DDP's time per "
+             "iteration",
              "Crocoddyl: FDDP (multiple shooting) and DDP, both with Gauss-Newton Hessians; "
              + ("run in the same session" if crocoddyl_solvers.python() else
                 "not run: set SODDP_CROCODDYL_PYTHON (shared/tools/crocoddyl-reference/setup.sh)")]
