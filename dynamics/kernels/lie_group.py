@@ -503,12 +503,12 @@ def _integrate_hessian_block(kind, w, Ad, Jr, Hb):
     k = Jr.shape[0]
     M = np.empty((3, 3))
     r = np.empty(k)
-    Jl = np.empty((k, k))
+    Jlog = np.empty((k, k))  # the logarithm's Jacobian: not needed here
     L = np.empty((k, k, k))
     if kind == SPH:
         unused = np.empty((3, 3))
         so3_exp_and_right_jacobian(w, M, unused)
-        so3_log_expansion(M, r, Jl, L, True)
+        so3_log_expansion(M, r, Jlog, L, True)
     elif kind == FF:
         unused = np.empty((3, 3))
         so3_exp_and_right_jacobian(w[3:], M, unused)
@@ -522,14 +522,14 @@ def _integrate_hessian_block(kind, w, Ad, Jr, Hb):
         p = np.empty(3)
         for i in range(3):
             p[i] = w[i] + a * wv[i] + b * wwv[i]
-        se3_log_expansion(M, p, r, Jl, L, True)
+        se3_log_expansion(M, p, r, Jlog, L, True)
     else:
         th = w[2]
         u = th * th
         a, b, _, _ = _rj_functions(u)
         s1, c1 = 1.0 - u * b, a * th  # sin(th) / th, (1 - cos th) / th
         se2_log_expansion(np.cos(th), np.sin(th), s1 * w[0] - c1 * w[1], c1 * w[0] + s1 * w[1],
-                          r, Jl, L)
+                          r, Jlog, L)
     Hb[:, :, :] = 0.0
     x = np.empty(k)
     y = np.empty(k)
