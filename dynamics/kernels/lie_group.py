@@ -377,12 +377,12 @@ def so3_exp_and_right_jacobian(w, R, Jr):
 
 
 @njit(**_JIT)
-def se3_integrate_jacobians(xi, Jq, Jw):
-    """For M = Exp(xi), xi = [v, w]: Jq = Ad(M)^-1 and Jw = Jr(xi) (6x6 each): the Jacobians of
-    ``(X Exp(dq)) Exp(xi + dw)`` in the local frame of ``X Exp(xi)`` (Pinocchio's dIntegrate)."""
+def se3_integrate_jacobians(xi, Jq, Jw, R, p):
+    """For M = Exp(xi) = (R, p), xi = [v, w]: Jq = Ad(M)^-1 and Jw = Jr(xi) (6x6 each): the
+    Jacobians of ``(X Exp(dq)) Exp(xi + dw)`` in the local frame of ``X Exp(xi)`` (Pinocchio's
+    dIntegrate); R (3x3) and p (3,) are written too."""
     v = xi[:3]
     w = xi[3:]
-    R = np.empty((3, 3))
     J3 = np.empty((3, 3))
     so3_exp_and_right_jacobian(w, R, J3)
     u = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
@@ -392,8 +392,8 @@ def se3_integrate_jacobians(xi, Jq, Jw):
     W2 = np.empty((3, 3))
     _skew(w, W)
     gemm(W, W, W2, 1.0)
-    p = np.zeros(3)
     for r in range(3):
+        p[r] = 0.0
         for c in range(3):
             p[r] += ((1.0 if r == c else 0.0) + a * W[r, c] + b * W2[r, c]) * v[c]
     P = np.empty((3, 3))
@@ -445,8 +445,9 @@ def se3_integrate_jacobians(xi, Jq, Jw):
 
 
 @njit(**_JIT)
-def se2_integrate_jacobians(xi, Jq, Jw):
-    """For M = Exp(xi), xi = [v_x, v_y, w] on SE(2): Jq = Ad(M)^-1 and Jw = Jr(xi) (3x3 each)."""
+def se2_integrate_jacobians(xi, Jq, Jw, R, p):
+    """For M = Exp(xi), xi = [v_x, v_y, w] on SE(2): Jq = Ad(M)^-1 and Jw = Jr(xi) (3x3 each);
+    M's rotation is written to R[:2, :2] and its translation to p[:2]."""
     th = xi[2]
     u = th * th
     a, b, _, _ = _rj_functions(u)
@@ -456,6 +457,8 @@ def se2_integrate_jacobians(xi, Jq, Jw):
     # p = V v, V = [[s1, -c1], [c1, s1]]
     px = s1 * xi[0] - c1 * xi[1]
     py = c1 * xi[0] + s1 * xi[1]
+    R[0, 0], R[0, 1], R[1, 0], R[1, 1] = ct, -st, st, ct
+    p[0], p[1] = px, py
     # Ad(M) = [[R, -J2 p], [0, 1]] with J2 p = (-p_y, p_x); inverse: [[R^T, J2 R^T p], [0, 1]]
     rx = ct * px + st * py
     ry = -st * px + ct * py
@@ -491,9 +494,10 @@ def _bracket(kind, x, y, out):
 
 
 @njit(**_JIT)
-def _integrate_hessian_block(kind, w, Ad, Jr, Hb):
+def _integrate_hessian_block(kind, R, p, Ad, Jr, Hb):
     """Hb (k, 2k, 2k): the Hessians of ``G(a, b) = Log(Exp(w)^-1 Exp(a) Exp(w + b))`` at 0 in
-    (a, b) for one Lie-group joint (k = 3 or 6), given Ad = Ad(Exp(w))^-1 and Jr = Jr(w).
+    (a, b) for one Lie-group joint (k = 3 or 6), given Exp(w) (rotation R; SE(3), SE(2):
+    translation p; SE(2) in R[:2, :2], p[:2]), Ad = Ad(Exp(w))^-1 and Jr = Jr(w).
 
     ``Exp(-w) Exp(a) Exp(w) = Exp(Ad a)`` and ``Exp(w + b) = Exp(w) Exp(c(b))``, so by
     Baker-Campbell-Hausdorff ``G = Ad a + c(b) + 1/2 ad_{Ad a} c(b) + O(3)``: no a-a term, the
@@ -501,35 +505,15 @@ def _integrate_hessian_block(kind, w, Ad, Jr, Hb):
     ``c -> Log(Exp(w) Exp(c)) - w = Jr^-1 c + 1/2 L[c, c] + O(3)`` (L the Hessian of the
     logarithm, :func:`so3_log_expansion` and the others):  ``c''[b, b] = -Jr L[Jr b, Jr b]``."""
     k = Jr.shape[0]
-    M = np.empty((3, 3))
     r = np.empty(k)
     Jlog = np.empty((k, k))  # the logarithm's Jacobian: not needed here
     L = np.empty((k, k, k))
     if kind == SPH:
-        unused = np.empty((3, 3))
-        so3_exp_and_right_jacobian(w, M, unused)
-        so3_log_expansion(M, r, Jlog, L, True)
+        so3_log_expansion(R, r, Jlog, L, True)
     elif kind == FF:
-        unused = np.empty((3, 3))
-        so3_exp_and_right_jacobian(w[3:], M, unused)
-        u = w[3] * w[3] + w[4] * w[4] + w[5] * w[5]
-        a, b, _, _ = _rj_functions(u)
-        # p = Jl(w) v = v + a w x v + b w x (w x v)
-        wv = np.empty(3)
-        wwv = np.empty(3)
-        _skew_apply(w[3:], w[:3], wv)
-        _skew_apply(w[3:], wv, wwv)
-        p = np.empty(3)
-        for i in range(3):
-            p[i] = w[i] + a * wv[i] + b * wwv[i]
-        se3_log_expansion(M, p, r, Jlog, L, True)
+        se3_log_expansion(R, p, r, Jlog, L, True)
     else:
-        th = w[2]
-        u = th * th
-        a, b, _, _ = _rj_functions(u)
-        s1, c1 = 1.0 - u * b, a * th  # sin(th) / th, (1 - cos th) / th
-        se2_log_expansion(np.cos(th), np.sin(th), s1 * w[0] - c1 * w[1], c1 * w[0] + s1 * w[1],
-                          r, Jlog, L)
+        se2_log_expansion(R[0, 0], R[1, 0], p[0], p[1], r, Jlog, L)
     Hb[:, :, :] = 0.0
     x = np.empty(k)
     y = np.empty(k)
@@ -587,27 +571,29 @@ def integrate_expansion_point(m, w, Jq, Jw, H, hessian):
     B3w = np.empty((3, 3))
     Hb6 = np.empty((6, 12, 12))
     Hb3 = np.empty((3, 6, 6))
+    R = np.empty((3, 3))  # Exp(w) of the joint
+    p = np.empty(3)
     block = 0
     for i in range(1, m.parent.shape[0]):
         t, o = m.jtype[i], m.iv[i]
         if t == SPH:
-            so3_exp_and_right_jacobian(w[o:o + 3], B3q, B3w)
-            Ad = B3q.T.copy()  # Ad(exp(w))^-1 = exp(w)^T on SO(3)
+            so3_exp_and_right_jacobian(w[o:o + 3], R, B3w)
+            Ad = R.T.copy()  # Ad(exp(w))^-1 = exp(w)^T on SO(3)
             _put_block(Ad, B3w, o, Jq, Jw)
             if hessian:
-                _integrate_hessian_block(SPH, w[o:o + 3], Ad, B3w, Hb3)
+                _integrate_hessian_block(SPH, R, p, Ad, B3w, Hb3)
                 H[block, :3, :6, :6] = Hb3
         elif t == FF:
-            se3_integrate_jacobians(w[o:o + 6], B6q, B6w)
+            se3_integrate_jacobians(w[o:o + 6], B6q, B6w, R, p)
             _put_block(B6q, B6w, o, Jq, Jw)
             if hessian:
-                _integrate_hessian_block(FF, w[o:o + 6], B6q, B6w, Hb6)
+                _integrate_hessian_block(FF, R, p, B6q, B6w, Hb6)
                 H[block] = Hb6
         elif t == PLA:
-            se2_integrate_jacobians(w[o:o + 3], B3q, B3w)
+            se2_integrate_jacobians(w[o:o + 3], B3q, B3w, R, p)
             _put_block(B3q, B3w, o, Jq, Jw)
             if hessian:
-                _integrate_hessian_block(PLA, w[o:o + 3], B3q, B3w, Hb3)
+                _integrate_hessian_block(PLA, R, p, B3q, B3w, Hb3)
                 H[block, :3, :6, :6] = Hb3
         if t == SPH or t == FF or t == PLA or t == RUB:
             block += 1
