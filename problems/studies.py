@@ -224,7 +224,8 @@ def _compare_notes():
             "|cost - DDP cost| / cost compares each run with the analytical DDP; below 1e-6 means "
             "the same optimum, larger values a different local optimum (reported as measured)",
             f"machine: {os.cpu_count()} cores; times are wall times of one run after an "
-            "untimed one-iteration warm-up (compiled kernels loaded, CasADi functions built)",
+            "untimed one-iteration warm-up as configured and one with the exact model from the "
+            "first iteration (compiled kernels loaded, CasADi functions built)",
             "cold start: controls holding x0 (quasi-static), single shooting; Crocoddyl rows (when "
             "SODDP_CROCODDYL_PYTHON names a Python with crocoddyl) solve the same problem, "
             "rebuilt in Crocoddyl, from the same controls and their rollout (FDDP is multiple "
