@@ -169,6 +169,41 @@ def test_batch_equals_pointwise_and_bad_input():
         dyn.linearize(m, Q[0], V[0], TAU[0, :3])
 
 
+@pytest.mark.parametrize("spec", ["atlas", (8, True, 3), (8, False, 2)], ids=spec_id)
+@pytest.mark.parametrize("pose_columns", [False, True])
+def test_the_sparse_product_and_the_support_it_relies_on(spec, pose_columns):
+    """The row ranges of ``derivative_column_support`` cover every non-zero of the EIDAmb
+    derivatives (at a random state, where no entry vanishes by chance), and cut real zeros; the
+    sparse symmetric product on them equals numpy's dense product."""
+    from dynamics.kernels.dense import symm_gemm_col_sparse
+    from dynamics.kernels.geometric import derivative_column_support, subtree_ends
+    from dynamics.kernels.layout import unpack
+
+    m = build(spec)
+    if pose_columns and not m.has_free_flyer:
+        pytest.skip("the base-pose columns need a free-flyer root")
+    q, v, a, _ = random_state(m, 5)
+    d = dyn.eidamb_derivatives(m, q, v, a)
+    D = np.hstack([d.dtau_dq, d.dtau_dv] + ([d.dtau_dH] if pose_columns else []))
+    km = unpack(*m.kernel_args)
+    end = np.empty(km.parent.shape[0], dtype=np.int64)
+    subtree_ends(km, end)
+    seg, nseg = derivative_column_support(km, end, D.shape[1])
+    inside = np.zeros(D.shape, dtype=bool)
+    for c in range(D.shape[1]):
+        for s in range(nseg[c]):
+            inside[seg[c, s, 0]:seg[c, s, 1], c] = True
+    assert np.all(D[~inside] == 0.0)
+    if m.name.startswith("atlas"):
+        assert inside.mean() < 0.6
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(m.nv, m.nv))
+    A = A + A.T
+    out = np.empty(D.shape)
+    symm_gemm_col_sparse(A, D, seg, nseg, m.nv, out, -1.0)
+    np.testing.assert_allclose(out, -A @ D, rtol=0, atol=1e-12 * np.abs(A @ D).max())
+
+
 def test_the_paper_validation_tree():
     """The paper's Fig. 4 system: a moving base with a branched tree of revolute, prismatic and
     helical joints, all at 0.3."""

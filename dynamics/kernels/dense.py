@@ -6,6 +6,7 @@ ATLAS FD-SO: 7.6 ms with BLAS threads, 1.0 ms without).  These loops keep the in
 contiguous so that LLVM vectorizes them.
 """
 
+import numpy as np
 from numba import njit
 
 
@@ -82,3 +83,45 @@ def gemm_nt(A, B, out):
             for l in range(k):
                 s += A[i, l] * B[j, l]
             out[i, j] = s
+
+
+@njit(cache=True, error_model="numpy", fastmath=True)
+def symm_gemm_col_sparse(A, B, seg, nseg, half, out, alpha):
+    """out = alpha * A @ B   (A: (n, n) symmetric, B: (n, p), out: (n, p)) for a B whose column
+    j is zero outside the row ranges ``seg[j, s, 0] <= l < seg[j, s, 1]``, s < ``nseg[j]``;
+    columns j and ``half + j`` (j < half) share a pattern, that of j.
+
+    Column j of the product is accumulated as sum_l B[l, j] A[l, :] (A's row l is its column l):
+    a contiguous axpy of length n per non-zero of B, which LLVM vectorizes whatever the pattern,
+    so the work is proportional to the non-zeros of B; the paired columns share each read of A."""
+    n = A.shape[0]
+    p = B.shape[1]
+    acc = np.empty((2, n))
+    a0 = acc[0]
+    a1 = acc[1]
+    for j in range(half):
+        a0[:] = 0.0
+        a1[:] = 0.0
+        for s in range(nseg[j]):
+            for l in range(seg[j, s, 0], seg[j, s, 1]):
+                a = A[l]
+                b0 = alpha * B[l, j]
+                b1 = alpha * B[l, half + j]
+                for i in range(n):
+                    ai = a[i]
+                    a0[i] += b0 * ai
+                    a1[i] += b1 * ai
+        for i in range(n):
+            out[i, j] = a0[i]
+            out[i, half + j] = a1[i]
+    for j in range(2 * half, p):
+        a0[:] = 0.0
+        for s in range(nseg[j]):
+            for l in range(seg[j, s, 0], seg[j, s, 1]):
+                a = A[l]
+                b0 = alpha * B[l, j]
+                for i in range(n):
+                    a0[i] += b0 * a[i]
+        for i in range(n):
+            out[i, j] = a0[i]
+
