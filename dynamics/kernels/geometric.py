@@ -57,9 +57,9 @@ from numba import njit, prange
 
 from .dense import symm_gemm_col_sparse
 from .forward import small_spd_inverse
-from .kinematics import FF, PLA, SPH, compose_placements, joint_transform
+from .kinematics import FF, PLA, SPH, compose_placements, ground_motion_subspace, joint_transform
 from .layout import unpack
-from .spatial import force_cross_add, ground_inertia, motion_cross, motion_cross_add
+from .spatial import force_cross_add, ground_inertia, motion_cross, motion_cross_add, tup6
 
 _JIT = dict(cache=True, error_model="numpy")
 _INLINE = dict(cache=True, error_model="numpy", inline="always")
@@ -433,11 +433,9 @@ def immamb_core(m, geometry, Minv):
         else:
             compose_placements(oR[lam], op[lam], R[i], p[i], oR[i], op[i])
         ground_inertia(oR[i], op[i], m.mass[i], m.com[i], m.Icom[i], IA[i])
-        lo = m.iv[i]
-        for k in range(m.nvj[i]):
-            _motion_to_ground(oR[i], op[i], m.S_local[lo + k], oS[lo + k])
+        ground_motion_subspace(m, i, oR[i], op[i], oS)
         for r in range(6):
-            F[i, r, lo + m.nvj[i]:end[i]] = 0.0
+            F[i, r, m.iv[i] + m.nvj[i]:end[i]] = 0.0
     for i in range(nj - 1, 0, -1):  # lines 6-14
         lam = m.parent[i]
         lo, ni, e = m.iv[i], m.nvj[i], end[i]
@@ -459,8 +457,8 @@ def immamb_core(m, geometry, Minv):
             for l in range(ni):
                 Minv[lo + k, lo + l] = Dinv[i, k, l]
         if ni == 1:  # lines 10-11 for a one-DoF joint
-            s0, s1, s2, s3, s4, s5 = oS[lo, 0], oS[lo, 1], oS[lo, 2], oS[lo, 3], oS[lo, 4], oS[lo, 5]
-            u0, u1, u2, u3, u4, u5 = U[lo, 0], U[lo, 1], U[lo, 2], U[lo, 3], U[lo, 4], U[lo, 5]
+            s0, s1, s2, s3, s4, s5 = tup6(oS[lo])
+            u0, u1, u2, u3, u4, u5 = tup6(U[lo])
             dd = Dinv[i, 0, 0]
             Fi = F[i]
             Fl = F[lam]
@@ -512,8 +510,8 @@ def immamb_core(m, geometry, Minv):
         lo, ni = m.iv[i], m.nvj[i]
         Pi = P[i]
         if ni == 1 and lam > 0:  # a one-DoF joint
-            s0, s1, s2, s3, s4, s5 = oS[lo, 0], oS[lo, 1], oS[lo, 2], oS[lo, 3], oS[lo, 4], oS[lo, 5]
-            u0, u1, u2, u3, u4, u5 = U[lo, 0], U[lo, 1], U[lo, 2], U[lo, 3], U[lo, 4], U[lo, 5]
+            s0, s1, s2, s3, s4, s5 = tup6(oS[lo])
+            u0, u1, u2, u3, u4, u5 = tup6(U[lo])
             dd = Dinv[i, 0, 0]
             Pl = P[lam]
             mr = Minv[lo]
@@ -557,27 +555,18 @@ def _minv_subtract(Dinv, Y, lo, ni, B, c, w, Minv):
         Minv[lo + k, c] -= s
 
 
-@njit(**_INLINE)
-def _motion_to_ground(R, p, s, out):
-    """out = ^0X_i s for the ground placement (R, p) of frame i: [R s_l + p x R s_w; R s_w]."""
-    for r in range(3):
-        out[3 + r] = R[r, 0] * s[3] + R[r, 1] * s[4] + R[r, 2] * s[5]
-        out[r] = R[r, 0] * s[0] + R[r, 1] * s[1] + R[r, 2] * s[2]
-    out[0] += p[1] * out[5] - p[2] * out[4]
-    out[1] += p[2] * out[3] - p[0] * out[5]
-    out[2] += p[0] * out[4] - p[1] * out[3]
-
-
 # ---------------------------------------------------------------------------------- linearization
 @njit(**_JIT)
-def derivative_column_support(m, end, ncol):
+def derivative_column_support(m, ncol):
     """Where column c of the EIDAmb derivatives D (nv, ncol) can be non-zero: the derivative of
     tau along the position or velocity of DoF c reaches the ancestors of c and c's subtree only;
     the base-pose columns [2 nv, ncol) reach every row.  Returns row ranges ``seg[c, s]`` =
     [start, stop), s < ``nseg[c]``, for :func:`~.dense.symm_gemm_col_sparse` (about 40% of D
-    on ATLAS and Talos)."""
+    on ATLAS and Talos).  It depends on the model only: batches compute it once."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
+    end = np.empty(nj, dtype=np.int64)
+    subtree_ends(m, end)
     seg = np.empty((ncol, nj, 2), dtype=np.int64)
     nseg = np.ones(ncol, dtype=np.int64)
     for c in range(2 * nv, ncol):
@@ -603,10 +592,11 @@ def derivative_column_support(m, end, ncol):
 
 
 @njit(**_JIT)
-def geometric_fd_point(m, q, v, tau, acc, Minv, dacc):
+def geometric_fd_point(m, q, v, tau, support, acc, Minv, dacc):
     """Forward dynamics and its derivatives by the geometric route: Minv = IMMAmb, acc =
     Minv (tau - EIDAmb(q, v, 0)), dacc = -Minv D with D the EIDAmb derivatives at (q, v, acc)
-    (columns as in :func:`eidamb_derivatives_point`: 2 nv, or 2 nv + 6 with the pose columns)."""
+    (columns as in :func:`eidamb_derivatives_point`: 2 nv, or 2 nv + 6 with the pose columns).
+    ``support`` is :func:`derivative_column_support` for dacc's columns."""
     nv = m.S_local.shape[0]
     geometry = body_geometry(m, q)
     immamb_core(m, geometry, Minv)
@@ -621,7 +611,7 @@ def geometric_fd_point(m, q, v, tau, acc, Minv, dacc):
     D = np.empty(dacc.shape)
     t = np.empty(nv)
     eidamb_derivatives_core(m, geometry, v, acc, t, D)
-    seg, nseg = derivative_column_support(m, geometry[4], dacc.shape[1])
+    seg, nseg = support
     symm_gemm_col_sparse(Minv, D, seg, nseg, nv, dacc, -1.0)
 
 
@@ -634,9 +624,10 @@ def geometric_fd_batch(ints, floats, Q, V, TAU, ncol):
     acc = np.empty((T, nv))
     Minv = np.empty((T, nv, nv))
     dacc = np.empty((T, nv, ncol))
+    support = derivative_column_support(unpack(ints, floats), ncol)
     for t in prange(T):
         m = unpack(ints, floats)
-        geometric_fd_point(m, Q[t], V[t], TAU[t], acc[t], Minv[t], dacc[t])
+        geometric_fd_point(m, Q[t], V[t], TAU[t], support, acc[t], Minv[t], dacc[t])
     return acc, Minv, dacc
 
 
@@ -649,8 +640,9 @@ def geometric_fd_serial(ints, floats, Q, V, TAU, ncol):
     Minv = np.empty((T, nv, nv))
     dacc = np.empty((T, nv, ncol))
     m = unpack(ints, floats)
+    support = derivative_column_support(m, ncol)
     for t in range(T):
-        geometric_fd_point(m, Q[t], V[t], TAU[t], acc[t], Minv[t], dacc[t])
+        geometric_fd_point(m, Q[t], V[t], TAU[t], support, acc[t], Minv[t], dacc[t])
     return acc, Minv, dacc
 
 

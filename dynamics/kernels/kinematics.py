@@ -148,22 +148,25 @@ def forward_kinematics(m, q, oR, op, S0):
         Pp = m.place_p[i]
         compose_placements(PR, Pp, RJ, pJ, Rl, pl)  # liMi = placement * X_J
         compose_placements(oR[lam], op[lam], Rl, pl, oR[i], op[i])  # oMi = oM_lambda * liMi
-        # ground-frame motion subspace: ang0 = R s_a, lin0 = R s_l + p x ang0
-        for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
-            sl = m.S_local[k]
-            for r in range(3):
-                a = 0.0
-                l = 0.0
-                for c in range(3):
-                    a += oR[i, r, c] * sl[3 + c]
-                    l += oR[i, r, c] * sl[c]
-                S0[k, 3 + r] = a
-                S0[k, r] = l
-            px, py, pz = op[i, 0], op[i, 1], op[i, 2]
-            ax, ay, az = S0[k, 3], S0[k, 4], S0[k, 5]
-            S0[k, 0] += py * az - pz * ay
-            S0[k, 1] += pz * ax - px * az
-            S0[k, 2] += px * ay - py * ax
+        ground_motion_subspace(m, i, oR[i], op[i], S0)
+
+
+@njit(cache=True, error_model="numpy")
+def ground_motion_subspace(m, i, R, p, S0):
+    """S0[k] for the DoFs k of joint i: its motion subspace columns mapped to the ground frame by
+    the joint frame's placement (R, p): ang0 = R s_a, lin0 = R s_l + p x ang0."""
+    for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
+        s0, s1, s2, s3, s4, s5 = (m.S_local[k, 0], m.S_local[k, 1], m.S_local[k, 2],
+                                  m.S_local[k, 3], m.S_local[k, 4], m.S_local[k, 5])
+        ax = R[0, 0] * s3 + R[0, 1] * s4 + R[0, 2] * s5
+        ay = R[1, 0] * s3 + R[1, 1] * s4 + R[1, 2] * s5
+        az = R[2, 0] * s3 + R[2, 1] * s4 + R[2, 2] * s5
+        S0[k, 0] = R[0, 0] * s0 + R[0, 1] * s1 + R[0, 2] * s2 + p[1] * az - p[2] * ay
+        S0[k, 1] = R[1, 0] * s0 + R[1, 1] * s1 + R[1, 2] * s2 + p[2] * ax - p[0] * az
+        S0[k, 2] = R[2, 0] * s0 + R[2, 1] * s1 + R[2, 2] * s2 + p[0] * ay - p[1] * ax
+        S0[k, 3] = ax
+        S0[k, 4] = ay
+        S0[k, 5] = az
 
 
 # ----------------------------------------------------------------------------------------------
