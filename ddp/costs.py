@@ -76,7 +76,7 @@ def _weights(weight, size, name):
     return w.copy()
 
 
-def _check_hessians(hessians):
+def check_hessians(hessians):
     if hessians not in ("exact", "gauss-newton"):
         raise ValueError(f"hessians: expected 'exact' or 'gauss-newton'; got {hessians!r}")
 
@@ -172,7 +172,7 @@ class ResidualCost(Cost):
 
     def casadi_calc_diff(self, xs, us, hessians="exact"):
         """Derivatives by CasADi AD (the reference for built-in costs)."""
-        _check_hessians(hessians)
+        check_hessians(hessians)
         (l, g, H, GN), T = self._eval(xs, us, 4)
         nz = 2 * self.nv
         nall = nz + self.nu
@@ -413,7 +413,7 @@ class CostProgram:
         return self._run(xs, us, 0, False)[0]
 
     def calc_diff(self, xs, us, hessians="exact"):
-        _check_hessians(hessians)
+        check_hessians(hessians)
         return CostDerivatives(*self._run(xs, us, 2, hessians == "exact"))
 
 
@@ -458,6 +458,16 @@ class Sum(Cost):
         for p in parts[1:]:
             out = out + p
         return out
+
+
+def split(cost):
+    """(program, others) of a bound cost: the :class:`CostProgram` of its built-in terms (None
+    if it has none) and the costs added through CasADi."""
+    if isinstance(cost, Sum):
+        return cost.program, cost._others()
+    if isinstance(cost, BuiltinCost):
+        return cost.program, []
+    return None, [cost]
 
 
 def bind(cost, nq, nv, nu, model=None):

@@ -1,6 +1,7 @@
 """The forward pass: a backtracking line search on the step length of the closed-loop rollout
-of a :class:`~ddp.backward.Policy` (each trial one compiled rollout and one batched cost call).
-On a multiple-shooting trajectory with gaps the rollout is FDDP's feasibility-driven one (each
+of a :class:`~ddp.backward.Policy` (each trial :meth:`~ddp.problem.ShootingProblem.closed_loop_cost`:
+on the analytical backend one compiled call, the rollout and then the costs of its knots in
+parallel).  On a multiple-shooting trajectory with gaps the rollout is FDDP's feasibility-driven one (each
 state keeps the fraction 1 - alpha of its gap) and the predicted decrease is FDDP's model."""
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ def line_search(problem, policy, cost, alphas, c1, max_increase_ratio=2.0) -> St
     times the predicted one.  None when no step length is accepted."""
     gaps = policy.gaps
     for alpha in alphas:
-        xs, us = problem.closed_loop(policy.xs, policy.us, policy.k, policy.K, alpha, gaps=gaps)
-        new = problem.cost(xs, us)
+        xs, us, new = problem.closed_loop_cost(policy.xs, policy.us, policy.k, policy.K, alpha,
+                                               gaps=gaps)
         if not np.isfinite(new):
             continue
         dxs = None if gaps is None else problem.integrator.difference(policy.xs, xs)

@@ -7,33 +7,23 @@ with x = (q, v) on the robot's state manifold (tangent size 2 nv), u in R^nu, F 
 of :mod:`ddp.integrators` and the costs of :mod:`ddp.costs` (running costs multiplied by dt, the
 terminal cost not, as in Crocoddyl).
 
-With the analytical backend the rollouts run in one compiled call
-(:func:`ddp.kernels.passes.rollout`); any other backend steps knot by knot through its ``aba``.
+With the analytical backend the rollouts, the rollouts with their cost, and the derivatives of
+all knots each run in one compiled call (:mod:`ddp.evaluation`); any other backend steps knot by
+knot through its ``aba`` and differentiates phase by phase through the Dynamics protocol.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
 from dynamics.inputs import prepare
 
 from . import costs as _costs
-from .integrators import SemiImplicitEuler, StepDerivatives
+from .evaluation import CompiledEvaluation, KnotDerivatives
+from .integrators import SemiImplicitEuler
 from .kernels import passes as _passes
 
 INTEGRATORS = {"euler": SemiImplicitEuler}
-
-
-@dataclass
-class KnotDerivatives:
-    """Everything one iteration differentiates: running costs (scaled by dt, T knots), terminal
-    cost (1 knot), and the step derivatives (T knots)."""
-
-    running: _costs.CostDerivatives
-    terminal: _costs.CostDerivatives
-    step: StepDerivatives
 
 
 class ShootingProblem:
@@ -60,6 +50,7 @@ class ShootingProblem:
         self.terminal_cost = _costs.bind(terminal_cost, self.nq, self.nv, self.nu, model)
         self.u_min = self._bound(u_min, -np.inf, "u_min")
         self.u_max = self._bound(u_max, np.inf, "u_max")
+        self._fused = CompiledEvaluation(self) if self.integrator.compiled else None
 
     def __repr__(self):
         return (f"ShootingProblem({self.dynamics!r}, T={self.T}, dt={self.dt:g}, nx={self.nx}, "
@@ -136,6 +127,25 @@ class ShootingProblem:
         1 - alpha (the feasibility-driven rollout of FDDP, Mastalli et al. 2020)."""
         return self._simulate(self.check_controls(us), x0, (xs_ref, k, K, alpha), gaps)
 
+    def rollout_cost(self, us):
+        """(xs, us, cost): :meth:`rollout` of ``us`` (clipped to the bounds) and the :meth:`cost`
+        of its trajectory, with the analytical backend in one compiled call."""
+        us = self.check_controls(us)
+        if self._fused is None:
+            xs, un = self._simulate(us, None, None)
+            return xs, un, self.cost(xs, un)
+        return self._fused.rollout_cost(self.x0, us, us, np.zeros((self.T, self.nu, 0)), 0.0,
+                                        np.zeros((self.T + 1, self.nx)), False, None)
+
+    def closed_loop_cost(self, xs_ref, us, k, K, alpha=1.0, gaps=None):
+        """(xs, us, cost): :meth:`closed_loop` from x0 and the :meth:`cost` of its trajectory
+        (NaN if a state is not finite), with the analytical backend in one compiled call."""
+        if self._fused is None:
+            xs, un = self.closed_loop(xs_ref, us, k, K, alpha, gaps=gaps)
+            return xs, un, self.cost(xs, un)
+        return self._fused.rollout_cost(self.x0, self.check_controls(us), k, K, alpha, xs_ref,
+                                        True, gaps)
+
     def gaps(self, xs, us):
         """The defects (T + 1, ndx) of a multiple-shooting trajectory: f_0 = x0 (-) xs_0 and
         f_{t+1} = F(xs_t, us_t) (-) xs_{t+1}, each tangent at the state it belongs to (zero for a
@@ -197,5 +207,8 @@ class ShootingProblem:
     def calc_diff(self, xs, us, hessians="exact", so_mode: int = 0) -> KnotDerivatives:
         """Batched derivatives of every knot (:class:`KnotDerivatives`); ``so_mode`` as in
         :meth:`~ddp.integrators.SemiImplicitEuler.derivatives`."""
+        if self._fused is not None:
+            _costs.check_hessians(hessians)
+            return self._fused.derivatives(np.asarray(xs, dtype=float), us, hessians, so_mode)
         return KnotDerivatives(*self.cost_derivatives(xs, us, hessians),
                                self.integrator.derivatives(xs[:-1], us, so_mode))

@@ -29,7 +29,7 @@ from .backward import Policy, backward, gradient_norm
 from .callbacks import Iteration, IterationTable
 from .forward import line_search
 from .globalization import STRATEGIES
-from .problem import KnotDerivatives
+from .evaluation import KnotDerivatives
 from .settings import SolverSettings
 
 #: what ended a solve
@@ -151,14 +151,14 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
     us = np.clip(us, P.u_min, P.u_max)
     gaps = None
     if s.shooting == "single":
-        xs = P.rollout(us)
+        xs, us, cost = P.rollout_cost(us)
     else:  # multiple shooting: the states are given (default: x0 at every knot)
         xs = np.tile(P.x0, (P.T + 1, 1)) if xs is None else P.check_states(xs).copy()
         gaps = _open_gaps(P, xs, us, s.gap_tol)
         if gaps is not None and not np.all(np.isfinite(gaps)):
             return finish(xs, us, float("nan"), 0, "diverged",
                           "xs, us: a step from the initial guess is not finite", [])
-    cost = P.cost(xs, us)
+        cost = P.cost(xs, us)
     if not np.isfinite(cost):
         what = "the rollout of the initial controls" if gaps is None else "the initial guess"
         return finish(xs, us, cost, 0, "diverged", f"us: {what} has a non-finite cost", [])

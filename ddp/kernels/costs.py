@@ -43,6 +43,25 @@ TERM_INTS = 5
 _JIT = dict(cache=True, error_model="numpy")
 
 
+def cost_size(T, ndx, nu):
+    """Floats of the buffer of :func:`cost_views`."""
+    return T * (1 + ndx + nu + ndx * ndx + ndx * nu + nu * nu)
+
+
+@njit(**_JIT)
+def cost_views(buf, T, ndx, nu):
+    """l (T,), lx (T, ndx), lu (T, nu), lxx (T, ndx, ndx), lxu (T, ndx, nu), luu (T, nu, nu):
+    views of one flat buffer of :func:`cost_size` floats."""
+    o1 = T
+    o2 = o1 + T * ndx
+    o3 = o2 + T * nu
+    o4 = o3 + T * ndx * ndx
+    o5 = o4 + T * ndx * nu
+    return (buf[:o1], buf[o1:o2].reshape((T, ndx)), buf[o2:o3].reshape((T, nu)),
+            buf[o3:o4].reshape((T, ndx, ndx)), buf[o4:o5].reshape((T, ndx, nu)),
+            buf[o5:o5 + T * nu * nu].reshape((T, nu, nu)))
+
+
 @njit(**_JIT)
 def _accumulate_block(r, Jr, Hr, w, order, exact, first, off, l, g, H):
     """Add 1/2 sum_a w_a r_a^2 of a residual r (nr,) with Jacobian Jr (nr, nd) and Hessian

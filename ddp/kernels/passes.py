@@ -124,32 +124,41 @@ def _jw_times(Jw, lie_iv, lie_nv, X, scale, out):
 
 
 @njit(**_JIT)
+def assemble_knot(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, tmp, tu):
+    """Fx (2n, 2n), Fu (2n, nu) and Minv B (n, nu) of one knot's step from its FD derivatives
+    and the Jacobians of (+) (tmp (n, n), tu (n, nu): work arrays)."""
+    n = da_dq.shape[0]
+    nu = B.shape[1]
+    gemm(Minv, B, MinvB, 1.0)
+    # Fx = [[Jq + dt^2 Jw da_dq, dt Jw (I + dt da_dv)], [dt da_dq, I + dt da_dv]]
+    _jw_times(Jw, lie_iv, lie_nv, da_dq, dt * dt, tmp)
+    for r in range(n):
+        for c in range(n):
+            Fx[r, c] = Jq[r, c] + tmp[r, c]
+            Fx[n + r, c] = dt * da_dq[r, c]
+            Fx[n + r, n + c] = dt * da_dv[r, c] + (1.0 if r == c else 0.0)
+    _jw_times(Jw, lie_iv, lie_nv, Fx[n:, n:], dt, tmp)
+    for r in range(n):
+        for c in range(n):
+            Fx[r, n + c] = tmp[r, c]
+    # Fu = [dt^2 Jw Minv B ; dt Minv B]
+    _jw_times(Jw, lie_iv, lie_nv, MinvB, dt * dt, tu)
+    for r in range(n):
+        for c in range(nu):
+            Fu[r, c] = tu[r, c]
+            Fu[n + r, c] = dt * MinvB[r, c]
+
+
+@njit(**_JIT)
 def _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, chunk,
                     nchunks):
     n = da_dq.shape[1]
-    nu = B.shape[1]
     tmp = np.empty((n, n))
-    tu = np.empty((n, nu))
+    tu = np.empty((n, B.shape[1]))
     t0, t1 = chunk_range(Fx.shape[0], chunk, nchunks)
     for t in range(t0, t1):
-        gemm(Minv[t], B, MinvB[t], 1.0)
-        # Fx = [[Jq + dt^2 Jw da_dq, dt Jw (I + dt da_dv)], [dt da_dq, I + dt da_dv]]
-        _jw_times(Jw[t], lie_iv, lie_nv, da_dq[t], dt * dt, tmp)
-        for r in range(n):
-            for c in range(n):
-                Fx[t, r, c] = Jq[t, r, c] + tmp[r, c]
-                Fx[t, n + r, c] = dt * da_dq[t, r, c]
-                Fx[t, n + r, n + c] = dt * da_dv[t, r, c] + (1.0 if r == c else 0.0)
-        _jw_times(Jw[t], lie_iv, lie_nv, Fx[t, n:, n:], dt, tmp)
-        for r in range(n):
-            for c in range(n):
-                Fx[t, r, n + c] = tmp[r, c]
-        # Fu = [dt^2 Jw Minv B ; dt Minv B]
-        _jw_times(Jw[t], lie_iv, lie_nv, MinvB[t], dt * dt, tu)
-        for r in range(n):
-            for c in range(nu):
-                Fu[t, r, c] = tu[r, c]
-                Fu[t, n + r, c] = dt * MinvB[t, r, c]
+        assemble_knot(B, dt, da_dq[t], da_dv[t], Minv[t], Jq[t], Jw[t], lie_iv, lie_nv, Fx[t],
+                      Fu[t], MinvB[t], tmp, tu)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)

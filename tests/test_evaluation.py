@@ -1,0 +1,115 @@
+"""The fused evaluation of the analytical backend (:mod:`ddp.evaluation`) against the same
+quantities taken phase by phase through the Dynamics protocol and the costs' own calls: every
+derivative of every knot, and the closed-loop rollouts with their cost."""
+
+import dataclasses
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import ddp
+import dynamics as dyn
+from dynamics import robots
+from helpers import rel_err
+
+
+class _Upright(ddp.ResidualCost):
+    """A CasADi residual of the first configuration coordinate (added outside the kernels)."""
+
+    def __init__(self, m):
+        super().__init__(m.nq, m.nv, 0, 2.0, 2, "Upright")
+
+    def residual(self, q, dq, v, u):
+        import casadi
+
+        th = q[0] + dq[0]
+        return casadi.vertcat(casadi.sin(th), 1 - casadi.cos(th))
+
+
+def _problem(name):
+    """UR3 (frames, fixed base), HyQ (free flyer: Lie-group blocks, underactuated), a random tree
+    with every joint type (frame costs and a CasADi residual), and a problem whose frame cost is
+    on another model than the dynamics' (evaluated on its own)."""
+    if name == "tree":
+        m = robots.random_tree(8, joint_types=robots.JOINT_TYPES, floating_base=True, seed=3,
+                               branching=0.4)
+        M = pin.SE3(pin.exp3(np.array([0.3, 0.2, -0.4])), np.array([0.1, -0.2, 0.3]))
+        m.pin_model.addFrame(pin.Frame("tip", m.njoints - 1, M, pin.FrameType.OP_FRAME))
+    else:
+        m = robots.load("hyq" if name == "hyq" else "ur3")
+    dynamics_model = m
+    if name == "other-model":  # the dynamics without gravity, the costs on the robot as loaded
+        pm = pin.Model(m.pin_model)
+        pm.gravity.setZero()
+        dynamics_model = dyn.RobotModel(pm, m.name, m.urdf_path, m.floating_base)
+    rng = np.random.default_rng(4)
+    q0 = m.random_configuration(rng)
+    x0 = np.concatenate([q0, 0.1 * rng.normal(size=m.nv)])
+    frame = {"ur3": "tool0", "other-model": "tool0", "hyq": "lf_foot", "tree": "tip"}[name]
+    target = pin.SE3(pin.exp3(np.array([0.3, -0.2, 0.5])), np.array([0.2, 0.1, 0.3]))
+    run = [ddp.FramePlacement(m, frame, target, 1.0), ddp.StateRegularization(m, x0, 1e-1)]
+    if name != "other-model":  # (bound to the dynamics' model, it cannot join the others)
+        run.append(ddp.ControlRegularization(m.nv - 6 if name == "hyq" else m.nv, 1e-3))
+    term = [ddp.FrameTranslation(m, frame, np.ones(3), 10.0), ddp.StateRegularization(m, x0, 1.0)]
+    if name == "tree":
+        run.append(_Upright(m))
+        term.append(_Upright(m))
+    B = np.eye(m.nv)[:, 6:] if name == "hyq" else None
+    return ddp.ShootingProblem(dyn.AnalyticalDynamics(dynamics_model), x0, 6, 0.02, ddp.Sum(run),
+                               ddp.Sum(term), actuation=B)
+
+
+def _fields(x, prefix=""):
+    if dataclasses.is_dataclass(x):
+        for f in dataclasses.fields(x):
+            yield from _fields(getattr(x, f.name), f"{prefix}{f.name}.")
+    elif isinstance(x, tuple):
+        for i, y in enumerate(x):
+            yield from _fields(y, f"{prefix}{i}.")
+    elif isinstance(x, np.ndarray):
+        yield prefix, x
+
+
+@pytest.mark.parametrize("name", ["ur3", "hyq", "tree", "other-model"])
+def test_fused_derivatives_equal_the_phase_by_phase_ones(name):
+    P = _problem(name)
+    assert P._fused is not None
+    if name == "other-model":  # the costs run on their own model, outside the kernels
+        assert P._fused.run[2] == [P.running_cost] and P._fused.term[2] == [P.terminal_cost]
+    else:
+        assert P._fused.run[2] == [c for c in P.running_cost.costs if isinstance(c, _Upright)]
+    rng = np.random.default_rng(5)
+    us = P.quasi_static() + rng.normal(size=(P.T, P.nu))
+    xs = P.rollout(us)
+    for so_mode in (0, 1, 2):
+        for hessians in ("exact", "gauss-newton"):
+            fused = P.calc_diff(xs, us, hessians, so_mode)
+            ref = ddp.evaluation.KnotDerivatives(*P.cost_derivatives(xs, us, hessians),
+                                                  P.integrator.derivatives(xs[:-1], us, so_mode))
+            got, want = dict(_fields(fused)), dict(_fields(ref))
+            assert got.keys() == want.keys()
+            assert len(got["step.tensors.0."] if so_mode == 1 else got) > 0
+            for k in want:
+                assert got[k].shape == want[k].shape, k
+                if want[k].size:
+                    assert rel_err(got[k], want[k]) < 1e-12, (so_mode, hessians, k)
+
+
+@pytest.mark.parametrize("name", ["hyq", "tree"])
+def test_fused_rollout_cost_equals_the_rollout_and_its_cost(name):
+    P = _problem(name)
+    rng = np.random.default_rng(6)
+    us = P.quasi_static() + rng.normal(size=(P.T, P.nu))
+    ref = P.rollout(us + 0.1)
+    k, K = rng.normal(size=(P.T, P.nu)), 0.1 * rng.normal(size=(P.T, P.nu, P.ndx))
+    gaps = 0.01 * rng.normal(size=(P.T + 1, P.ndx))
+    for g in (None, gaps):
+        xs, un, cost = P.closed_loop_cost(ref, us, k, K, 0.5, gaps=g)
+        xs_ref, un_ref = P.closed_loop(ref, us, k, K, 0.5, gaps=g)
+        np.testing.assert_array_equal(xs, xs_ref)
+        np.testing.assert_array_equal(un, un_ref)
+        assert cost == pytest.approx(P.cost(xs_ref, un_ref), rel=1e-13)
+    # a diverging rollout: a non-finite cost, no exception
+    xs, un, cost = P.closed_loop_cost(ref, us, 1e200 * np.ones_like(k), K, 1.0)
+    assert not np.isfinite(cost) and not np.isfinite(P.cost(xs, un))
