@@ -4,13 +4,15 @@ Both share everything (costs, integrator, regularization, line search, stopping 
 backward-pass terms ``V'_x . F_xx``, ``V'_x . F_xu``, ``V'_x . F_uu`` that full DDP adds (the exact
 second-order dynamics) and iLQR drops.  One iteration, phase by phase:
 
-1. derivatives (:meth:`ShootingProblem.calc_diff`): costs and step derivatives of all knots in
-   batched, parallel calls (DDP with ``second_order="tensor"``: also the full FD-SO tensors);
+1. derivatives (:meth:`ShootingProblem.calc_diff`): costs and step derivatives of all knots, on
+   the analytical backend in one parallel call (:mod:`ddp.evaluation`; DDP with
+   ``second_order="tensor"``: also the full FD-SO tensors);
 2. backward pass (:func:`ddp.backward.backward`, compiled), regularized as the globalization
    strategy says (:mod:`ddp.globalization`: where the shift goes, how it adapts, and whether this
    iteration uses the exact second-order model or Gauss-Newton), until Q_uu is positive definite
    at every knot;
-3. forward pass (:func:`ddp.forward.line_search`): closed-loop rollouts with backtracking (with
+3. forward pass (:func:`ddp.forward.line_search`): closed-loop rollouts and their costs (one
+   compiled call per trial on the analytical backend) with backtracking (with
    multiple shooting, FDDP's feasibility-driven rollouts that shrink the gaps);
 4. callbacks (:mod:`ddp.callbacks`), then the stopping test on the adjoint gradient.
 

@@ -188,4 +188,7 @@ def rollout_cost(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedb
     lT = l[T:]
     _cost_values_chunk(ints, floats, term_ints, term_floats, np.ascontiguousarray(Q[T:]),
                        np.ascontiguousarray(V[T:]), np.zeros((1, us.shape[1])), lT, 0, 1)
-    return dt * np.sum(l[:T]) + lT[0]
+    total = 0.0
+    for t in range(T):  # a plain loop: np.sum here would become a parallel reduction, whose
+        total += l[t]   # rounding depends on the number of threads
+    return dt * total + lT[0]

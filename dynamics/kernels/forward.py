@@ -6,7 +6,7 @@
 * ``ltdl_factor`` / ``ltdl_solve_rows``: M = L^T D L with branch-induced sparsity (Featherstone,
   RBDA Sec. 6.5), O(n d^2) to factor and O(n d) per right-hand side, d the depth of the tree in DoFs.
 * ``fdsva_core``: FDSVA (first-order paper Sec. IV): a = ABA(q, qdot, tau), then IDSVA at
-  (q, qdot, a), then the inverse-partial relation (IPR)
+  (q, qdot, a) (both on one forward kinematics), then the inverse-partial relation (IPR)
       da/dq = -M^{-1} dtau/dq,   da/dqdot = -M^{-1} dtau/dqdot,   da/dtau = M^{-1},
   applied with a dense matrix product against M^{-1} (DMM), column by column with AZA, or as one
   block solve with the sparse factor of M (LTDL).
@@ -18,7 +18,7 @@ from numba import njit, prange
 from .layout import chunk_range, unpack
 
 from .dense import gemm
-from .inverse import crba_point, idsva_point, kinematics_and_inertias
+from .inverse import crba_point, idsva_sweeps, kinematics_and_inertias
 from .spatial import dot6, force_cross, matvec6, motion_cross
 
 IPR_DMM = 0  # dense product with M^{-1}
@@ -52,9 +52,18 @@ def aba_point(m, q, v, tau, qdd, S0, I0, U, Dinv):
     """ABA at one knot.  ``S0`` and ``I0`` are filled by the kinematics; ``U`` (nv, 6) and ``Dinv``
     (nv, 6) are left for :func:`aza_apply`."""
     nj = m.parent.shape[0]
-    nv = m.S_local.shape[0]
     oR = np.empty((nj, 3, 3))
     op = np.empty((nj, 3))
+    kinematics_and_inertias(m, q, oR, op, S0, I0)  # I0 becomes the articulated inertia IA
+    aba_sweeps(m, v, tau, qdd, S0, I0, U, Dinv)
+
+
+@njit(cache=True, error_model="numpy")
+def aba_sweeps(m, v, tau, qdd, S0, I0, U, Dinv):
+    """:func:`aba_point` after :func:`~dynamics.kernels.inverse.kinematics_and_inertias` (S0 and
+    the ground-frame inertias I0 given; I0 becomes the articulated inertias)."""
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
     Vel = np.zeros((nj, 6))
     C = np.empty((nj, 6))
     PA = np.empty((nj, 6))
@@ -67,7 +76,6 @@ def aba_point(m, q, v, tau, qdd, S0, I0, U, Dinv):
     pa = np.empty(6)
     Du = np.empty(6)
     w = np.empty(6)
-    kinematics_and_inertias(m, q, oR, op, S0, I0)  # I0 becomes the articulated inertia IA
     for i in range(1, nj):
         lam = m.parent[i]
         for r in range(6):
@@ -259,8 +267,13 @@ def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, 
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     tau_id = np.empty(nv)
-    aba_point(m, q, v, tau, qdd, S0, IA, U, Dinv)
-    idsva_point(m, q, v, qdd, tau_id, dtau_dq, dtau_dv, M)
+    oR = np.empty((nj, 3, 3))
+    op = np.empty((nj, 3))
+    IC = np.empty((nj, 6, 6))
+    kinematics_and_inertias(m, q, oR, op, S0, IC)  # once, for ABA and IDSVA
+    IA[:, :, :] = IC
+    aba_sweeps(m, v, tau, qdd, S0, IA, U, Dinv)
+    idsva_sweeps(m, S0, IC, v, qdd, tau_id, dtau_dq, dtau_dv, M)
     H = M.copy()
     ltdl_factor(m, H)
     minv_from_factor(m, H, Minv)

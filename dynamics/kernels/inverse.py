@@ -151,6 +151,17 @@ def idsva_forward_pass(m, q, v, a, bc_scale):
     op = np.empty((nj, 3))
     S0 = np.empty((nv, 6))
     IC = np.empty((nj, 6, 6))
+    kinematics_and_inertias(m, q, oR, op, S0, IC)
+    BC, FC, Psid, Psidd, Sd = idsva_forward_sweep(m, S0, IC, v, a, bc_scale)
+    return S0, IC, BC, FC, Psid, Psidd, Sd
+
+
+@njit(cache=True, error_model="numpy")
+def idsva_forward_sweep(m, S0, IC, v, a, bc_scale):
+    """:func:`idsva_forward_pass` after :func:`kinematics_and_inertias` (S0, IC given): returns
+    BC, FC, Psid, Psidd, Sd."""
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
     BC = np.zeros((nj, 6, 6))
     Vel = np.empty((nj, 6))
     Acc = np.empty((nj, 6))
@@ -160,7 +171,6 @@ def idsva_forward_pass(m, q, v, a, bc_scale):
     Sd = np.empty((nv, 6))
     tmp66 = np.empty((6, 6))
     tmp6 = np.empty(6)
-    kinematics_and_inertias(m, q, oR, op, S0, IC)
     velocity_acceleration_pass(m, S0, IC, v, a, Vel, Acc, FC)
     motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd)
     for i in range(1, nj):
@@ -169,7 +179,7 @@ def idsva_forward_pass(m, q, v, a, bc_scale):
             for r in range(6):
                 for c in range(6):
                     BC[i, r, c] *= bc_scale
-    return S0, IC, BC, FC, Psid, Psidd, Sd
+    return BC, FC, Psid, Psidd, Sd
 
 
 @njit(cache=True, error_model="numpy")
@@ -187,7 +197,21 @@ def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
     the subtree rooted at i.
     """
     nj = m.parent.shape[0]
-    S0, IC, BC, FC, Psid, Psidd, Sd = idsva_forward_pass(m, q, v, a, 1.0)
+    nv = m.S_local.shape[0]
+    oR = np.empty((nj, 3, 3))
+    op = np.empty((nj, 3))
+    S0 = np.empty((nv, 6))
+    IC = np.empty((nj, 6, 6))
+    kinematics_and_inertias(m, q, oR, op, S0, IC)
+    idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M)
+
+
+@njit(cache=True, error_model="numpy")
+def idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M):
+    """:func:`idsva_point` after :func:`kinematics_and_inertias` (S0 and IC given; IC is
+    accumulated into the composite inertias)."""
+    nj = m.parent.shape[0]
+    BC, FC, Psid, Psidd, Sd = idsva_forward_sweep(m, S0, IC, v, a, 1.0)
     tmp6 = np.empty(6)
     t1 = np.empty(6)
     t2 = np.empty(6)
