@@ -82,10 +82,12 @@ def run_solver_speed(problems=PROBLEMS, repeats=5, max_iter=300, log=print):
             log(f"  {label}: {x['iterations']:3d} it, cost {x['cost']:.9g}, {ms:.2f} ms/it")
     notes = [f"same start for every solver: the quasi-static controls holding x0 and their rollout; "
              f"best of {repeats} solves after a warm-up, on {os.cpu_count()} cores",
-             "ours: derivatives = batched costs and step derivatives (parallel over knots; DDP "
-             "with full FD-SO tensors when nv <= 12), backward = compiled Riccati pass (DDP with "
-             "nv > 12: the lam-contracted FDSVA-SO at each knot inside it), forward = line search "
-             "(compiled closed-loop rollouts and batched costs), other = Python between phases",
+             "ours: derivatives = costs and step derivatives of all knots in one parallel call "
+             "(DDP with full FD-SO tensors when nv <= 12), backward = compiled Riccati pass (DDP "
+             "with nv > 12: the lam-contracted FDSVA-SO at each knot inside it), forward = line "
+             "search (one compiled call per trial: the closed-loop rollout, then the costs of its "
+             "knots in parallel), other = Python between phases; the quasi-static controls are "
+             "computed before the timed solves, for ours as for Crocoddyl",
              "second-order share (DDP): the time per iteration that DDP's derivatives and "
              "backward pass take beyond iLQR's (the second-order dynamics terms: the FD-SO "
              "tensors, the lam-contracted terms, the expansion of (+)), over DDP's time per "
@@ -115,6 +117,7 @@ def _plot(rows, problems):
         whole = np.array([r["ms_per_iter"] if r.get("derivatives_ms") is None else 0.0
                           for r in sel])
         ax.bar(x, whole, bottom=bottom, color="0.5", label="Crocoddyl (whole iteration)")
+        ax.set_ylim(0, 1.08 * max(bottom + whole))
         ax.set_xticks(x)
         ax.set_xticklabels(labels, rotation=20, fontsize=8)
         ax.set_title(f"{name} (nv={sel[0]['nv']}, T={sel[0]['T']})")
