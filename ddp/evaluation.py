@@ -88,9 +88,9 @@ class CompiledEvaluation:
         _kev.knot_derivatives(*self.model.kernel_args, P.integrator.B, P.dt, Q, V, TAU, U,
                               tensors, self.inner, OUTER_DTM, so_mode > 0, self.lie_iv,
                               self.lie_nv, self.run[0], self.run[1], self.term[0], self.term[1],
-                              np.ascontiguousarray(xs[-1:, :nq]), np.ascontiguousarray(xs[-1:, nq:]),
-                              hessians == "exact", step_buf, tensor_buf, H, run_buf, term_buf,
-                              num_chunks(T))
+                              np.ascontiguousarray(xs[-1:, :nq]),
+                              np.ascontiguousarray(xs[-1:, nq:]), hessians == "exact",
+                              step_buf, tensor_buf, H, run_buf, term_buf, num_chunks(T))
         Fx, Fu, da_dq, da_dv, MinvB, Jq, Jw = _kev.step_views(step_buf, T, n, nu)
         e = IntegrateExpansion(Jq, Jw, self.lie_iv, self.lie_nv, H)
         T4 = tuple(_kev.tensor_views(tensor_buf, T, n)) if tensors else ()

@@ -207,8 +207,11 @@ class ShootingProblem:
     def calc_diff(self, xs, us, hessians="exact", so_mode: int = 0) -> KnotDerivatives:
         """Batched derivatives of every knot (:class:`KnotDerivatives`); ``so_mode`` as in
         :meth:`~ddp.integrators.SemiImplicitEuler.derivatives`."""
-        if self._fused is not None:
+        if self._fused is not None:  # shapes checked here: the compiled call does not
             _costs.check_hessians(hessians)
-            return self._fused.derivatives(np.asarray(xs, dtype=float), us, hessians, so_mode)
+            xs = np.asarray(xs, dtype=float)
+            if xs.shape != (self.T + 1, self.nx):
+                raise ValueError(f"xs: expected shape ({self.T + 1}, {self.nx}); got {xs.shape}")
+            return self._fused.derivatives(xs, self.check_controls(us), hessians, so_mode)
         return KnotDerivatives(*self.cost_derivatives(xs, us, hessians),
                                self.integrator.derivatives(xs[:-1], us, so_mode))

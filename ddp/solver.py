@@ -29,9 +29,9 @@ import threadpoolctl
 
 from .backward import Policy, backward, gradient_norm
 from .callbacks import Iteration, IterationTable
+from .evaluation import KnotDerivatives
 from .forward import line_search
 from .globalization import STRATEGIES
-from .evaluation import KnotDerivatives
 from .settings import SolverSettings
 
 #: what ended a solve

@@ -113,3 +113,14 @@ def test_fused_rollout_cost_equals_the_rollout_and_its_cost(name):
     # a diverging rollout: a non-finite cost, no exception
     xs, un, cost = P.closed_loop_cost(ref, us, 1e200 * np.ones_like(k), K, 1.0)
     assert not np.isfinite(cost) and not np.isfinite(P.cost(xs, un))
+
+
+def test_the_fused_derivatives_check_the_shapes_they_are_given():
+    P = _problem("ur3")
+    xs, us = np.tile(P.x0, (P.T + 1, 1)), np.zeros((P.T, P.nu))
+    with pytest.raises(ValueError, match=r"xs: expected shape \(7, 12\)"):
+        P.calc_diff(xs[:3], us)
+    with pytest.raises(ValueError, match=r"us: expected shape \(6, 6\)"):
+        P.calc_diff(xs, us[:2])
+    with pytest.raises(ValueError, match="hessians"):
+        P.calc_diff(xs, us, hessians="newton")
