@@ -2,8 +2,10 @@
 random states and the relative error used throughout.  (Fixtures live in ``conftest.py``.)"""
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
+import ddp
 from dynamics import robots
 
 ROBOTS = ("pendulum", "double_pendulum", "ur3", "hyq", "atlas", "talos")
@@ -46,3 +48,24 @@ def rel_err(x, ref):
 #: robots and trees for the second-order reference tests; ATLAS and Talos marked slow
 SO_CASES = [pytest.param(s, marks=pytest.mark.slow) if s in ("atlas", "talos") else s
             for s in ROBOTS] + TREES
+
+
+def with_frame(m, name="tip"):
+    """The model with an operational frame at an arbitrary placement on its last joint."""
+    if not m.pin_model.existFrame(name):
+        M = pin.SE3(pin.exp3(np.array([0.3, 0.2, -0.4])), np.array([0.1, -0.2, 0.3]))
+        m.pin_model.addFrame(pin.Frame(name, m.njoints - 1, M, pin.FrameType.OP_FRAME))
+    return m
+
+
+class Upright(ddp.ResidualCost):
+    """A user residual written in CasADi: [sin, 1 - cos] of the first configuration coordinate."""
+
+    def __init__(self, m):
+        super().__init__(m.nq, m.nv, 0, 2.0, 2, "Upright")
+
+    def residual(self, q, dq, v, u):
+        import casadi
+
+        th = q[0] + dq[0]
+        return casadi.vertcat(casadi.sin(th), 1 - casadi.cos(th))

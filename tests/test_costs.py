@@ -7,7 +7,7 @@ import pytest
 
 import ddp
 from dynamics import robots
-from helpers import build, rel_err, spec_id
+from helpers import Upright, build, rel_err, spec_id, with_frame
 
 
 def _cost_fd(m, c, x, u):
@@ -69,14 +69,6 @@ def test_cost_arguments_are_checked():
 
 
 # ---------------------------------------------------------------------------------- compiled
-def _with_frame(m, name="tip"):
-    """The model with an operational frame at an arbitrary placement on its last joint."""
-    if not m.pin_model.existFrame(name):
-        M = pin.SE3(pin.exp3(np.array([0.3, 0.2, -0.4])), np.array([0.1, -0.2, 0.3]))
-        m.pin_model.addFrame(pin.Frame(name, m.njoints - 1, M, pin.FrameType.OP_FRAME))
-    return m
-
-
 @pytest.mark.parametrize("spec", ["ur3", "hyq", pytest.param("atlas", marks=pytest.mark.slow),
                                   (8, True, 1), (8, False, 2), (10, False, 3), (10, True, 4)],
                          ids=spec_id)
@@ -86,7 +78,7 @@ def test_compiled_costs_equal_the_casadi_reference(spec):
     drawn around a random configuration, with rotation errors up to 2.8 rad: at an error of
     pi - 0.04 rad, where log3 and its derivatives are ill-conditioned (~ 1 / (pi - theta)^2),
     the two implementations were measured to differ by 1.4e-10."""
-    m = _with_frame(build(spec) if not isinstance(spec, tuple) else robots.random_tree(
+    m = with_frame(build(spec) if not isinstance(spec, tuple) else robots.random_tree(
         spec[0], joint_types=robots.JOINT_TYPES, floating_base=spec[1], seed=spec[2]))
     rng = np.random.default_rng(7)
     nu, T = 3, 5
@@ -119,23 +111,10 @@ def test_compiled_costs_equal_the_casadi_reference(spec):
                 assert rel_err(getattr(a, k), getattr(b, k)) < 1e-10, (type(c).__name__, k)
         np.testing.assert_allclose(c.calc(xs, us), c.casadi_calc(xs, us), rtol=1e-12)
     # a Sum runs the built-in terms as one program and adds a CasADi residual
-    s = ddp.costs.bind(ddp.Sum(costs[:2] + [_Upright(m)]), m.nq, m.nv, nu, m)
-    parts = [ddp.costs.bind(c, m.nq, m.nv, nu, m) for c in costs[:2] + [_Upright(m)]]
+    s = ddp.costs.bind(ddp.Sum(costs[:2] + [Upright(m)]), m.nq, m.nv, nu, m)
+    parts = [ddp.costs.bind(c, m.nq, m.nv, nu, m) for c in costs[:2] + [Upright(m)]]
     np.testing.assert_allclose(s.calc_diff(xs, us).lxx,
                                sum(p.calc_diff(xs, us).lxx for p in parts), atol=1e-12)
-
-
-class _Upright(ddp.ResidualCost):
-    """A user residual written in CasADi: [sin, 1 - cos] of the first configuration coordinate."""
-
-    def __init__(self, m):
-        super().__init__(m.nq, m.nv, 0, 2.0, 2, "Upright")
-
-    def residual(self, q, dq, v, u):
-        import casadi
-
-        th = q[0] + dq[0]
-        return casadi.vertcat(casadi.sin(th), 1 - casadi.cos(th))
 
 
 def test_bind_does_not_change_the_users_cost():

@@ -11,20 +11,7 @@ import pytest
 import ddp
 import dynamics as dyn
 from dynamics import robots
-from helpers import rel_err
-
-
-class _Upright(ddp.ResidualCost):
-    """A CasADi residual of the first configuration coordinate (added outside the kernels)."""
-
-    def __init__(self, m):
-        super().__init__(m.nq, m.nv, 0, 2.0, 2, "Upright")
-
-    def residual(self, q, dq, v, u):
-        import casadi
-
-        th = q[0] + dq[0]
-        return casadi.vertcat(casadi.sin(th), 1 - casadi.cos(th))
+from helpers import Upright, rel_err, with_frame
 
 
 def _problem(name):
@@ -32,10 +19,8 @@ def _problem(name):
     with every joint type (frame costs and a CasADi residual), and a problem whose frame cost is
     on another model than the dynamics' (evaluated on its own)."""
     if name == "tree":
-        m = robots.random_tree(8, joint_types=robots.JOINT_TYPES, floating_base=True, seed=3,
-                               branching=0.4)
-        M = pin.SE3(pin.exp3(np.array([0.3, 0.2, -0.4])), np.array([0.1, -0.2, 0.3]))
-        m.pin_model.addFrame(pin.Frame("tip", m.njoints - 1, M, pin.FrameType.OP_FRAME))
+        m = with_frame(robots.random_tree(8, joint_types=robots.JOINT_TYPES, floating_base=True,
+                                          seed=3, branching=0.4))
     else:
         m = robots.load("hyq" if name == "hyq" else "ur3")
     dynamics_model = m
@@ -53,8 +38,8 @@ def _problem(name):
         run.append(ddp.ControlRegularization(m.nv - 6 if name == "hyq" else m.nv, 1e-3))
     term = [ddp.FrameTranslation(m, frame, np.ones(3), 10.0), ddp.StateRegularization(m, x0, 1.0)]
     if name == "tree":
-        run.append(_Upright(m))
-        term.append(_Upright(m))
+        run.append(Upright(m))
+        term.append(Upright(m))
     B = np.eye(m.nv)[:, 6:] if name == "hyq" else None
     return ddp.ShootingProblem(dyn.AnalyticalDynamics(dynamics_model), x0, 6, 0.02, ddp.Sum(run),
                                ddp.Sum(term), actuation=B)
@@ -78,7 +63,7 @@ def test_fused_derivatives_equal_the_phase_by_phase_ones(name):
     if name == "other-model":  # the costs run on their own model, outside the kernels
         assert P._fused.run[2] == [P.running_cost] and P._fused.term[2] == [P.terminal_cost]
     else:
-        assert P._fused.run[2] == [c for c in P.running_cost.costs if isinstance(c, _Upright)]
+        assert P._fused.run[2] == [c for c in P.running_cost.costs if isinstance(c, Upright)]
     rng = np.random.default_rng(5)
     us = P.quasi_static() + rng.normal(size=(P.T, P.nu))
     xs = P.rollout(us)
