@@ -82,6 +82,7 @@ class CompiledEvaluation:
         tensors = so_mode == 1
         step_buf = np.empty(_kev.step_size(T, n, nu))
         tensor_buf = np.empty(4 * T * n ** 3 if tensors else 0)
+        point_buf = np.empty(_kev.point_size(T, n) if so_mode == 2 else 0)
         H = np.zeros((T, self.lie_iv.shape[0], 6, 12, 12))
         run_buf = np.empty(_kcosts.cost_size(T, ndx, nu))
         term_buf = np.empty(_kcosts.cost_size(1, ndx, nu))
@@ -90,11 +91,13 @@ class CompiledEvaluation:
                               self.lie_nv, self.run[0], self.run[1], self.term[0], self.term[1],
                               np.ascontiguousarray(xs[-1:, :nq]),
                               np.ascontiguousarray(xs[-1:, nq:]), hessians == "exact",
-                              step_buf, tensor_buf, H, run_buf, term_buf, num_chunks(T))
+                              step_buf, tensor_buf, point_buf, H, run_buf, term_buf,
+                              num_chunks(T))
         Fx, Fu, da_dq, da_dv, MinvB, Jq, Jw = _kev.step_views(step_buf, T, n, nu)
         e = IntegrateExpansion(Jq, Jw, self.lie_iv, self.lie_nv, H)
         T4 = tuple(_kev.tensor_views(tensor_buf, T, n)) if tensors else ()
-        step = StepDerivatives(Fx, Fu, da_dq, da_dv, MinvB, e, so_mode, T4, Q, V, TAU)
+        point = _kev.point_views(point_buf, T, n) if so_mode == 2 else (None, None)
+        step = StepDerivatives(Fx, Fu, da_dq, da_dv, MinvB, e, so_mode, T4, Q, V, *point)
         run = _costs.CostDerivatives(*_kcosts.cost_views(run_buf, T, ndx, nu))
         term = _costs.CostDerivatives(*_kcosts.cost_views(term_buf, 1, ndx, nu))
         for c in self.run[2]:

@@ -48,7 +48,8 @@ class StepDerivatives:
 
     Fx (T, ndx, ndx), Fu (T, ndx, nu); da_dq, da_dv (T, n, n), Minv_B (T, n, nu); the expansion of
     (+) (:class:`~dynamics.lie.IntegrateExpansion`, with Jq, Jw (T, n, n)); ``so_mode`` (0 none,
-    1 full FD-SO ``tensors``, 2 the contracted kernel at (q, v, tau)) and its data."""
+    1 full FD-SO ``tensors``, 2 the contracted kernel at each knot) and its data: for so_mode 2
+    the knots' q, v (T, nq / nv), accelerations ``acc`` (T, n) and ``Minv`` (T, n, n)."""
 
     Fx: np.ndarray
     Fu: np.ndarray
@@ -60,7 +61,8 @@ class StepDerivatives:
     tensors: tuple = ()
     q: np.ndarray | None = None
     v: np.ndarray | None = None
-    tau: np.ndarray | None = None
+    acc: np.ndarray | None = None
+    Minv: np.ndarray | None = None
 
 
 class SemiImplicitEuler:
@@ -142,14 +144,16 @@ class SemiImplicitEuler:
         Fu = np.empty((T, 2 * n, self.nu))
         Minv_B = np.empty((T, n, self.nu))
         da_dq, da_dv = np.ascontiguousarray(da_dq), np.ascontiguousarray(da_dv)
-        _passes.assemble_step_derivatives(self.B, dt, da_dq, da_dv, np.ascontiguousarray(Minv),
+        Minv = np.ascontiguousarray(Minv)
+        _passes.assemble_step_derivatives(self.B, dt, da_dq, da_dv, Minv,
                                           np.ascontiguousarray(e.Jq), np.ascontiguousarray(e.Jw),
                                           e.offsets, e.sizes, Fx, Fu, Minv_B, num_chunks(T))
         tensors = ()
         if so_mode == 1:
             tensors = tuple(np.ascontiguousarray(np.reshape(getattr(d, k), (T, n, n, n)))
                             for k in ("d2a_dq2", "d2a_dv2", "d2a_dqdv", "d2a_dtaudq"))
-        return StepDerivatives(Fx, Fu, da_dq, da_dv, Minv_B, e, so_mode, tensors, q, v, tau)
+        point = (np.ascontiguousarray(a), Minv) if so_mode == 2 else (None, None)
+        return StepDerivatives(Fx, Fu, da_dq, da_dv, Minv_B, e, so_mode, tensors, q, v, *point)
 
     def kernel_args(self):
         """The model buffers the compiled passes read (a vector space for a user system)."""
@@ -163,9 +167,10 @@ class SemiImplicitEuler:
         e = d.expansion
         empty4 = np.zeros((T, 0, 0, 0))
         T2 = d.tensors if d.so_mode == 1 else (empty4,) * 4
-        Q, V, TAU = ((d.q, d.v, d.tau) if d.so_mode == 2 else (np.zeros((T, 0)),) * 3)
+        point = ((d.q, d.v, d.acc, d.Minv) if d.so_mode == 2
+                 else (np.zeros((T, 0)),) * 3 + (np.zeros((T, 0, 0)),))
         return (self.dt, self.B, np.ascontiguousarray(e.Jw), d.da_dq, d.da_dv, d.Minv_B,
-                d.so_mode, *T2, *self.kernel_args(), Q, V, TAU, e.offsets, e.sizes,
+                d.so_mode, *T2, *self.kernel_args(), *point, e.offsets, e.sizes,
                 np.ascontiguousarray(e.H))
 
     def hessians(self, x, u, lam, d: StepDerivatives, t: int):

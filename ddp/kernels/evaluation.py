@@ -15,7 +15,7 @@ small robot these cost as much as the arithmetic (UR3, T = 100: about 0.3 ms of 
 import numpy as np
 from numba import njit, prange
 
-from dynamics.kernels.forward import IPR_LTDL, fdsva_core
+from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.forward_so import fdsva_so_point
 from dynamics.kernels.layout import chunk_range, unpack
 from dynamics.kernels.lie_group import integrate_expansion_point
@@ -52,6 +52,18 @@ def tensor_views(buf, T, n):
             buf[2 * s:3 * s].reshape((T, n, n, n)), buf[3 * s:4 * s].reshape((T, n, n, n)))
 
 
+def point_size(T, n):
+    """Floats of the buffer of :func:`point_views`."""
+    return T * (n + n * n)
+
+
+@njit(**_JIT)
+def point_views(buf, T, n):
+    """acc (T, n) and Minv (T, n, n) of every knot (kept for DDP's contracted second-order
+    terms): views of a buffer of :func:`point_size` floats (n = 0 when they are not kept)."""
+    return buf[:T * n].reshape((T, n)), buf[T * n:T * (n + n * n)].reshape((T, n, n))
+
+
 @njit(**_JIT)
 def _zero_rows(buf_views, t0, t1):
     l, lx, lu, lxx, lxu, luu = buf_views
@@ -65,24 +77,20 @@ def _zero_rows(buf_views, t0, t1):
 
 @njit(**_JIT)
 def _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer, hessian, lie_iv,
-                       lie_nv, run_ints, run_floats, exact, step_buf, tensor_buf, H, run_buf,
-                       chunk, nchunks):
+                       lie_nv, run_ints, run_floats, exact, step_buf, tensor_buf, point_buf, H,
+                       run_buf, chunk, nchunks):
     m = unpack(ints, floats)
     nj, n = ints[0], ints[1]
     T = Q.shape[0]
     nu = B.shape[1]
     Fx, Fu, da_dq, da_dv, MinvB, Jq, Jw = step_views(step_buf, T, n, nu)
     d2q, d2v, d2qv, d2t = tensor_views(tensor_buf, T, n if tensors else 0)
+    keep = point_buf.shape[0] > 0
+    ACC, MINV = point_views(point_buf, T, n if keep else 0)
     a = np.empty(n)
     w = np.empty(n)
     Minv = np.empty((n, n))
-    M = np.empty((n, n))
-    dtq = np.empty((n, n))
-    dtv = np.empty((n, n))
-    S0 = np.empty((n, 6))
-    IA = np.empty((nj, 6, 6))
-    U6 = np.empty((n, 6))
-    Dinv = np.empty((n, 6))
+    M, dtq, dtv, S0, IA, U6, Dinv = fdsva_workspace(nj, n)
     tmp = np.empty((n, n))
     tu = np.empty((n, nu))
     t0, t1 = chunk_range(T, chunk, nchunks)
@@ -96,6 +104,9 @@ def _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer,
             dtv[:, :] = 0.0
             fdsva_core(m, Q[t], V[t], TAU[t], IPR_LTDL, a, da_dq[t], da_dv[t], Minv, M, dtq, dtv,
                        S0, IA, U6, Dinv)
+            if keep:
+                ACC[t] = a
+                MINV[t] = Minv
         for r in range(n):
             w[r] = dt * (V[t, r] + dt * a[r])
         integrate_expansion_point(m, w, Jq[t], Jw[t], H[t], hessian)
@@ -122,15 +133,16 @@ def _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer,
 @njit(cache=True, error_model="numpy", parallel=True)
 def knot_derivatives(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer, hessian, lie_iv,
                      lie_nv, run_ints, run_floats, term_ints, term_floats, QT, VT, exact, step_buf,
-                     tensor_buf, H, run_buf, term_buf, nchunks):
+                     tensor_buf, point_buf, H, run_buf, term_buf, nchunks):
     """The derivatives of every knot of a trajectory (Q, V (T, nq / nv), TAU = U B^T, U (T, nu)),
     in ``nchunks`` parallel chunks of knots, into flat buffers:
 
     * ``step_buf`` (:func:`step_views`): the step derivatives of :mod:`ddp.integrators` (FDSVA,
       the Jacobians of (+) and their assembly); with ``tensors`` the full FDSVA-SO tensors into
       ``tensor_buf`` (:func:`tensor_views`, by the ``inner`` / ``outer`` methods of
-      :func:`~dynamics.kernels.forward_so.fdsva_so_point`); with ``hessian`` the Hessians of (+)
-      into H (T, nblocks, 6, 12, 12) (zeroed by the caller);
+      :func:`~dynamics.kernels.forward_so.fdsva_so_point`), else, if ``point_buf`` is not empty,
+      each knot's acceleration and Minv into it (:func:`point_views`); with ``hessian`` the
+      Hessians of (+) into H (T, nblocks, 6, 12, 12) (zeroed by the caller);
     * ``run_buf`` (:func:`~ddp.kernels.costs.cost_views`, T knots): the running cost program
       (run_ints, run_floats) times dt, exact or Gauss-Newton Hessians by ``exact``;
     * ``term_buf`` (one knot): the terminal cost program at (QT, VT) (1, nq / nv), zero
@@ -140,8 +152,8 @@ def knot_derivatives(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer, h
     identity).  The cost programs run on the dynamics' model."""
     for c in prange(nchunks):
         _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer, hessian,
-                           lie_iv, lie_nv, run_ints, run_floats, exact, step_buf, tensor_buf, H,
-                           run_buf, c, nchunks)
+                           lie_iv, lie_nv, run_ints, run_floats, exact, step_buf, tensor_buf,
+                           point_buf, H, run_buf, c, nchunks)
     term = cost_views(term_buf, 1, 2 * ints[1], U.shape[1])
     _zero_rows(term, 0, 1)
     l, lx, lu, lxx, lxu, luu = term

@@ -12,7 +12,8 @@ Second-order dynamics terms (DDP), contracted with the co-state lam = V'_x (tang
 d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq) and, on Lie-group joints, ``lam_q`` weights the Hessian of
 ``(q (+) dq) (+) (w + dw)`` (the ``lie`` blocks).  ``so_mode`` says where the FD-SO terms come from:
 0 none (iLQR), 1 full tensors of every knot (any backend, contracted here), 2 the contracted
-FDSVA-SO kernel called at each knot (the analytical backend; O(n^3) per knot).
+IDSVA-SO sweep called at each knot, chained through the knot's first-order FDSVA from the
+derivative phase (the analytical backend; O(n^3) per knot).
 """
 
 import numpy as np
@@ -20,7 +21,7 @@ from numba import njit, prange
 
 from dynamics.kernels.dense import gemm, gemm_nt, gemm_tn
 from dynamics.kernels.forward import aba_point
-from dynamics.kernels.forward_so import fdsva_so_lam_point
+from dynamics.kernels.forward_so import fdsva_so_lam_core
 from dynamics.kernels.kinematics import difference_point, integrate_point
 from dynamics.kernels.layout import chunk_range, unpack
 
@@ -301,9 +302,10 @@ def box_qp(H, g, lower, upper, x0, max_iter, x, free, L):
 # ---------------------------------------------------------------------------------- backward
 @njit(**_JIT)
 def _second_order_terms(t, n, nu, dt, B, lam, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v, T2qv,
-                        T2t, m, Q, V, TAU, lie_iv, lie_nv, lie_H, Qxx, Qux, Quu):
+                        T2t, m, Q, V, ACC, MINV, lie_iv, lie_nv, lie_H, Qxx, Qux, Quu):
     """Add the exact second-order dynamics terms of knot t contracted with lam (module docstring)
-    to Qxx, Qux, Quu."""
+    to Qxx, Qux, Quu.  so_mode 2 reads the knot's q, v, acceleration and Minv (Q, V, ACC, MINV)
+    with the first-order da_dq, da_dv of the derivative phase."""
     mu = np.empty(n)
     for i in range(n):
         s = lam[n + i]
@@ -324,11 +326,8 @@ def _second_order_terms(t, n, nu, dt, B, lam, Jw, da_dq, da_dv, MinvB, so_mode, 
                     Lqv[j, k] += c * T2qv[t, i, j, k]
                     Lt[j, k] += c * T2t[t, i, j, k]
     else:
-        a = np.empty(n)
-        d1 = np.empty((n, n))
-        d2 = np.empty((n, n))
-        mi = np.empty((n, n))
-        fdsva_so_lam_point(m, Q[t], V[t], TAU[t], mu, a, d1, d2, mi, Lq, Lv, Lqv, Lt)
+        fdsva_so_lam_core(m, Q[t], V[t], ACC[t], da_dq[t], da_dv[t], MINV[t], mu, Lq, Lv, Lqv,
+                          Lt)
     for j in range(n):
         for k in range(n):
             Qxx[j, k] += 0.5 * dt * (Lq[j, k] + Lq[k, j])
@@ -403,8 +402,8 @@ def _mtm(A, B, out):
 @njit(**_JIT)
 def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_v, safeguard,
                   gaps, infeasible, us, lo, hi, bounded, qp_iter, dt, B, Jw, da_dq, da_dv, MinvB,
-                  so_mode, T2q, T2v, T2qv, T2t, ints, floats, Q, V, TAU, lie_iv, lie_nv, lie_H, k,
-                  K, dV, Vx_all, fVxx, info):
+                  so_mode, T2q, T2v, T2qv, T2t, ints, floats, Q, V, ACC, MINV, lie_iv, lie_nv,
+                  lie_H, k, K, dV, Vx_all, fVxx, info):
     """The Riccati backward pass (see module docstring).
 
     Regularization: ``reg_u`` is added to Q_uu; ``reg_x`` to V'_xx inside Q_uu and Q_ux only
@@ -481,7 +480,8 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
                 Qux_gn[:, :] = Qux
                 Quu_gn[:, :] = Quu
             _second_order_terms(t, n, nu, dt, B, Vx, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v,
-                                T2qv, T2t, m, Q, V, TAU, lie_iv, lie_nv, lie_H, Qxx, Qux, Quu)
+                                T2qv, T2t, m, Q, V, ACC, MINV, lie_iv, lie_nv, lie_H, Qxx, Qux,
+                                Quu)
         Qu = Qz[ndx:]
         _regularized(Quu, Qux, F, Fu[t], reg_u, reg_x, VFr, Qzr, Quu_r, Qux_r)
         factored = False  # whether L holds the Cholesky factor of Quu_r
@@ -604,7 +604,7 @@ def _value_update(Vx, Vxx, reg_v, gap, infeasible, Vx_out, fVxx_out):
 
 @njit(**_JIT)
 def step_hessians(t, lam, dt, B, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v, T2qv, T2t, ints,
-                  floats, Q, V, TAU, lie_iv, lie_nv, lie_H):
+                  floats, Q, V, ACC, MINV, lie_iv, lie_nv, lie_H):
     """(Fxx, Fxu, Fuu) of one knot: the second-order terms of the backward pass alone."""
     m = unpack(ints, floats)
     n = Jw.shape[1]
@@ -613,7 +613,7 @@ def step_hessians(t, lam, dt, B, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v, T2q
     Fux = np.zeros((nu, 2 * n))
     Fuu = np.zeros((nu, nu))
     _second_order_terms(t, n, nu, dt, B, lam, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v, T2qv,
-                        T2t, m, Q, V, TAU, lie_iv, lie_nv, lie_H, Fxx, Fux, Fuu)
+                        T2t, m, Q, V, ACC, MINV, lie_iv, lie_nv, lie_H, Fxx, Fux, Fuu)
     return Fxx, Fux.T.copy(), Fuu
 
 

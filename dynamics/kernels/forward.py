@@ -259,6 +259,15 @@ def minv_from_mass_matrix(m, M, Minv):
 
 
 @njit(cache=True, error_model="numpy")
+def fdsva_workspace(nj, nv):
+    """The work arrays of :func:`fdsva_core` for a thread, in its argument order: M, dtau_dq,
+    dtau_dv (nv, nv) (to be zeroed before each call), S0 (nv, 6), IA (nj, 6, 6), U, Dinv
+    (nv, 6)."""
+    return (np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, 6)),
+            np.empty((nj, 6, 6)), np.empty((nv, 6)), np.empty((nv, 6)))
+
+
+@njit(cache=True, error_model="numpy")
 def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, S0, IA, U, Dinv):
     """FDSVA at one knot: qdd, da/dq, da/dqdot, Minv (= da/dtau); also leaves M and the ID
     derivatives at (q, qdot, qdd) in the given arrays (M, dtau_dq, dtau_dv zero on entry).  The
@@ -370,13 +379,7 @@ def _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, chunk, n
     m = unpack(ints, floats)
     nj = ints[0]
     nv = ints[1]
-    M = np.empty((nv, nv))
-    dq = np.empty((nv, nv))
-    dv = np.empty((nv, nv))
-    S0 = np.empty((nv, 6))
-    IA = np.empty((nj, 6, 6))
-    U = np.empty((nv, 6))
-    Dinv = np.empty((nv, 6))
+    M, dq, dv, S0, IA, U, Dinv = fdsva_workspace(nj, nv)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
         M[:, :] = 0.0

@@ -137,12 +137,22 @@ def fdsva_so_point(m, q, v, tau, inner, outer, qdd, da_dq, da_dv, Minv, d2q, d2v
 @njit(cache=True, error_model="numpy")
 def fdsva_so_lam_point(m, q, v, tau, lam, qdd, da_dq, da_dv, Minv, Lq, Lv, Lqv, Lt):
     """FDSVA-SO contracted with the co-state ``lam`` at one knot: the (n, n) matrices
-    Lq = sum_i lam_i d2a_dq2[i], Lv, Lqv, Lt (= sum_i lam_i dMinv_i./dq)."""
+    Lq = sum_i lam_i d2a_dq2[i], Lv, Lqv, Lt (= sum_i lam_i dMinv_i./dq), after the first-order
+    FDSVA (qdd, da_dq, da_dv, Minv, overwritten)."""
     nv = m.S_local.shape[0]
     S0 = np.empty((nv, 6))
     U = np.empty((nv, 6))
     Dinv = np.empty((nv, 6))
     _first_order(m, q, v, tau, qdd, da_dq, da_dv, Minv, S0, U, Dinv)
+    fdsva_so_lam_core(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, Lt)
+
+
+@njit(cache=True, error_model="numpy")
+def fdsva_so_lam_core(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, Lt):
+    """:func:`fdsva_so_lam_point` given the first-order FDSVA of the knot (qdd (n,), da_dq,
+    da_dv, Minv (n, n)): the contracted IDSVA-SO sweep at (q, v, qdd) and its chain rule alone.
+    A DDP backward pass calls this with what its derivative phase already computed."""
+    nv = m.S_local.shape[0]
     mu = np.zeros(nv)
     for i in range(nv):
         for j in range(nv):

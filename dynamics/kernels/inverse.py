@@ -139,26 +139,34 @@ def motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd):
 
 
 @njit(cache=True, error_model="numpy")
+def ground_kinematics(m, q):
+    """What the ground-frame sweeps read at a configuration: the motion subspaces S0 (nv, 6) and
+    the body inertias IC (njoints, 6, 6), both in the ground frame
+    (:func:`~.kinematics.kinematics_and_inertias`)."""
+    nj = m.parent.shape[0]
+    oR = np.empty((nj, 3, 3))
+    op = np.empty((nj, 3))
+    S0 = np.empty((m.S_local.shape[0], 6))
+    IC = np.empty((nj, 6, 6))
+    kinematics_and_inertias(m, q, oR, op, S0, IC)
+    return S0, IC
+
+
+@njit(cache=True, error_model="numpy")
 def idsva_forward_pass(m, q, v, a, bc_scale):
     """The forward sweep shared by IDSVA and IDSVA-SO.  Returns, in the ground frame,
     S0 (nv, 6), the body inertias IC and body-Coriolis matrices BC (njoints, 6, 6) scaled by
     ``bc_scale`` (1: eq. 14 with its 1/2; 2: Alg. 1's convention without it), the body forces FC
     (njoints, 6) and Psid, Psidd, Sd (nv, 6).  IC, BC and FC are per body; the backward sweeps
     accumulate them into composites."""
-    nj = m.parent.shape[0]
-    nv = m.S_local.shape[0]
-    oR = np.empty((nj, 3, 3))
-    op = np.empty((nj, 3))
-    S0 = np.empty((nv, 6))
-    IC = np.empty((nj, 6, 6))
-    kinematics_and_inertias(m, q, oR, op, S0, IC)
+    S0, IC = ground_kinematics(m, q)
     BC, FC, Psid, Psidd, Sd = idsva_forward_sweep(m, S0, IC, v, a, bc_scale)
     return S0, IC, BC, FC, Psid, Psidd, Sd
 
 
 @njit(cache=True, error_model="numpy")
 def idsva_forward_sweep(m, S0, IC, v, a, bc_scale):
-    """:func:`idsva_forward_pass` after :func:`kinematics_and_inertias` (S0, IC given): returns
+    """:func:`idsva_forward_pass` after :func:`ground_kinematics` (S0, IC given): returns
     BC, FC, Psid, Psidd, Sd."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
@@ -196,19 +204,13 @@ def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
     t4 = 2 BC^T S_p, where IC, BC, fC are the composite inertia, body-Coriolis matrix and force of
     the subtree rooted at i.
     """
-    nj = m.parent.shape[0]
-    nv = m.S_local.shape[0]
-    oR = np.empty((nj, 3, 3))
-    op = np.empty((nj, 3))
-    S0 = np.empty((nv, 6))
-    IC = np.empty((nj, 6, 6))
-    kinematics_and_inertias(m, q, oR, op, S0, IC)
+    S0, IC = ground_kinematics(m, q)
     idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M)
 
 
 @njit(cache=True, error_model="numpy")
 def idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M):
-    """:func:`idsva_point` after :func:`kinematics_and_inertias` (S0 and IC given; IC is
+    """:func:`idsva_point` after :func:`ground_kinematics` (S0 and IC given; IC is
     accumulated into the composite inertias)."""
     nj = m.parent.shape[0]
     BC, FC, Psid, Psidd, Sd = idsva_forward_sweep(m, S0, IC, v, a, 1.0)
