@@ -19,8 +19,9 @@ G[m, k] = sum_l mu_l dM[l, m, k]:
     lam . d2a_dqdv  = -(Hqv(mu) + G^T da_dv)
     lam . d2a_dtaudq = -M^{-1} G
 
-where H(mu) are the mu-weighted ID second derivatives, accumulated by IDSVA-SO's own sweep without
-forming any n^3 tensor (O(N d^2) + a few n^3 products instead of O(n^4)).
+where H(mu) are the mu-weighted ID second derivatives, accumulated without forming any n^3 tensor
+by :func:`~dynamics.kernels.second_order.idsva_so_contracted` (O(n d) pairs of DoFs + a few n^3
+products instead of O(n^4)).
 """
 
 import numpy as np
@@ -30,7 +31,7 @@ from .dense import gemm, gemm_tn
 from .forward import IPR_LTDL, aza_apply, fdsva_core
 from .inverse import idsva_point
 from .layout import KernelModel, chunk_range, unpack
-from .second_order import id_so_views, idsva_so_point
+from .second_order import id_so_views, idsva_so_contracted, idsva_so_point
 
 INNER_DTM, INNER_IDFOZA = 0, 1
 OUTER_DTM, OUTER_AZA = 0, 1
@@ -79,10 +80,8 @@ def fdsva_so_point(m, q, v, tau, inner, outer, qdd, da_dq, da_dv, Minv, d2q, d2v
     d2v[:] = 0.0
     d2qv[:] = 0.0
     t_id = np.empty(nv)
-    e2 = np.empty((0, 0))
     z2 = np.zeros((3, nv, nv))
-    idsva_so_point(m, q, v, qdd, t_id, z2[0], z2[1], z2[2], d2q, d2v, d2qv, dM, False, t_id, e2,
-                   e2, e2, e2)
+    idsva_so_point(m, q, v, qdd, t_id, z2[0], z2[1], z2[2], d2q, d2v, d2qv, dM)
 
     # Inner-Term
     if inner == INNER_DTM:
@@ -161,11 +160,7 @@ def fdsva_so_lam_core(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, Lt):
     Hv = np.zeros((nv, nv))
     Hqv = np.zeros((nv, nv))
     G = np.zeros((nv, nv))
-    t_id = np.empty(nv)
-    z2 = np.zeros((3, nv, nv))
-    e3 = np.empty((0, 0, 0))
-    idsva_so_point(m, q, v, qdd, t_id, z2[0], z2[1], z2[2], e3, e3, e3, e3, True, mu, Hq, Hv, Hqv,
-                   G)
+    idsva_so_contracted(m, q, v, qdd, mu, Hq, Hv, Hqv, G)
     GT_daq = np.empty((nv, nv))
     gemm_tn(G, da_dq, GT_daq, 1.0, 0.0)
     for r in range(nv):

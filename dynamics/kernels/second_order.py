@@ -36,17 +36,6 @@ from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matvec6
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _put(contract, mu, Tf, H, x, y, z, nn, nv, val):
-    """Store T[x, y, z] = val, or with ``contract`` accumulate H[y, z] += mu[x] * val (the
-    co-state-weighted sum over the output index).  The sweep below writes every entry exactly
-    once (Alg. 1 line 50 writes the dM pair twice when k == j; we write it once), so both agree."""
-    if contract:
-        H[y, z] += mu[x] * val
-    else:
-        Tf[x * nn + y * nv + z] = val
-
-
-@njit(cache=True, error_model="numpy", inline="always")
 def _sym_from_forcecross(s, I, tmp, out):
     """out = X + X^T with X = (s x*) I  (= (s x*) I - I (s x) for symmetric I)."""
     for c in range(6):
@@ -56,16 +45,48 @@ def _sym_from_forcecross(s, I, tmp, out):
             out[r, c] = tmp[r, c] + tmp[c, r]
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
-def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM, contract, mu, Hq, Hv,
-                   Hqv, G):
-    """IDSVA-SO at one knot.  All outputs must be zero on entry (only structurally non-zero
-    entries are written, each once).
+@njit(cache=True, error_model="numpy", inline="always")
+def _dof_terms(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7, A1, A3, tmp66, x6):
+    """The terms of Alg. 1 that depend on DoF p alone (s = S_p, I, B, f: the composites of its
+    joint): w0 = I s, w4 = B^T s, w5 = B psid + I psidd + s x* f, w7 = B s + I (psid + sd),
+    A1 = (s x*) I - I (s x) and A3 = B(I, psid) + (s x*) B - B (s x)."""
+    matvec6(I, s, w0)
+    for c in range(6):
+        acc = 0.0
+        for r in range(6):
+            acc += B[r, c] * s[r]
+        w4[c] = acc
+    for r in range(6):
+        acc5 = 0.0
+        acc7 = 0.0
+        for c in range(6):
+            acc5 += B[r, c] * psd[c] + I[r, c] * psdd[c]
+            acc7 += B[r, c] * s[c] + I[r, c] * (psd[c] + sd[c])
+        w5[r] = acc5
+        w7[r] = acc7
+    force_cross_add(s, f, w5)
+    _sym_from_forcecross(s, I, tmp66, A1)
+    # A3 = B(I, psid) + (s x*) B - B (s x), B(I, psid) = X + X^T + (I psid) xbar*
+    _sym_from_forcecross(psd, I, tmp66, A3)
+    matvec6(I, psd, x6)
+    add_force_bar(x6, 1.0, A3)
+    for c in range(6):
+        force_cross(s, B[:, c], tmp66[:, c])  # (s x*) B
+    for r in range(6):
+        for c in range(6):
+            A3[r, c] += tmp66[r, c]
+    for c in range(6):
+        force_cross(s, B[c, :], tmp66[:, c])  # column c of (s x*) B^T
+    for r in range(6):
+        for c in range(6):
+            A3[r, c] += tmp66[c, r]  # - B (s x) = ((s x*) B^T)^T
 
-    With ``contract`` the four (n, n, n) tensors are not formed (``d2q``... may be empty) and the
-    (n, n) matrices Hq, Hv, Hqv, G receive their mu-weighted sums over the output index:
-    ``Hq[j, k] = sum_i mu_i d2q[i, j, k]`` and likewise, ``G[j, k] = sum_i mu_i dM[i, j, k]``.
-    """
+
+@njit(cache=True, error_model="numpy", fastmath=True)
+def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
+    """IDSVA-SO at one knot.  All outputs must be zero on entry (only structurally non-zero
+    entries are written, each once: Alg. 1 line 50 writes the dM pair twice when k == j; we write
+    it once).  Their sums weighted over the output index are :func:`idsva_so_contracted`."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     S0, IC, BC, FC, Psid, Psidd, Sd = idsva_forward_pass(m, q, v, a, 2.0)  # B without the 1/2
@@ -110,38 +131,7 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM, con
             psdd = Psidd[pa]
             sd = Sd[pa]
             tau[pa] = dot6(s, f)
-            # w0 = I s ; w4 = B^T s ; w5 = B psid + I psidd + s x* f ; w7 = B s + I (psid + sd)
-            matvec6(I, s, w0)
-            for c in range(6):
-                acc = 0.0
-                for r in range(6):
-                    acc += B[r, c] * s[r]
-                w4[c] = acc
-            for r in range(6):
-                acc5 = 0.0
-                acc7 = 0.0
-                for c in range(6):
-                    acc5 += B[r, c] * psd[c] + I[r, c] * psdd[c]
-                    acc7 += B[r, c] * s[c] + I[r, c] * (psd[c] + sd[c])
-                w5[r] = acc5
-                w7[r] = acc7
-            force_cross_add(s, f, w5)
-            # A1 = (s x*) I - I (s x)
-            _sym_from_forcecross(s, I, tmp66, A1)
-            # A3 = B(I, psid) + (s x*) B - B (s x), B(I, psid) = X + X^T + (I psid) xbar*
-            _sym_from_forcecross(psd, I, tmp66, A3)
-            matvec6(I, psd, x6)
-            add_force_bar(x6, 1.0, A3)
-            for c in range(6):
-                force_cross(s, B[:, c], tmp66[:, c])  # (s x*) B
-            for r in range(6):
-                for c in range(6):
-                    A3[r, c] += tmp66[r, c]
-            for c in range(6):
-                force_cross(s, B[c, :], tmp66[:, c])  # column c of (s x*) B^T
-            for r in range(6):
-                for c in range(6):
-                    A3[r, c] += tmp66[c, r]  # - B (s x) = ((s x*) B^T)^T
+            _dof_terms(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7, A1, A3, tmp66, x6)
 
             j = i
             while j > 0:
@@ -219,43 +209,43 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM, con
                             psr = tup6(PsSd[pc])
                             p1 = dot6(t_u11, pdr)
                             p2 = dot6(t_u5, pdr) + dot6(t_u9, pddr)
-                            _put(contract, mu, d2qf, Hq, pa, pb, pc, nn, nv, p2)
-                            _put(contract, mu, d2qvf, Hqv, pa, pc, pb, nn, nv, -p1)
+                            d2qf[pa * nn + pb * nv + pc] = p2
+                            d2qvf[pa * nn + pc * nv + pb] = -p1
                             if j != i:
                                 x = dot6(t_u1, pdr) + dot6(t_A1s, pddr)
-                                _put(contract, mu, d2qf, Hq, pb, pc, pa, nn, nv, x)
-                                _put(contract, mu, d2qf, Hq, pb, pa, pc, nn, nv, x)
-                                _put(contract, mu, d2qvf, Hqv, pb, pa, pc, nn, nv, dot6(t_u1, sr) + dot6(t_A1s, psr))
-                                _put(contract, mu, d2qvf, Hqv, pb, pc, pa, nn, nv, p1)
+                                d2qf[pb * nn + pc * nv + pa] = x
+                                d2qf[pb * nn + pa * nv + pc] = x
+                                d2qvf[pb * nn + pa * nv + pc] = dot6(t_u1, sr) + dot6(t_A1s, psr)
+                                d2qvf[pb * nn + pc * nv + pa] = p1
                                 y = dot6(t_u11, sr)
-                                _put(contract, mu, d2vf, Hv, pb, pc, pa, nn, nv, y)
-                                _put(contract, mu, d2vf, Hv, pb, pa, pc, nn, nv, y)
+                                d2vf[pb * nn + pc * nv + pa] = y
+                                d2vf[pb * nn + pa * nv + pc] = y
                                 z = dot6(sr, t_A1s)
-                                _put(contract, mu, dMf, G, pc, pb, pa, nn, nv, z)
+                                dMf[pc * nn + pb * nv + pa] = z
                                 if k != j:  # for k == j the (t, r) loops visit both orders
-                                    _put(contract, mu, dMf, G, pb, pc, pa, nn, nv, z)
+                                    dMf[pb * nn + pc * nv + pa] = z
                             if k != j:
-                                _put(contract, mu, d2qf, Hq, pa, pc, pb, nn, nv, p2)
+                                d2qf[pa * nn + pc * nv + pb] = p2
                                 x3 = dot6(sr, t_u3)
-                                _put(contract, mu, d2qf, Hq, pc, pa, pb, nn, nv, x3)
+                                d2qf[pc * nn + pa * nv + pb] = x3
                                 y = -dot6(t_u11, sr)
-                                _put(contract, mu, d2vf, Hv, pa, pb, pc, nn, nv, y)
-                                _put(contract, mu, d2vf, Hv, pa, pc, pb, nn, nv, y)
-                                _put(contract, mu, d2qvf, Hqv, pa, pb, pc, nn, nv, dot6(sr, t_u5) + dot6(t_u9, psr))
-                                _put(contract, mu, d2qvf, Hqv, pc, pb, pa, nn, nv, dot6(sr, t_u6))
+                                d2vf[pa * nn + pb * nv + pc] = y
+                                d2vf[pa * nn + pc * nv + pb] = y
+                                d2qvf[pa * nn + pb * nv + pc] = dot6(sr, t_u5) + dot6(t_u9, psr)
+                                d2qvf[pc * nn + pb * nv + pa] = dot6(sr, t_u6)
                                 z2 = dot6(sr, t_u9)
-                                _put(contract, mu, dMf, G, pc, pa, pb, nn, nv, z2)
-                                _put(contract, mu, dMf, G, pa, pc, pb, nn, nv, z2)
+                                dMf[pc * nn + pa * nv + pb] = z2
+                                dMf[pa * nn + pc * nv + pb] = z2
                                 if j != i:
-                                    _put(contract, mu, d2qf, Hq, pc, pb, pa, nn, nv, x3)
-                                    _put(contract, mu, d2qvf, Hqv, pc, pa, pb, nn, nv, dot6(sr, t_u7))
+                                    d2qf[pc * nn + pb * nv + pa] = x3
+                                    d2qvf[pc * nn + pa * nv + pb] = dot6(sr, t_u7)
                                     y = dot6(sr, t_A1s) + z2  # u10 . s_r, u10 = A1 s_t + u9
-                                    _put(contract, mu, d2vf, Hv, pc, pa, pb, nn, nv, y)
-                                    _put(contract, mu, d2vf, Hv, pc, pb, pa, nn, nv, y)
+                                    d2vf[pc * nn + pa * nv + pb] = y
+                                    d2vf[pc * nn + pb * nv + pa] = y
                                 else:
-                                    _put(contract, mu, d2vf, Hv, pc, pb, pa, nn, nv, dot6(sr, t_u4))
+                                    d2vf[pc * nn + pb * nv + pa] = dot6(sr, t_u4)
                             else:
-                                _put(contract, mu, d2vf, Hv, pa, pb, pc, nn, nv, -dot6(t_A1s, sr))
+                                d2vf[pa * nn + pb * nv + pc] = -dot6(t_A1s, sr)
                         k = m.parent[k]
                 j = m.parent[j]
         lam = m.parent[i]
@@ -265,6 +255,206 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM, con
                 for c in range(6):
                     IC[lam, r, c] += IC[i, r, c]
                     BC[lam, r, c] += BC[i, r, c]
+
+
+@njit(cache=True, error_model="numpy", fastmath=True)
+def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
+    """The IDSVA-SO tensors at one knot contracted over their output index with ``mu`` (nv,),
+    without forming them: ``Hq[j, k] = sum_i mu_i d2q[i, j, k]``, likewise Hv, Hqv from d2v,
+    d2qv, and ``G[j, k] = sum_i mu_i dM[i, j, k]`` (all (nv, nv), zero on entry).
+
+    Alg. 1 visits every triple of DoFs (p, t, r) on one chain (p deepest, r shallowest) and
+    writes each term to the output index p, t or r: O(n d^2) for depth d.  Contracted, the triple
+    loop factors into pairs.  Writing the (p, t) vectors of Alg. 1 as u_.(p, t) and the (r)
+    quantities as s_r, psid_r, ...:
+
+    * terms output at p (weight mu_p) depend on r only through a dot product with u_.(p, t), so
+      X_.(t) = sum_p mu_p u_.(p, t) is accumulated per DoF t, then dotted with every ancestor r
+      of t: one (t, r) pass at the end;
+    * terms output at t (weight mu_t, t not in p's joint) are summed over the t between r and p:
+      a running sum Y_.(p) = sum_t mu_t u_.(p, t) along p's chain, dotted with r as the walk
+      reaches r's joint;
+    * terms output at r (weight mu_r) are u_.(p, t) . sigma(t), with sigma(t) = sum_r mu_r s_r
+      over the ancestors r of t's joint, formed once down the tree.
+
+    So O(n d) pairs, each a few 6-vector products.  Checked against the contraction of the full
+    tensors (tests/test_forward_second_order.py)."""
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    S0, IC, BC, FC, Psid, Psidd, Sd = idsva_forward_pass(m, q, v, a, 2.0)  # B without the 1/2
+    tmp66 = np.empty((6, 6))
+    A1 = np.empty((6, 6))
+    A3 = np.empty((6, 6))
+    w0 = np.empty(6)
+    w4 = np.empty(6)
+    w5 = np.empty(6)
+    w7 = np.empty(6)
+    x6 = np.empty(6)
+    A1s = np.empty(6)
+    A1pd = np.empty(6)
+    u1 = np.empty(6)
+    u3 = np.empty(6)
+    u4 = np.empty(6)
+    u5 = np.empty(6)
+    u6 = np.empty(6)
+    u7 = np.empty(6)
+    u9 = np.empty(6)
+    u11 = np.empty(6)
+    Y1 = np.empty(6)
+    YA = np.empty(6)
+    YAx = np.empty(6)  # YA before the current joint's DoFs are added
+    Y11 = np.empty(6)
+    X5 = np.zeros((nv, 6))
+    X9 = np.zeros((nv, 6))
+    X11 = np.zeros((nv, 6))
+    XA = np.zeros((nv, 6))
+    # sigma of the strict ancestors of each joint, and with the joint's own DoFs
+    sig = np.zeros((nj, 6))
+    sig_in = np.zeros((nj, 6))
+    for j in range(1, nj):
+        lam = m.parent[j]
+        for r in range(6):
+            sig[j, r] = sig_in[lam, r]
+            sig_in[j, r] = sig[j, r]
+        for pc in range(m.iv[j], m.iv[j] + m.nvj[j]):
+            for r in range(6):
+                sig_in[j, r] += mu[pc] * S0[pc, r]
+    PsSd = np.empty((nv, 6))  # Psid + Sd
+    for k in range(nv):
+        for r in range(6):
+            PsSd[k, r] = Psid[k, r] + Sd[k, r]
+
+    for i in range(nj - 1, 0, -1):
+        I = IC[i]
+        for pa in range(m.iv[i], m.iv[i] + m.nvj[i]):
+            s = S0[pa]
+            _dof_terms(I, BC[i], FC[i], s, Psid[pa], Psidd[pa], Sd[pa], w0, w4, w5, w7, A1, A3,
+                       tmp66, x6)
+            mua = mu[pa]
+            for r in range(6):
+                Y1[r] = 0.0
+                YA[r] = 0.0
+                Y11[r] = 0.0
+            j = i
+            while j > 0:
+                sg = sig[j]
+                for r in range(6):
+                    YAx[r] = YA[r]
+                for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
+                    st = S0[pb]
+                    pdt = Psid[pb]
+                    pddt = Psidd[pb]
+                    sdt = Sd[pb]
+                    for r in range(6):  # the common terms of Alg. 1 (lines 29-36)
+                        a1s = 0.0
+                        a1pd = 0.0
+                        a1pdd = 0.0
+                        a1sd = 0.0
+                        a3ts = 0.0
+                        a3pd = 0.0
+                        a3s = 0.0
+                        ist = 0.0
+                        for c in range(6):
+                            a1 = A1[r, c]
+                            a1s += a1 * st[c]
+                            a1pd += a1 * pdt[c]
+                            a1pdd += a1 * pddt[c]
+                            a1sd += a1 * sdt[c]
+                            a3ts += A3[c, r] * st[c]
+                            a3pd += A3[r, c] * pdt[c]
+                            a3s += A3[r, c] * st[c]
+                            ist += I[r, c] * st[c]
+                        A1s[r] = a1s
+                        A1pd[r] = a1pd
+                        u1[r] = a3ts
+                        u3[r] = a3pd + a1pdd
+                        u7[r] = a3s + a1pd + a1sd
+                        x6[r] = ist
+                    force_cross_add(st, w5, u3)                # u3 = A3 psd_t + A1 psdd_t + A5 s_t
+                    force_cross(st, w0, u9)                    # u9 = A0 s_t
+                    force_cross(pdt, w0, u5)
+                    force_cross_add(st, w4, u5)                # u5 = A2 psd_t + A4 s_t
+                    force_cross(pdt, w0, u6)
+                    force_cross_add(st, w7, u6)                # u6 = B(I,s) psd_t + A7 s_t
+                    for r in range(6):
+                        u5[r] -= A1pd[r]
+                        u6[r] += A1pd[r]
+                        u11[r] = A1s[r] - u9[r]                # B(I, s)^T s_t
+                    # output p: accumulated for the (t, r) pass
+                    for r in range(6):
+                        X5[pb, r] += mua * u5[r]
+                        X9[pb, r] += mua * u9[r]
+                        X11[pb, r] += mua * u11[r]
+                        XA[pb, r] += mua * A1s[r]
+                    # output r over the strict ancestors of joint j (sigma), and its joint
+                    x3 = dot6(sg, u3)
+                    z2 = dot6(sg, u9)
+                    Hq[pa, pb] += x3
+                    Hqv[pb, pa] += dot6(sg, u6)
+                    G[pa, pb] += z2
+                    if j != i:
+                        G[pb, pa] += dot6(sig_in[j], A1s)
+                        Hq[pb, pa] += x3
+                        Hqv[pa, pb] += dot6(sg, u7)
+                        y = dot6(sg, A1s) + z2
+                        Hv[pa, pb] += y
+                        Hv[pb, pa] += y
+                        mub = mu[pb]  # output t: the running sums along p's chain
+                        for r in range(6):
+                            Y1[r] += mub * u1[r]
+                            YA[r] += mub * A1s[r]
+                            Y11[r] += mub * u11[r]
+                    else:
+                        force_cross(s, x6, u4)
+                        force_cross_add(st, w0, u4)            # u4 = A6 s_t
+                        Hv[pb, pa] += dot6(sg, u4)
+                if j != i:  # output t, for the DoFs r of joint j
+                    for pc in range(m.iv[j], m.iv[j] + m.nvj[j]):
+                        sr = S0[pc]
+                        pdr = Psid[pc]
+                        x = dot6(Y1, pdr) + dot6(YA, Psidd[pc])
+                        Hq[pc, pa] += x
+                        Hq[pa, pc] += x
+                        Hqv[pa, pc] += dot6(Y1, sr) + dot6(YA, PsSd[pc])
+                        Hqv[pc, pa] += dot6(Y11, pdr)
+                        y = dot6(Y11, sr)
+                        Hv[pc, pa] += y
+                        Hv[pa, pc] += y
+                        G[pc, pa] += dot6(YAx, sr)
+                j = m.parent[j]
+        lam = m.parent[i]
+        if lam > 0:
+            for r in range(6):
+                FC[lam, r] += FC[i, r]
+                for c in range(6):
+                    IC[lam, r, c] += IC[i, r, c]
+                    BC[lam, r, c] += BC[i, r, c]
+
+    # output p: every DoF t with the DoFs r of its own joint and of its ancestors
+    for j in range(1, nj):
+        for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
+            x5 = X5[pb]
+            x9 = X9[pb]
+            x11 = X11[pb]
+            xa = XA[pb]
+            k = j
+            while k > 0:
+                for pc in range(m.iv[k], m.iv[k] + m.nvj[k]):
+                    sr = S0[pc]
+                    pdr = Psid[pc]
+                    p2 = dot6(x5, pdr) + dot6(x9, Psidd[pc])
+                    Hq[pb, pc] += p2
+                    Hqv[pc, pb] -= dot6(x11, pdr)
+                    if k != j:
+                        Hq[pc, pb] += p2
+                        y = dot6(x11, sr)
+                        Hv[pb, pc] -= y
+                        Hv[pc, pb] -= y
+                        Hqv[pb, pc] += dot6(x5, sr) + dot6(x9, PsSd[pc])
+                        G[pc, pb] += dot6(x9, sr)
+                    else:
+                        Hv[pb, pc] -= dot6(xa, sr)
+                k = m.parent[k]
 
 
 @njit(cache=True, error_model="numpy")
@@ -306,9 +496,7 @@ def _idsva_so_knot(ints, floats, Q, V, A, buf, t):
     d2v[t] = 0.0
     d2qv[t] = 0.0
     dM[t] = 0.0
-    e2 = np.empty((0, 0))
-    idsva_so_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t], d2q[t], d2v[t], d2qv[t], dM[t],
-                   False, tau[t], e2, e2, e2, e2)
+    idsva_so_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t], d2q[t], d2v[t], d2qv[t], dM[t])
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
