@@ -31,7 +31,7 @@ from numba import njit, prange
 
 from .inverse import idsva_forward_pass
 from .layout import unpack
-from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matvec6,
+from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matvec6, motion_cross,
                       tup6)
 
 
@@ -264,21 +264,21 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
     d2qv, and ``G[j, k] = sum_i mu_i dM[i, j, k]`` (all (nv, nv), zero on entry).
 
     Alg. 1 visits every triple of DoFs (p, t, r) on one chain (p deepest, r shallowest) and
-    writes each term to the output index p, t or r: O(n d^2) for depth d.  Contracted, the triple
-    loop factors into pairs.  Writing the (p, t) vectors of Alg. 1 as u_.(p, t) and the (r)
-    quantities as s_r, psid_r, ...:
+    writes each term to the output index p, t or r: O(n d^2) for depth d.  Each term is linear
+    in one quantity of each DoF (of p: the 6x6 A1, A3 and the forces w0 ... w7 of
+    :func:`_dof_terms`; of t and r: their motion vectors s, psid, psidd, sd), so contracted, the
+    triple loop factors into pairs, with sums over the third DoF:
 
-    * terms output at p (weight mu_p) depend on r only through a dot product with u_.(p, t), so
-      X_.(t) = sum_p mu_p u_.(p, t) is accumulated per DoF t, then dotted with every ancestor r
-      of t: one (t, r) pass at the end;
-    * terms output at t (weight mu_t, t not in p's joint) are summed over the t between r and p:
-      a running sum Y_.(p) = sum_t mu_t u_.(p, t) along p's chain, dotted with r as the walk
-      reaches r's joint;
-    * terms output at r (weight mu_r) are u_.(p, t) . sigma(t), with sigma(t) = sum_r mu_r s_r
-      over the ancestors r of t's joint, formed once down the tree.
+    * output at p (weight mu_p): the subtree sums  W0, W4, A1^ = sum_p mu_p (w0, w4, A1) over
+      the DoFs p below each joint, then one pass over the pairs (t, r);
+    * output at t (weight mu_t): sums over the t between r and p, i.e. A1 Delta, A3^T Delta with
+      Delta = sum_t mu_t s_t = sigma_in(parent of p's joint) - sigma(r's joint);
+    * output at r (weight mu_r): sigma(t's joint) = sum_r mu_r s_r over its strict ancestors
+      (sigma_in: its own DoFs included), formed once down the tree; dotted through A1 sigma,
+      A3^T sigma and (s_t x sigma) . w.
 
-    So O(n d) pairs, each a few 6-vector products.  Checked against the contraction of the full
-    tensors (tests/test_forward_second_order.py)."""
+    So O(n d) pairs (p, t), each three 6x6 products and a few dot products.  Checked against the
+    contraction of the full tensors (tests/test_forward_second_order.py)."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     S0, IC, BC, FC, Psid, Psidd, Sd = idsva_forward_pass(m, q, v, a, 2.0)  # B without the 1/2
@@ -290,25 +290,18 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
     w5 = np.empty(6)
     w7 = np.empty(6)
     x6 = np.empty(6)
-    A1s = np.empty(6)
-    A1pd = np.empty(6)
-    u1 = np.empty(6)
-    u3 = np.empty(6)
     u4 = np.empty(6)
-    u5 = np.empty(6)
-    u6 = np.empty(6)
-    u7 = np.empty(6)
-    u9 = np.empty(6)
-    u11 = np.empty(6)
+    C1 = np.empty(6)
+    C3 = np.empty(6)
+    P1 = np.empty(6)
+    P1in = np.empty(6)
+    P3 = np.empty(6)
     Y1 = np.empty(6)
     YA = np.empty(6)
-    YAx = np.empty(6)  # YA before the current joint's DoFs are added
+    YAx = np.empty(6)
     Y11 = np.empty(6)
-    X5 = np.zeros((nv, 6))
-    X9 = np.zeros((nv, 6))
-    X11 = np.zeros((nv, 6))
-    XA = np.zeros((nv, 6))
-    # sigma of the strict ancestors of each joint, and with the joint's own DoFs
+    dl = np.empty(6)
+    # sigma of every joint's strict ancestors, and with its own DoFs (sigma_in)
     sig = np.zeros((nj, 6))
     sig_in = np.zeros((nj, 6))
     for j in range(1, nj):
@@ -319,96 +312,69 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
         for pc in range(m.iv[j], m.iv[j] + m.nvj[j]):
             for r in range(6):
                 sig_in[j, r] += mu[pc] * S0[pc, r]
-    PsSd = np.empty((nv, 6))  # Psid + Sd
-    for k in range(nv):
-        for r in range(6):
-            PsSd[k, r] = Psid[k, r] + Sd[k, r]
+    # per DoF t of joint j: s_t x sigma(j), psid_t x sigma(j), psid_t + sd_t
+    cs = np.empty((nv, 6))
+    cpd = np.empty((nv, 6))
+    PsSd = np.empty((nv, 6))
+    for j in range(1, nj):
+        for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
+            motion_cross(S0[pb], sig[j], cs[pb])
+            motion_cross(Psid[pb], sig[j], cpd[pb])
+            for r in range(6):
+                PsSd[pb, r] = Psid[pb, r] + Sd[pb, r]
+    W0 = np.zeros((nj, 6))
+    W4 = np.zeros((nj, 6))
+    A1h = np.zeros((nj, 6, 6))
 
     for i in range(nj - 1, 0, -1):
         I = IC[i]
+        lam = m.parent[i]
+        C = sig_in[lam]  # zero at the root
         for pa in range(m.iv[i], m.iv[i] + m.nvj[i]):
             s = S0[pa]
             _dof_terms(I, BC[i], FC[i], s, Psid[pa], Psidd[pa], Sd[pa], w0, w4, w5, w7, A1, A3,
                        tmp66, x6)
             mua = mu[pa]
             for r in range(6):
-                Y1[r] = 0.0
-                YA[r] = 0.0
-                Y11[r] = 0.0
+                W0[i, r] += mua * w0[r]
+                W4[i, r] += mua * w4[r]
+                for c in range(6):
+                    A1h[i, r, c] += mua * A1[r, c]
+            _sym_tr_matvec(A1, A3, C, C1, C3)
             j = i
             while j > 0:
                 sg = sig[j]
-                for r in range(6):
-                    YAx[r] = YA[r]
-                for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
+                _sym_tr_matvec(A1, A3, sg, P1, P3)
+                matvec6(A1, sig_in[j], P1in)
+                for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):  # output at r: through sigma
                     st = S0[pb]
                     pdt = Psid[pb]
-                    pddt = Psidd[pb]
-                    sdt = Sd[pb]
-                    for r in range(6):  # the common terms of Alg. 1 (lines 29-36)
-                        a1s = 0.0
-                        a1pd = 0.0
-                        a1pdd = 0.0
-                        a1sd = 0.0
-                        a3ts = 0.0
-                        a3pd = 0.0
-                        a3s = 0.0
-                        ist = 0.0
-                        for c in range(6):
-                            a1 = A1[r, c]
-                            a1s += a1 * st[c]
-                            a1pd += a1 * pdt[c]
-                            a1pdd += a1 * pddt[c]
-                            a1sd += a1 * sdt[c]
-                            a3ts += A3[c, r] * st[c]
-                            a3pd += A3[r, c] * pdt[c]
-                            a3s += A3[r, c] * st[c]
-                            ist += I[r, c] * st[c]
-                        A1s[r] = a1s
-                        A1pd[r] = a1pd
-                        u1[r] = a3ts
-                        u3[r] = a3pd + a1pdd
-                        u7[r] = a3s + a1pd + a1sd
-                        x6[r] = ist
-                    force_cross_add(st, w5, u3)                # u3 = A3 psd_t + A1 psdd_t + A5 s_t
-                    force_cross(st, w0, u9)                    # u9 = A0 s_t
-                    force_cross(pdt, w0, u5)
-                    force_cross_add(st, w4, u5)                # u5 = A2 psd_t + A4 s_t
-                    force_cross(pdt, w0, u6)
-                    force_cross_add(st, w7, u6)                # u6 = B(I,s) psd_t + A7 s_t
-                    for r in range(6):
-                        u5[r] -= A1pd[r]
-                        u6[r] += A1pd[r]
-                        u11[r] = A1s[r] - u9[r]                # B(I, s)^T s_t
-                    # output p: accumulated for the (t, r) pass
-                    for r in range(6):
-                        X5[pb, r] += mua * u5[r]
-                        X9[pb, r] += mua * u9[r]
-                        X11[pb, r] += mua * u11[r]
-                        XA[pb, r] += mua * A1s[r]
-                    # output r over the strict ancestors of joint j (sigma), and its joint
-                    x3 = dot6(sg, u3)
-                    z2 = dot6(sg, u9)
+                    x3 = dot6(P3, pdt) + dot6(P1, Psidd[pb]) - dot6(cs[pb], w5)
+                    z2 = -dot6(cs[pb], w0)
                     Hq[pa, pb] += x3
-                    Hqv[pb, pa] += dot6(sg, u6)
+                    Hqv[pb, pa] += dot6(P1, pdt) - dot6(cpd[pb], w0) - dot6(cs[pb], w7)
                     G[pa, pb] += z2
                     if j != i:
-                        G[pb, pa] += dot6(sig_in[j], A1s)
+                        G[pb, pa] += dot6(P1in, st)
                         Hq[pb, pa] += x3
-                        Hqv[pa, pb] += dot6(sg, u7)
-                        y = dot6(sg, A1s) + z2
+                        Hqv[pa, pb] += dot6(P3, st) + dot6(P1, PsSd[pb])
+                        y = dot6(P1, st) + z2
                         Hv[pa, pb] += y
                         Hv[pb, pa] += y
-                        mub = mu[pb]  # output t: the running sums along p's chain
-                        for r in range(6):
-                            Y1[r] += mub * u1[r]
-                            YA[r] += mub * A1s[r]
-                            Y11[r] += mub * u11[r]
-                    else:
+                    else:  # u4 = s x* (I s_t) + s_t x* w0
+                        matvec6(I, st, x6)
                         force_cross(s, x6, u4)
-                        force_cross_add(st, w0, u4)            # u4 = A6 s_t
+                        force_cross_add(st, w0, u4)
                         Hv[pb, pa] += dot6(sg, u4)
-                if j != i:  # output t, for the DoFs r of joint j
+                if j != i:  # output at t, for the DoFs r of joint j
+                    for r in range(6):
+                        Y1[r] = C3[r] - P3[r]
+                        YA[r] = C1[r] - P1[r]
+                        YAx[r] = C1[r] - P1in[r]
+                        dl[r] = C[r] - sg[r]
+                    force_cross(dl, w0, Y11)
+                    for r in range(6):
+                        Y11[r] = YA[r] - Y11[r]
                     for pc in range(m.iv[j], m.iv[j] + m.nvj[j]):
                         sr = S0[pc]
                         pdr = Psid[pc]
@@ -422,21 +388,32 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
                         Hv[pa, pc] += y
                         G[pc, pa] += dot6(YAx, sr)
                 j = m.parent[j]
-        lam = m.parent[i]
         if lam > 0:
             for r in range(6):
                 FC[lam, r] += FC[i, r]
+                W0[lam, r] += W0[i, r]
+                W4[lam, r] += W4[i, r]
                 for c in range(6):
                     IC[lam, r, c] += IC[i, r, c]
                     BC[lam, r, c] += BC[i, r, c]
+                    A1h[lam, r, c] += A1h[i, r, c]
 
-    # output p: every DoF t with the DoFs r of its own joint and of its ancestors
+    # output at p: every DoF t with the DoFs r of its own joint and of its ancestors
+    x5 = np.empty(6)
+    x9 = np.empty(6)
+    x11 = np.empty(6)
+    xa = np.empty(6)
     for j in range(1, nj):
         for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
-            x5 = X5[pb]
-            x9 = X9[pb]
-            x11 = X11[pb]
-            xa = XA[pb]
+            st = S0[pb]
+            force_cross(st, W0[j], x9)
+            force_cross(Psid[pb], W0[j], x5)
+            force_cross_add(st, W4[j], x5)
+            matvec6(A1h[j], Psid[pb], x6)
+            matvec6(A1h[j], st, xa)
+            for r in range(6):
+                x5[r] -= x6[r]
+                x11[r] = xa[r] - x9[r]
             k = j
             while k > 0:
                 for pc in range(m.iv[k], m.iv[k] + m.nvj[k]):
@@ -455,6 +432,19 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
                     else:
                         Hv[pb, pc] -= dot6(xa, sr)
                 k = m.parent[k]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _sym_tr_matvec(A1, A3, x, y1, y3):
+    """y1 = A1 x (A1 symmetric), y3 = A3^T x."""
+    for c in range(6):
+        s1 = 0.0
+        s3 = 0.0
+        for r in range(6):
+            s1 += A1[r, c] * x[r]
+            s3 += A3[r, c] * x[r]
+        y1[c] = s1
+        y3[c] = s3
 
 
 @njit(cache=True, error_model="numpy")
