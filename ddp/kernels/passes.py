@@ -13,7 +13,7 @@ d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq) and, on Lie-group joints, ``lam_q`` weig
 ``(q (+) dq) (+) (w + dw)`` (the ``lie`` blocks).  ``so_mode`` says where the FD-SO terms come from:
 0 none (iLQR), 1 full tensors of every knot (any backend, contracted here), 2 the contracted
 IDSVA-SO sweep called at each knot, chained through the knot's first-order FDSVA from the
-derivative phase (the analytical backend; O(n^3) per knot).
+derivative phase (the analytical backend; O(n d) pairs of DoFs and a few n^3 products per knot).
 """
 
 import numpy as np
