@@ -62,7 +62,6 @@ def test_multi_dof_joints_really_are_non_symmetric():
     assert np.abs(d.d2tau_dq2[:, :6, :6] - np.swapaxes(d.d2tau_dq2[:, :6, :6], 1, 2)).max() > 1e-3
 
 
-
 def test_contracted_sweep_equals_contracted_tensors(so_model):
     """idsva_so_contracted (O(n d) pairs, the third DoF summed out) against the explicit
     contraction of the four tensors of Alg. 1, for a random weight mu."""
@@ -76,6 +75,7 @@ def test_contracted_sweep_equals_contracted_tensors(so_model):
     idsva_so_contracted(unpack(*so_model.kernel_args), q, v, a, mu, H[0], H[1], H[2], H[3])
     for h, full in zip(H, (d.d2tau_dq2, d.d2tau_dv2, d.d2tau_dqdv, d.dM_dq)):
         assert rel_err(h, np.einsum("i,ijk->jk", mu, full)) < 1e-12
+
 
 def test_batch_equals_pointwise(any_model):
     T = 4
