@@ -27,6 +27,7 @@ class Iteration:
     exact: bool = False                 # the exact model: cost Hessians as set, DDP's dynamics
     #                                     terms (False: a safeguarded Gauss-Newton iteration)
     gauss_newton_knots: int = 0         # "safeguarded": knots where the exact terms were dropped
+    backward_passes: int = 0            # backward passes run (1 + retries at a larger reg)
 
 
 class IterationTable:

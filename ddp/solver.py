@@ -195,6 +195,7 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
                           f"stopped after max_iter = {s.max_iter} iterations", history, policy)
         t0 = time.perf_counter()
         while True:
+            rec.backward_passes += 1
             reg_u, reg_x, reg_v, safeguard = glob.backward_arguments()
             with np.errstate(all="ignore"):
                 new_policy, knot = backward(P, xs, us, d, s.method if exact else "ilqr", reg_u,

@@ -272,6 +272,23 @@ def test_statuses_of_callbacks_and_regularization():
     assert sol.status == "regularization-exhausted" and "not positive definite" in sol.message
 
 
+def test_iterations_count_their_backward_passes():
+    """An iteration records one backward pass when Q_uu is positive definite at once, and one more
+    per increase of the regularization: "shift" tries reg_min, then multiplies by 1.6^2, 1.6^3,
+    ... (Tassa's schedule), up to reg_max."""
+    sol = ddp.solve(_linear_problem(), "ilqr")
+    assert [h.backward_passes for h in sol.history] == [1, 0]  # the last record only tests
+    P = _linear_problem()
+    concave = ddp.ShootingProblem(P.dynamics, P.x0, P.T, P.dt, _Concave(), P.terminal_cost)
+    s = ddp.SolverSettings()
+    for reg_max in (1.0, 1e4):
+        sol = ddp.solve(concave, "ilqr", reg_max=reg_max, max_iter=1)
+        assert sol.status == "regularization-exhausted"
+        tried = [k for k in range(1, 30)  # the regularizations after k increases
+                 if s.reg_min * s.reg_factor ** (k * (k + 1) // 2 - 1) <= reg_max]
+        assert sol.history[0].backward_passes == 1 + len(tried) > 2
+
+
 class _Concave(ddp.costs.Cost):
     """-50 |u|^2: a user cost (any Cost subclass) that no step can minimize."""
 

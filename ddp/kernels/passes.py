@@ -21,7 +21,7 @@ from numba import njit, prange
 
 from dynamics.kernels.dense import gemm, gemm_nt, gemm_tn
 from dynamics.kernels.forward import aba_point
-from dynamics.kernels.forward_so import fdsva_so_lam_core
+from dynamics.kernels.forward_so import fdsva_so_lam_terms
 from dynamics.kernels.kinematics import difference_point, integrate_point
 from dynamics.kernels.layout import chunk_range, unpack
 
@@ -315,8 +315,9 @@ def _second_order_terms(t, n, nu, dt, B, lam, Jw, da_dq, da_dv, MinvB, so_mode, 
     Lq = np.zeros((n, n))
     Lv = np.zeros((n, n))
     Lqv = np.zeros((n, n))
-    Lt = np.zeros((n, n))
+    LtB = np.zeros((n, nu))  # Lt^T B
     if so_mode == 1:
+        Lt = np.zeros((n, n))
         for i in range(n):
             c = mu[i]
             for j in range(n):
@@ -325,23 +326,25 @@ def _second_order_terms(t, n, nu, dt, B, lam, Jw, da_dq, da_dv, MinvB, so_mode, 
                     Lv[j, k] += c * T2v[t, i, j, k]
                     Lqv[j, k] += c * T2qv[t, i, j, k]
                     Lt[j, k] += c * T2t[t, i, j, k]
-    else:
-        fdsva_so_lam_core(m, Q[t], V[t], ACC[t], da_dq[t], da_dv[t], MINV[t], mu, Lq, Lv, Lqv,
-                          Lt)
+        gemm_tn(Lt, B, LtB, 1.0, 0.0)
+    else:  # Lt = -Minv G, so Lt^T B = -G^T (Minv B)
+        G = np.empty((n, n))
+        fdsva_so_lam_terms(m, Q[t], V[t], ACC[t], da_dq[t], da_dv[t], MINV[t], mu, Lq, Lv, Lqv,
+                           G)
+        gemm_tn(G, MinvB[t], LtB, -1.0, 0.0)
     for j in range(n):
         for k in range(n):
             Qxx[j, k] += 0.5 * dt * (Lq[j, k] + Lq[k, j])
             Qxx[j, n + k] += dt * Lqv[j, k]
             Qxx[n + k, j] += dt * Lqv[j, k]
             Qxx[n + j, n + k] += dt * Lv[j, k]
-    # Qux[c, q_k] += dt (Lt^T B)[k, c]
     for c in range(nu):
         for k in range(n):
-            s = 0.0
-            for j in range(n):
-                s += Lt[j, k] * B[j, c]
-            Qux[c, k] += dt * s
-    # Lie-group joints: Jz^T (lam_q . d2G) Jz, Jz: (dx, du) -> (dq, dw)
+            Qux[c, k] += dt * LtB[k, c]
+    # Lie-group joints: Jz^T Hc Jz with Hc = lam_q . d2G (2mb, 2mb) and Jz: (dx, du) -> (dq, dw)
+    # of the joint, whose rows are Z = [E; W]: E selects dq (the joint's columns of dx), W (mb,
+    # nz) is dw to first order.  Jz^T Hc Jz = E^T (Hc Jz)_top + W^T (Hc Jz)_bottom, added row by
+    # row into the (x, x), (u, x) and (u, u) blocks only.
     nz = 2 * n + nu
     for b in range(lie_iv.shape[0]):
         o, mb = lie_iv[b], lie_nv[b]
@@ -353,27 +356,35 @@ def _second_order_terms(t, n, nu, dt, B, lam, Jw, da_dq, da_dv, MinvB, so_mode, 
             for i in range(2 * mb):
                 for j in range(2 * mb):
                     Hc[i, j] += la * lie_H[t, b, a, i, j]
-        Z = np.zeros((2 * mb, nz))
+        W = np.empty((mb, nz))
         for a in range(mb):
-            Z[a, o + a] = 1.0
             for k in range(n):
-                Z[mb + a, k] = dt * dt * da_dq[t, o + a, k]
-                Z[mb + a, n + k] = dt * dt * da_dv[t, o + a, k]
-            Z[mb + a, n + o + a] += dt
+                W[a, k] = dt * dt * da_dq[t, o + a, k]
+                W[a, n + k] = dt * dt * da_dv[t, o + a, k]
+            W[a, n + o + a] += dt
             for c in range(nu):
-                Z[mb + a, 2 * n + c] = dt * dt * MinvB[t, o + a, c]
-        HZ = np.empty((2 * mb, nz))
-        gemm(Hc, Z, HZ, 1.0)
-        P = np.empty((nz, nz))
-        gemm_tn(Z, HZ, P, 1.0, 0.0)
-        for i in range(2 * n):
+                W[a, 2 * n + c] = dt * dt * MinvB[t, o + a, c]
+        HZ = np.empty((2 * mb, nz))  # Hc Jz = Hc[:, :mb] E + Hc[:, mb:] W
+        gemm(Hc[:, mb:], W, HZ, 1.0)
+        for i in range(2 * mb):
+            for a in range(mb):
+                HZ[i, o + a] += Hc[i, a]
+        for a in range(mb):
+            top = HZ[a]
+            bottom = HZ[mb + a]
+            r = o + a
             for j in range(2 * n):
-                Qxx[i, j] += P[i, j]
-        for c in range(nu):
+                Qxx[r, j] += top[j]
             for i in range(2 * n):
-                Qux[c, i] += P[2 * n + c, i]
-            for d in range(nu):
-                Quu[c, d] += P[2 * n + c, 2 * n + d]
+                w = W[a, i]
+                for j in range(2 * n):
+                    Qxx[i, j] += w * bottom[j]
+            for c in range(nu):
+                w = W[a, 2 * n + c]
+                for j in range(2 * n):
+                    Qux[c, j] += w * bottom[j]
+                for d in range(nu):
+                    Quu[c, d] += w * bottom[2 * n + d]
 
 
 #: from this size on, products go to BLAS (single call per product, outside any parallel region);

@@ -150,7 +150,19 @@ def fdsva_so_lam_point(m, q, v, tau, lam, qdd, da_dq, da_dv, Minv, Lq, Lv, Lqv, 
 def fdsva_so_lam_core(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, Lt):
     """:func:`fdsva_so_lam_point` given the first-order FDSVA of the knot (qdd (n,), da_dq,
     da_dv, Minv (n, n)): the contracted IDSVA-SO sweep at (q, v, qdd) and its chain rule alone.
-    A DDP backward pass calls this with what its derivative phase already computed."""
+    ``Lt`` = -Minv G (:func:`fdsva_so_lam_terms`)."""
+    nv = m.S_local.shape[0]
+    G = np.empty((nv, nv))
+    fdsva_so_lam_terms(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, G)
+    gemm(Minv, G, Lt, -1.0)
+
+
+@njit(cache=True, error_model="numpy")
+def fdsva_so_lam_terms(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, G):
+    """Lq, Lv, Lqv of :func:`fdsva_so_lam_core`, and G (n, n) = sum_i mu_i dM_i./dq with
+    mu = Minv lam, so that Lt = -Minv G.  A DDP backward pass calls this with what its
+    derivative phase already computed, and needs Lt only as Lt^T B = -G^T (Minv B), which
+    saves the n^3 product Minv G."""
     nv = m.S_local.shape[0]
     mu = np.zeros(nv)
     for i in range(nv):
@@ -159,7 +171,7 @@ def fdsva_so_lam_core(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, Lt):
     Hq = np.zeros((nv, nv))
     Hv = np.zeros((nv, nv))
     Hqv = np.zeros((nv, nv))
-    G = np.zeros((nv, nv))
+    G[:, :] = 0.0
     idsva_so_contracted(m, q, v, qdd, mu, Hq, Hv, Hqv, G)
     GT_daq = np.empty((nv, nv))
     gemm_tn(G, da_dq, GT_daq, 1.0, 0.0)
@@ -169,7 +181,6 @@ def fdsva_so_lam_core(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, Lt):
             Lv[r, c] = -Hv[r, c]
             Lqv[r, c] = -Hqv[r, c]
     gemm_tn(G, da_dv, Lqv, -1.0, 1.0)
-    gemm(Minv, G, Lt, -1.0)
 
 
 def fd_lam_size(T, nv):
