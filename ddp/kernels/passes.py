@@ -631,23 +631,27 @@ def step_hessians(t, lam, dt, B, Jw, da_dq, da_dv, MinvB, so_mode, T2q, T2v, T2q
 # ---------------------------------------------------------------------------------- gradient
 @njit(**_JIT)
 def gradient_norm(Fx, Fu, lx, lu, lx_T, us, lo, hi):
-    """|| dJ/du || (projected onto the box) by the adjoint sweep lam_t = l_x + Fx^T lam_{t+1}."""
+    """|| dJ/du || (projected onto the box) by the adjoint sweep lam_t = l_x + Fx^T lam_{t+1}
+    (the products run along the rows of Fx and Fu: contiguous, vectorized)."""
     T, ndx, nu = Fu.shape
     lam = lx_T.copy()
     nxt = np.empty(ndx)
+    g = np.empty(nu)
     total = 0.0
     for t in range(T - 1, -1, -1):
         for c in range(nu):
-            g = lu[t, c]
-            for r in range(ndx):
-                g += Fu[t, r, c] * lam[r]
-            if (us[t, c] <= lo[c] and g > 0.0) or (us[t, c] >= hi[c] and g < 0.0):
-                g = 0.0
-            total += g * g
+            g[c] = lu[t, c]
         for i in range(ndx):
-            s = lx[t, i]
-            for r in range(ndx):
-                s += Fx[t, r, i] * lam[r]
-            nxt[i] = s
+            nxt[i] = lx[t, i]
+        for r in range(ndx):
+            lr = lam[r]
+            for c in range(nu):
+                g[c] += Fu[t, r, c] * lr
+            for i in range(ndx):
+                nxt[i] += Fx[t, r, i] * lr
+        for c in range(nu):
+            if not ((us[t, c] <= lo[c] and g[c] > 0.0) or (us[t, c] >= hi[c] and g[c] < 0.0)):
+                total += g[c] * g[c]
         lam[:] = nxt
     return np.sqrt(total)
+
