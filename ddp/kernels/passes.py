@@ -654,4 +654,3 @@ def gradient_norm(Fx, Fu, lx, lu, lx_T, us, lo, hi):
                 total += g[c] * g[c]
         lam[:] = nxt
     return np.sqrt(total)
-

@@ -159,8 +159,8 @@ def fdsva_so_lam_core(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, Lt):
 
 @njit(cache=True, error_model="numpy")
 def fdsva_so_lam_terms(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, G):
-    """Lq, Lv, Lqv of :func:`fdsva_so_lam_core`, and G (n, n) = sum_i mu_i dM_i./dq with
-    mu = Minv lam, so that Lt = -Minv G.  A DDP backward pass calls this with what its
+    """Lq, Lv, Lqv of :func:`fdsva_so_lam_core`, and G (n, n), G[j, k] = sum_i mu_i dM[i, j, k]
+    with mu = Minv lam, so that Lt = -Minv G.  A DDP backward pass calls this with what its
     derivative phase already computed, and needs Lt only as Lt^T B = -G^T (Minv B), which
     saves the n^3 product Minv G."""
     nv = m.S_local.shape[0]
