@@ -93,27 +93,44 @@ def symm_gemm_col_sparse(A, B, seg, nseg, half, out, alpha):
 
     Column j of the product is accumulated as sum_l B[l, j] A[l, :] (A's row l is its column l):
     a contiguous axpy of length n per non-zero of B, which LLVM vectorizes whatever the pattern,
-    so the work is proportional to the non-zeros of B; the paired columns share each read of A."""
+    so the work is proportional to the non-zeros of B; the paired columns share each read of A,
+    and two rows l of A go into each pass over the accumulators (whose loads and stores bound
+    the loop: ATLAS 9.2 -> 6.5 us)."""
     n = A.shape[0]
     p = B.shape[1]
     acc = np.empty((2, n))
     a0 = acc[0]
     a1 = acc[1]
     for j in range(half):
+        jj = half + j
         a0[:] = 0.0
         a1[:] = 0.0
         for s in range(nseg[j]):
-            for l in range(seg[j, s, 0], seg[j, s, 1]):
-                a = A[l]
-                b0 = alpha * B[l, j]
-                b1 = alpha * B[l, half + j]
+            l, hi = seg[j, s, 0], seg[j, s, 1]
+            while l + 1 < hi:
+                r0 = A[l]
+                r1 = A[l + 1]
+                b00 = alpha * B[l, j]
+                b01 = alpha * B[l + 1, j]
+                b10 = alpha * B[l, jj]
+                b11 = alpha * B[l + 1, jj]
                 for i in range(n):
-                    ai = a[i]
-                    a0[i] += b0 * ai
-                    a1[i] += b1 * ai
+                    x = r0[i]
+                    y = r1[i]
+                    a0[i] += b00 * x + b01 * y
+                    a1[i] += b10 * x + b11 * y
+                l += 2
+            if l < hi:
+                r0 = A[l]
+                b00 = alpha * B[l, j]
+                b10 = alpha * B[l, jj]
+                for i in range(n):
+                    x = r0[i]
+                    a0[i] += b00 * x
+                    a1[i] += b10 * x
         for i in range(n):
             out[i, j] = a0[i]
-            out[i, half + j] = a1[i]
+            out[i, jj] = a1[i]
     for j in range(2 * half, p):
         a0[:] = 0.0
         for s in range(nseg[j]):

@@ -82,6 +82,14 @@ def _dof_terms(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7, A1, A3, tmp66, x6):
             A3[r, c] += tmp66[c, r]  # - B (s x) = ((s x*) B^T)^T
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _pair_workspace():
+    """Scratch of the pair loops of :func:`idsva_so_point` and :func:`idsva_so_contracted`:
+    tmp66, A1, A3 (6, 6) and w0, w4, w5, w7, x6 (6,)."""
+    return (np.empty((6, 6)), np.empty((6, 6)), np.empty((6, 6)), np.empty(6), np.empty(6),
+            np.empty(6), np.empty(6), np.empty(6))
+
+
 @njit(cache=True, error_model="numpy", fastmath=True)
 def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
     """IDSVA-SO at one knot.  All outputs must be zero on entry (only structurally non-zero
@@ -91,14 +99,7 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
     nv = m.S_local.shape[0]
     S0, IC, BC, FC, Psid, Psidd, Sd = idsva_forward_pass(m, q, v, a, 2.0)  # B without the 1/2
     PsSd = np.empty((nv, 6))  # Psid + Sd
-    tmp66 = np.empty((6, 6))
-    A1 = np.empty((6, 6))
-    A3 = np.empty((6, 6))
-    w0 = np.empty(6)
-    w4 = np.empty(6)
-    w5 = np.empty(6)
-    w7 = np.empty(6)
-    x6 = np.empty(6)
+    tmp66, A1, A3, w0, w4, w5, w7, x6 = _pair_workspace()
     A1s = np.empty(6)
     A1pd = np.empty(6)
     u1 = np.empty(6)
@@ -282,14 +283,7 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     S0, IC, BC, FC, Psid, Psidd, Sd = idsva_forward_pass(m, q, v, a, 2.0)  # B without the 1/2
-    tmp66 = np.empty((6, 6))
-    A1 = np.empty((6, 6))
-    A3 = np.empty((6, 6))
-    w0 = np.empty(6)
-    w4 = np.empty(6)
-    w5 = np.empty(6)
-    w7 = np.empty(6)
-    x6 = np.empty(6)
+    tmp66, A1, A3, w0, w4, w5, w7, x6 = _pair_workspace()
     u4 = np.empty(6)
     C1 = np.empty(6)
     C3 = np.empty(6)
