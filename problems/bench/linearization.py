@@ -50,7 +50,8 @@ def run_linearization(robot_names=ROBOTS, T=100, min_time=0.2, log=print):
         fs = time_us(lambda: dyn.fd_derivatives(model, q, v, tau), min_time)
         fb = time_us(lambda: dyn.fd_derivatives(model, Q, V, TAU), min_time) / T
         rows.append(dict(robot=name, nv=model.nv, geo_single_us=s, geo_kernel_us=k,
-                         geo_batch_us=b, geo_kernel_batch_us=kb, fdsva_single_us=fs, fdsva_batch_us=fb, pin_cpp_us=cpp,
+                         geo_batch_us=b, geo_kernel_batch_us=kb, fdsva_single_us=fs,
+                         fdsva_batch_us=fb, pin_cpp_us=cpp,
                          single_vs_cpp=ratio(s, cpp), kernel_vs_cpp=ratio(k, cpp),
                          batch_vs_cpp=ratio(b, cpp), kernel_batch_vs_cpp=ratio(kb, cpp)))
     write_table(rows, "linearization_speed",
