@@ -403,8 +403,7 @@ class CostProgram:
         nv, nu = self.nv, self.nu
         out = (np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
                np.zeros((T, 2 * nv, 2 * nv)), np.zeros((T, 2 * nv, nu)), np.zeros((T, nu, nu)))
-        kernel = _k.cost_serial if T == 1 else _k.cost_batch
-        kernel(*self.model.kernel_args, self.ints, self.floats,
+        _k.cost_batch(*self.model.kernel_args, self.ints, self.floats,
                np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:]),
                np.ascontiguousarray(us), order, exact, *out, num_chunks(T))
         return out

@@ -16,10 +16,6 @@ from .kernels import second_order as _so
 from .kernels.layout import num_chunks
 from .results import FDDerivatives, IDDerivatives
 
-#: batches up to this many knots run on one thread: a parallel launch costs more than it saves,
-#: and when another process holds a core it can stall for milliseconds (numba/OpenMP barrier)
-SERIAL_MAX_T = 1
-
 _IPR = {"dmm": _fwd.IPR_DMM, "aza": _fwd.IPR_AZA, "ltdl": _fwd.IPR_LTDL}
 
 #: the ``ipr="auto"`` choice: of the three, ltdl measured fastest on UR3, HyQ, ATLAS and Talos when
@@ -30,32 +26,33 @@ IPR_AUTO = "ltdl"
 def rnea(model, q, v, a) -> np.ndarray:
     """Inverse dynamics tau = M(q) a + C(q, v) v + g(q).  (nv,) or (T, nv)."""
     b = prepare(model, q=q, v=v, a=a)
-    return b.unbatch(_inv.rnea_batch(*model.kernel_args, b["q"], b["v"], b["a"]))
+    return b.unbatch(_inv.rnea_batch(*model.kernel_args, b["q"], b["v"], b["a"],
+                                     num_chunks(b.T)))
 
 
 def aba(model, q, v, tau) -> np.ndarray:
     """Forward dynamics a = M(q)^{-1} (tau - C(q, v) v - g(q)) by ABA.  (nv,) or (T, nv)."""
     b = prepare(model, q=q, v=v, tau=tau)
-    kernel = _fwd.aba_serial if b.T <= SERIAL_MAX_T else _fwd.aba_batch
-    return b.unbatch(kernel(*model.kernel_args, b["q"], b["v"], b["tau"]))
+    return b.unbatch(_fwd.aba_batch(*model.kernel_args, b["q"], b["v"], b["tau"],
+                                    num_chunks(b.T)))
 
 
 def mass_matrix(model, q) -> np.ndarray:
     """Joint-space inertia matrix M(q) (full, symmetric) by CRBA.  (nv, nv) or (T, nv, nv)."""
     b = prepare(model, q=q)
-    return b.unbatch(_inv.crba_batch(*model.kernel_args, b["q"]))
+    return b.unbatch(_inv.crba_batch(*model.kernel_args, b["q"], num_chunks(b.T)))
 
 
 def inverse_mass_matrix(model, q) -> np.ndarray:
     """M(q)^{-1} (CRBA + sparse L^T D L factorization).  (nv, nv) or (T, nv, nv)."""
     b = prepare(model, q=q)
-    return b.unbatch(_fwd.minv_batch(*model.kernel_args, b["q"]))
+    return b.unbatch(_fwd.minv_batch(*model.kernel_args, b["q"], num_chunks(b.T)))
 
 
 def id_derivatives(model, q, v, a) -> IDDerivatives:
     """First-order derivatives of inverse dynamics by IDSVA: tau, dtau_dq, dtau_dv, M."""
     b = prepare(model, q=q, v=v, a=a)
-    out = _inv.idsva_batch(*model.kernel_args, b["q"], b["v"], b["a"])
+    out = _inv.idsva_batch(*model.kernel_args, b["q"], b["v"], b["a"], num_chunks(b.T))
     return IDDerivatives(*b.unbatch(out))
 
 
@@ -76,8 +73,7 @@ def id_second_derivatives(model, q, v, a, out: IDDerivatives | None = None) -> I
     """
     b = prepare(model, q=q, v=v, a=a)
     buf = reusable_buffer(out, _so.id_so_size(b.T, model.nv), "IDDerivatives", b)
-    kernel = _so.idsva_so_serial if b.T <= SERIAL_MAX_T else _so.idsva_so_batch
-    kernel(*model.kernel_args, b["q"], b["v"], b["a"], buf)
+    _so.idsva_so_batch(*model.kernel_args, b["q"], b["v"], b["a"], buf, num_chunks(b.T))
     result = IDDerivatives(*b.unbatch(_so.id_so_views(buf, b.T, model.nv)))
     result._buffer = buf
     return result
@@ -132,8 +128,8 @@ def fd_second_derivatives(model, q, v, tau, lam=None, inner: str = "auto", outer
     if lam is not None:
         b = prepare(model, q=q, v=v, tau=tau, lam=lam)
         buf = reusable_buffer(out, _fso.fd_lam_size(b.T, n), "FDDerivatives (with lam)", b)
-        kernel = _fso.fdsva_so_lam_serial if b.T <= SERIAL_MAX_T else _fso.fdsva_so_lam_batch
-        kernel(*model.kernel_args, b["q"], b["v"], b["tau"], b["lam"], buf, num_chunks(b.T))
+        _fso.fdsva_so_lam_batch(*model.kernel_args, b["q"], b["v"], b["tau"], b["lam"], buf,
+                                num_chunks(b.T))
         views = _fso.fd_lam_views(buf, b.T, n)
     else:
         b = prepare(model, q=q, v=v, tau=tau)
@@ -142,10 +138,10 @@ def fd_second_derivatives(model, q, v, tau, lam=None, inner: str = "auto", outer
         if outer == "auto":
             outer = "dtm" if n <= OUTER_CROSSOVER_NV else "aza"
         buf = reusable_buffer(out, _so.id_so_size(b.T, n), "FDDerivatives", b)
-        kernel = _fso.fdsva_so_serial if b.T <= SERIAL_MAX_T else _fso.fdsva_so_batch
-        kernel(*model.kernel_args, b["q"], b["v"], b["tau"],
+        _fso.fdsva_so_batch(*model.kernel_args, b["q"], b["v"], b["tau"],
                             _fso.INNER_DTM if inner == "dtm" else _fso.INNER_IDFOZA,
-               _fso.OUTER_DTM if outer == "dtm" else _fso.OUTER_AZA, buf, num_chunks(b.T))
+                            _fso.OUTER_DTM if outer == "dtm" else _fso.OUTER_AZA, buf,
+                            num_chunks(b.T))
         views = _so.id_so_views(buf, b.T, n)
     result = FDDerivatives(*b.unbatch(views))
     result._buffer = buf

@@ -27,7 +27,6 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from .algorithms import SERIAL_MAX_T
 from .inputs import prepare
 from .kernels import checks as _checks
 from .kernels import higher_order as _ho
@@ -73,10 +72,6 @@ def _with_q(model, q, single, T, name):
     return b["q"]
 
 
-def _serial(T):
-    return T <= SERIAL_MAX_T
-
-
 def rnea(model, q, v_derivs) -> np.ndarray:
     """H-GRNE: [tau, tau', ..., tau^(r)] (r+1, nv) from v_derivs = [v, v', ..., v^(r+1)] (r+2, nv).
 
@@ -85,10 +80,7 @@ def rnea(model, q, v_derivs) -> np.ndarray:
     """
     VD, single = _derivs(model, "v_derivs", v_derivs, 2)
     Q = _with_q(model, q, single, VD.shape[0], "v_derivs")
-    if _serial(VD.shape[0]):
-        out = _ho.rnea_serial(*model.kernel_args, Q, VD)
-    else:
-        out = _ho.rnea_batch(*model.kernel_args, Q, VD, num_chunks(len(Q)))
+    out = _ho.rnea_batch(*model.kernel_args, Q, VD, num_chunks(len(Q)))
     return out[0] if single else out
 
 
@@ -161,10 +153,7 @@ def _solve_hybrid(model, q, v, ACC, TAU, mask, single):
     if ACC is not None:
         VD[:, 1:] = ACC
     TAU = TAU.copy()
-    if _serial(T):
-        _ho.hybrid_serial(*model.kernel_args, b["q"], VD, TAU, mask)
-    else:
-        _ho.hybrid_batch(*model.kernel_args, b["q"], VD, TAU, mask, num_chunks(b.T))
+    _ho.hybrid_batch(*model.kernel_args, b["q"], VD, TAU, mask, num_chunks(b.T))
     acc = VD[:, 1:]
     return (acc[0], TAU[0]) if single else (acc, TAU)
 
@@ -194,5 +183,5 @@ def closed_form(model, q, v) -> ClosedForm:
     matrix M, Coriolis and centrifugal vector h = C v, gravity vector g and the Coriolis matrix C.
     C equals Pinocchio's ``computeCoriolisMatrix``."""
     b = prepare(model, q=q, v=v)
-    out = _ho.closed_form_batch(*model.kernel_args, b["q"], b["v"])
+    out = _ho.closed_form_batch(*model.kernel_args, b["q"], b["v"], num_chunks(b.T))
     return ClosedForm(*b.unbatch(out))

@@ -23,19 +23,26 @@ _DIMS = {"q": "nq", "q0": "nq", "q1": "nq", "v": "nv", "a": "nv", "tau": "nv", "
          "lam": "nv"}
 
 
-class Batch(dict):
-    """The prepared arrays (by argument name) and whether the input was a single point."""
+class Batch:
+    """The prepared arrays (``batch[name]``) and whether the input was a single point."""
+
+    __slots__ = ("arrays", "single", "T")
 
     def __init__(self, arrays, single, T):
-        super().__init__(arrays)
+        self.arrays = arrays
         self.single = single
         self.T = T
 
+    def __getitem__(self, name):
+        return self.arrays[name]
+
     def unbatch(self, x):
         """Drop the knot axis of a result (or of every array in a tuple) for single-point input."""
+        if not self.single:
+            return x
         if isinstance(x, tuple):
-            return tuple(self.unbatch(y) for y in x)
-        return x[0] if self.single else x
+            return tuple([y[0] for y in x])
+        return x[0]
 
 
 def prepare(model, **arrays) -> Batch:
@@ -54,7 +61,9 @@ def prepare(model, **arrays) -> Batch:
             raise ValueError(f"{name}: expected shape ({dim},) or (T, {dim}) for {model.name} "
                              f"({_DIMS[name]}={dim}); got shape {arr.shape}")
         is_single = arr.ndim == 1
-        arr2 = np.ascontiguousarray(arr.reshape(1, dim) if is_single else arr)
+        arr2 = arr[None] if is_single else arr
+        if not arr2.flags.c_contiguous:
+            arr2 = np.ascontiguousarray(arr2)
         bad = _checks.first_nonfinite(arr2)
         if bad >= 0:
             t, k = divmod(int(bad), dim)

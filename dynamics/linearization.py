@@ -30,9 +30,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .algorithms import SERIAL_MAX_T, fd_derivatives
+from .algorithms import fd_derivatives
 from .inputs import prepare
 from .kernels import geometric as _geo
+from .kernels.layout import num_chunks
 from .lie import integrate_second_order
 
 METHODS = ("geometric", "fdsva")
@@ -78,7 +79,8 @@ def _ncol(model) -> int:
 def eidamb(model, q, v, a) -> np.ndarray:
     """EIDAmb (Table 4): ``[base wrench; joint torques]`` = ``rnea(q, v, a)``, (nv,) or (T, nv)."""
     b = prepare(model, q=q, v=v, a=a)
-    return b.unbatch(_geo.eidamb_batch(*model.kernel_args, b["q"], b["v"], b["a"]))
+    return b.unbatch(_geo.eidamb_batch(*model.kernel_args, b["q"], b["v"], b["a"],
+                                       num_chunks(b.T)))
 
 
 def eidamb_derivatives(model, q, v, a) -> EIDAmbDerivatives:
@@ -86,7 +88,7 @@ def eidamb_derivatives(model, q, v, a) -> EIDAmbDerivatives:
     b = prepare(model, q=q, v=v, a=a)
     n = model.nv
     tau, D = _geo.eidamb_derivatives_batch(*model.kernel_args, b["q"], b["v"], b["a"],
-                                           _ncol(model))
+                                           _ncol(model), num_chunks(b.T))
     dH = b.unbatch(D[:, :, 2 * n:]) if model.has_free_flyer else None
     return EIDAmbDerivatives(*b.unbatch((tau, D[:, :, :n], D[:, :, n:2 * n])), dH)
 
@@ -94,7 +96,7 @@ def eidamb_derivatives(model, q, v, a) -> EIDAmbDerivatives:
 def immamb(model, q) -> np.ndarray:
     """IMMAmb (Table 9): M(q)^-1, (nv, nv) or (T, nv, nv)."""
     b = prepare(model, q=q)
-    return b.unbatch(_geo.immamb_batch(*model.kernel_args, b["q"]))
+    return b.unbatch(_geo.immamb_batch(*model.kernel_args, b["q"], num_chunks(b.T)))
 
 
 def linearize(model, q, v, tau, dt=None, method: str = "geometric",
@@ -128,9 +130,9 @@ def linearize(model, q, v, tau, dt=None, method: str = "geometric",
     n, T = model.nv, b.T
     Q, V, TAU = b["q"], b["v"], b["tau"]
     if method == "geometric":
-        kernel = _geo.geometric_fd_serial if T <= SERIAL_MAX_T else _geo.geometric_fd_batch
         ncol = 2 * n + (6 if base_twist == "inertial" else 0)
-        a, Minv, dacc = kernel(*model.kernel_args, Q, V, TAU, ncol)
+        a, Minv, dacc = _geo.geometric_fd_batch(*model.kernel_args, Q, V, TAU, ncol,
+                                                num_chunks(T))
         da_dq, da_dv = dacc[:, :, :n], dacc[:, :, n:2 * n]
         da_dH = dacc[:, :, 2 * n:] if base_twist == "inertial" else None
     else:
@@ -153,7 +155,8 @@ def linearize(model, q, v, tau, dt=None, method: str = "geometric",
 def _ad(model, X):
     """ad_x (T, nv, nv) of tangent vectors X (T, nv) (``geometric.tangent_ad_point``; its
     free-flyer block is crm(x[:6]))."""
-    return _geo.tangent_ad_batch(*model.kernel_args, np.ascontiguousarray(X))
+    return _geo.tangent_ad_batch(*model.kernel_args, np.ascontiguousarray(X),
+                                 num_chunks(len(X)))
 
 
 def _continuous_body(model, V, da_dq, da_dv, Minv):
@@ -170,7 +173,7 @@ def _continuous_body(model, V, da_dq, da_dv, Minv):
 
 def _continuous_inertial(model, Q, V, a, da_dq, da_dv, da_dH, Minv):
     T, n = V.shape
-    Ad = _geo.base_adjoint_batch(*model.kernel_args, Q)  # Ad(H)
+    Ad = _geo.base_adjoint_batch(*model.kernel_args, Q, num_chunks(len(Q)))  # Ad(H)
     AdInv = np.linalg.inv(Ad)  # ^0X_A
     A = np.zeros((T, 2 * n, 2 * n))
     A[:, :6, n:n + 6] = AdInv

@@ -31,7 +31,7 @@ import numpy as np
 
 from .inputs import prepare
 from .kernels import kinematics as _kin
-from .kernels.layout import KernelModel, pack
+from .kernels.layout import KernelModel, num_chunks, pack
 
 #: Pinocchio joint model short names we support, mapped to (type code, fixed axis or None).
 _SUPPORTED = {
@@ -221,14 +221,14 @@ class RobotModel:
     def integrate(self, q, dq) -> np.ndarray:
         """q (+) dq, as ``pinocchio.integrate``.  Shapes (nq,), (nv,) or batched (T, nq), (T, nv)."""
         b = prepare(self, q=q, dq=dq)
-        kernel = _kin.integrate_serial if b.T == 1 else _kin.integrate_batch
-        return b.unbatch(kernel(*self.kernel_args, b["q"], b["dq"]))
+        return b.unbatch(_kin.integrate_batch(*self.kernel_args, b["q"], b["dq"],
+                                              num_chunks(b.T)))
 
     def difference(self, q0, q1) -> np.ndarray:
         """q1 (-) q0 (tangent vector at q0), as ``pinocchio.difference``."""
         b = prepare(self, q0=q0, q1=q1)
-        kernel = _kin.difference_serial if b.T == 1 else _kin.difference_batch
-        return b.unbatch(kernel(*self.kernel_args, b["q0"], b["q1"]))
+        return b.unbatch(_kin.difference_batch(*self.kernel_args, b["q0"], b["q1"],
+                                               num_chunks(b.T)))
 
     def random_configuration(self, rng=None) -> np.ndarray:
         """A random configuration: joint limits where finite, else angles in [-pi, pi] and

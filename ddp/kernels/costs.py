@@ -327,14 +327,10 @@ def cost_batch(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, H
                nchunks):
     """:func:`cost_knots` over all knots in ``nchunks`` chunks of knots (one per thread:
     :func:`~dynamics.kernels.layout.num_chunks`), in parallel (outputs zeroed by the caller)."""
-    for c in prange(nchunks):
+    if nchunks == 1:
         _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
-                    c, nchunks)
-
-
-@njit(**_JIT)
-def cost_serial(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
-                nchunks=1):
-    """:func:`cost_batch` on one thread (``nchunks`` ignored)."""
-    _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
-                0, 1)
+                    0, 1)
+    else:
+        for c in prange(nchunks):
+            _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu,
+                        Huu, c, nchunks)

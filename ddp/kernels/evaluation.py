@@ -150,10 +150,15 @@ def knot_derivatives(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer, h
 
     lie_iv, lie_nv: the velocity offsets and sizes of the Lie-group joints (where Jw is not the
     identity).  The cost programs run on the dynamics' model."""
-    for c in prange(nchunks):
+    if nchunks == 1:
         _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer, hessian,
                            lie_iv, lie_nv, run_ints, run_floats, exact, step_buf, tensor_buf,
-                           point_buf, H, run_buf, c, nchunks)
+                           point_buf, H, run_buf, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer, hessian,
+                               lie_iv, lie_nv, run_ints, run_floats, exact, step_buf, tensor_buf,
+                               point_buf, H, run_buf, c, nchunks)
     term = cost_views(term_buf, 1, 2 * ints[1], U.shape[1])
     _zero_rows(term, 0, 1)
     l, lx, lu, lxx, lxu, luu = term
@@ -195,8 +200,11 @@ def rollout_cost(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedb
                     return np.nan
     Q = np.ascontiguousarray(xs[:, :nq])
     V = np.ascontiguousarray(xs[:, nq:])
-    for c in prange(nchunks):
-        _cost_values_chunk(ints, floats, run_ints, run_floats, Q, V, us_out, l, c, nchunks)
+    if nchunks == 1:
+        _cost_values_chunk(ints, floats, run_ints, run_floats, Q, V, us_out, l, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _cost_values_chunk(ints, floats, run_ints, run_floats, Q, V, us_out, l, c, nchunks)
     lT = l[T:]
     _cost_values_chunk(ints, floats, term_ints, term_floats, np.ascontiguousarray(Q[T:]),
                        np.ascontiguousarray(V[T:]), np.zeros((1, us.shape[1])), lT, 0, 1)

@@ -169,9 +169,12 @@ def assemble_step_derivatives(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv,
     :mod:`ddp.integrators`) from the FD derivatives and the Jacobians of (+), in parallel over
     ``nchunks`` chunks of knots; Jw is the identity outside the Lie-group joint blocks (lie_iv,
     lie_nv)."""
-    for c in prange(nchunks):
-        _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, c,
-                        nchunks)
+    if nchunks == 1:
+        _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, c,
+                            nchunks)
 
 
 # ---------------------------------------------------------------------------------- linear algebra

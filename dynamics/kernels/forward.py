@@ -317,7 +317,7 @@ def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, 
 
 
 @njit(cache=True, error_model="numpy")
-def _aba_knot(ints, floats, Q, V, TAU, out, t):
+def _aba_chunk(ints, floats, Q, V, TAU, out, chunk, nchunks):
     nj = ints[0]
     nv = ints[1]
     m = unpack(ints, floats)
@@ -325,37 +325,43 @@ def _aba_knot(ints, floats, Q, V, TAU, out, t):
     IA = np.empty((nj, 6, 6))
     U = np.empty((nv, 6))
     Dinv = np.empty((nv, 6))
-    aba_point(m, Q[t], V[t], TAU[t], out[t], S0, IA, U, Dinv)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        aba_point(m, Q[t], V[t], TAU[t], out[t], S0, IA, U, Dinv)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def aba_batch(ints, floats, Q, V, TAU):
+def aba_batch(ints, floats, Q, V, TAU, nchunks):
     out = np.empty((Q.shape[0], ints[1]))
-    for t in prange(Q.shape[0]):
-        _aba_knot(ints, floats, Q, V, TAU, out, t)
+    if nchunks == 1:
+        _aba_chunk(ints, floats, Q, V, TAU, out, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _aba_chunk(ints, floats, Q, V, TAU, out, c, nchunks)
     return out
 
 
 @njit(cache=True, error_model="numpy")
-def aba_serial(ints, floats, Q, V, TAU):
-    """:func:`aba_batch` on one thread (for one or a few knots: no parallel launch)."""
-    out = np.empty((Q.shape[0], ints[1]))
-    for t in range(Q.shape[0]):
-        _aba_knot(ints, floats, Q, V, TAU, out, t)
-    return out
+def _minv_chunk(ints, floats, Q, out, chunk, nchunks):
+    m = unpack(ints, floats)
+    nv = ints[1]
+    M = np.empty((nv, nv))
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        M[:, :] = 0.0
+        crba_point(m, Q[t], M)
+        minv_from_mass_matrix(m, M, out[t])
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def minv_batch(ints, floats, Q):
+def minv_batch(ints, floats, Q, nchunks):
     """M^{-1} per knot: CRBA, then the sparse L^T D L factorization."""
-    T = Q.shape[0]
-    nv = ints[1]
-    out = np.empty((T, nv, nv))
-    for t in prange(T):
-        m = unpack(ints, floats)
-        M = np.zeros((nv, nv))
-        crba_point(m, Q[t], M)
-        minv_from_mass_matrix(m, M, out[t])
+    out = np.empty((Q.shape[0], ints[1], ints[1]))
+    if nchunks == 1:
+        _minv_chunk(ints, floats, Q, out, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _minv_chunk(ints, floats, Q, out, c, nchunks)
     return out
 
 
@@ -369,8 +375,11 @@ def fdsva_batch(ints, floats, Q, V, TAU, ipr, nchunks):
     da_dq = np.empty((T, nv, nv))
     da_dv = np.empty((T, nv, nv))
     Minv = np.empty((T, nv, nv))
-    for c in prange(nchunks):
-        _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, c, nchunks)
+    if nchunks == 1:
+        _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, c, nchunks)
     return qdd, da_dq, da_dv, Minv
 
 

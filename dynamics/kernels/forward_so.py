@@ -214,8 +214,11 @@ def _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, chunk, nchunks):
 def fdsva_so_batch(ints, floats, Q, V, TAU, inner, outer, buf, nchunks):
     """Full FDSVA-SO over a batch, in place into ``buf`` (layout of ``id_so_views``), in
     ``nchunks`` parallel chunks of knots."""
-    for c in prange(nchunks):
-        _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, c, nchunks)
+    if nchunks == 1:
+        _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, c, nchunks)
 
 
 @njit(cache=True, error_model="numpy")
@@ -232,17 +235,8 @@ def _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, chunk, nchunks):
 def fdsva_so_lam_batch(ints, floats, Q, V, TAU, LAM, buf, nchunks):
     """Contracted FDSVA-SO over a batch, in place into ``buf`` (layout of ``fd_lam_views``), in
     ``nchunks`` parallel chunks of knots."""
-    for c in prange(nchunks):
-        _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, c, nchunks)
-
-
-@njit(cache=True, error_model="numpy")
-def fdsva_so_lam_serial(ints, floats, Q, V, TAU, LAM, buf, nchunks=1):
-    """:func:`fdsva_so_lam_batch` on one thread (``nchunks`` ignored)."""
-    _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, 0, 1)
-
-
-@njit(cache=True, error_model="numpy")
-def fdsva_so_serial(ints, floats, Q, V, TAU, inner, outer, buf, nchunks=1):
-    """:func:`fdsva_so_batch` on one thread (``nchunks`` ignored)."""
-    _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, 0, 1)
+    if nchunks == 1:
+        _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, c, nchunks)

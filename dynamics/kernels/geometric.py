@@ -58,7 +58,7 @@ from numba import njit, prange
 from .dense import symm_gemm_col_sparse
 from .forward import small_spd_inverse
 from .kinematics import FF, PLA, SPH, compose_placements, ground_motion_subspace, joint_transform
-from .layout import unpack
+from .layout import chunk_range, unpack
 from .spatial import force_cross_add, ground_inertia, motion_cross, motion_cross_add, tup6
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -615,70 +615,92 @@ def geometric_fd_point(m, q, v, tau, support, acc, Minv, dacc):
     symm_gemm_col_sparse(Minv, D, seg, nseg, nv, dacc, -1.0)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def geometric_fd_batch(ints, floats, Q, V, TAU, ncol):
-    """:func:`geometric_fd_point` at every knot: acc (T, nv), Minv (T, nv, nv), dacc (T, nv,
-    ncol), in parallel over knots."""
-    T = Q.shape[0]
-    nv = ints[1]
-    acc = np.empty((T, nv))
-    Minv = np.empty((T, nv, nv))
-    dacc = np.empty((T, nv, ncol))
-    support = derivative_column_support(unpack(ints, floats), ncol)
-    for t in prange(T):
-        m = unpack(ints, floats)
-        geometric_fd_point(m, Q[t], V[t], TAU[t], support, acc[t], Minv[t], dacc[t])
-    return acc, Minv, dacc
-
-
-@njit(cache=True, error_model="numpy")
-def geometric_fd_serial(ints, floats, Q, V, TAU, ncol):
-    """:func:`geometric_fd_batch` on one thread."""
-    T = Q.shape[0]
-    nv = ints[1]
-    acc = np.empty((T, nv))
-    Minv = np.empty((T, nv, nv))
-    dacc = np.empty((T, nv, ncol))
+@njit(**_JIT)
+def _geometric_fd_chunk(ints, floats, Q, V, TAU, acc, Minv, dacc, chunk, nchunks):
     m = unpack(ints, floats)
-    support = derivative_column_support(m, ncol)
-    for t in range(T):
+    support = derivative_column_support(m, dacc.shape[2])
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
         geometric_fd_point(m, Q[t], V[t], TAU[t], support, acc[t], Minv[t], dacc[t])
-    return acc, Minv, dacc
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def eidamb_batch(ints, floats, Q, V, A):
-    """:func:`eidamb_point` at every knot: tau (T, nv)."""
+def geometric_fd_batch(ints, floats, Q, V, TAU, ncol, nchunks):
+    """:func:`geometric_fd_point` at every knot: acc (T, nv), Minv (T, nv, nv), dacc (T, nv,
+    ncol), in ``nchunks`` parallel chunks of knots."""
     T = Q.shape[0]
-    tau = np.empty((T, ints[1]))
-    for t in prange(T):
-        m = unpack(ints, floats)
+    nv = ints[1]
+    acc = np.empty((T, nv))
+    Minv = np.empty((T, nv, nv))
+    dacc = np.empty((T, nv, ncol))
+    if nchunks == 1:
+        _geometric_fd_chunk(ints, floats, Q, V, TAU, acc, Minv, dacc, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _geometric_fd_chunk(ints, floats, Q, V, TAU, acc, Minv, dacc, c, nchunks)
+    return acc, Minv, dacc
+
+
+@njit(**_JIT)
+def _eidamb_chunk(ints, floats, Q, V, A, tau, chunk, nchunks):
+    m = unpack(ints, floats)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
         eidamb_point(m, Q[t], V[t], A[t], tau[t])
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def eidamb_batch(ints, floats, Q, V, A, nchunks):
+    """:func:`eidamb_point` at every knot: tau (T, nv)."""
+    tau = np.empty((Q.shape[0], ints[1]))
+    if nchunks == 1:
+        _eidamb_chunk(ints, floats, Q, V, A, tau, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _eidamb_chunk(ints, floats, Q, V, A, tau, c, nchunks)
     return tau
 
 
+@njit(**_JIT)
+def _eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, chunk, nchunks):
+    m = unpack(ints, floats)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        eidamb_derivatives_point(m, Q[t], V[t], A[t], tau[t], D[t])
+
+
 @njit(cache=True, error_model="numpy", parallel=True)
-def eidamb_derivatives_batch(ints, floats, Q, V, A, ncol):
+def eidamb_derivatives_batch(ints, floats, Q, V, A, ncol, nchunks):
     """:func:`eidamb_derivatives_point` at every knot: tau (T, nv), D (T, nv, ncol)."""
     T = Q.shape[0]
     nv = ints[1]
     tau = np.empty((T, nv))
     D = np.empty((T, nv, ncol))
-    for t in prange(T):
-        m = unpack(ints, floats)
-        eidamb_derivatives_point(m, Q[t], V[t], A[t], tau[t], D[t])
+    if nchunks == 1:
+        _eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, c, nchunks)
     return tau, D
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def immamb_batch(ints, floats, Q):
-    """:func:`immamb_point` at every knot: Minv (T, nv, nv)."""
-    T = Q.shape[0]
-    nv = ints[1]
-    Minv = np.empty((T, nv, nv))
-    for t in prange(T):
-        m = unpack(ints, floats)
+@njit(**_JIT)
+def _immamb_chunk(ints, floats, Q, Minv, chunk, nchunks):
+    m = unpack(ints, floats)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
         immamb_point(m, Q[t], Minv[t])
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def immamb_batch(ints, floats, Q, nchunks):
+    """:func:`immamb_point` at every knot: Minv (T, nv, nv)."""
+    Minv = np.empty((Q.shape[0], ints[1], ints[1]))
+    if nchunks == 1:
+        _immamb_chunk(ints, floats, Q, Minv, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _immamb_chunk(ints, floats, Q, Minv, c, nchunks)
     return Minv
 
 
@@ -723,29 +745,35 @@ def tangent_ad_point(m, v, out):
             out[o + 1, o + 2] = -vx
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def tangent_ad_batch(ints, floats, V):
-    """:func:`tangent_ad_point` at every knot: (T, nv, nv)."""
-    T = V.shape[0]
-    nv = ints[1]
-    out = np.empty((T, nv, nv))
-    for t in prange(T):
-        m = unpack(ints, floats)
+@njit(**_JIT)
+def _tangent_ad_chunk(ints, floats, V, out, chunk, nchunks):
+    m = unpack(ints, floats)
+    t0, t1 = chunk_range(V.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
         tangent_ad_point(m, V[t], out[t])
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def tangent_ad_batch(ints, floats, V, nchunks):
+    """:func:`tangent_ad_point` at every knot: (T, nv, nv)."""
+    out = np.empty((V.shape[0], ints[1], ints[1]))
+    if nchunks == 1:
+        _tangent_ad_chunk(ints, floats, V, out, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _tangent_ad_chunk(ints, floats, V, out, c, nchunks)
     return out
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def base_adjoint_batch(ints, floats, Q):
-    """Ad(H) (T, 6, 6) of the pose H = oM_1 of the root joint, [lin; ang]: [[R, [p]x R], [0, R]]."""
-    T = Q.shape[0]
-    out = np.zeros((T, 6, 6))
-    for t in prange(T):
-        m = unpack(ints, floats)
-        RJ = np.empty((3, 3))
-        pJ = np.empty(3)
-        R = np.empty((3, 3))
-        p = np.empty(3)
+@njit(**_JIT)
+def _base_adjoint_chunk(ints, floats, Q, out, chunk, nchunks):
+    m = unpack(ints, floats)
+    RJ = np.empty((3, 3))
+    pJ = np.empty(3)
+    R = np.empty((3, 3))
+    p = np.empty(3)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
         joint_transform(m.jtype[1], m.axis[1], m.pitch[1], Q[t], m.iq[1], RJ, pJ)
         compose_placements(m.place_R[1], m.place_p[1], RJ, pJ, R, p)
         Ad = out[t]
@@ -757,4 +785,15 @@ def base_adjoint_batch(ints, floats, Q):
             Ad[0, 3 + c] = p[1] * R[2, c] - p[2] * R[1, c]
             Ad[1, 3 + c] = p[2] * R[0, c] - p[0] * R[2, c]
             Ad[2, 3 + c] = p[0] * R[1, c] - p[1] * R[0, c]
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def base_adjoint_batch(ints, floats, Q, nchunks):
+    """Ad(H) (T, 6, 6) of the pose H = oM_1 of the root joint, [lin; ang]: [[R, [p]x R], [0, R]]."""
+    out = np.zeros((Q.shape[0], 6, 6))
+    if nchunks == 1:
+        _base_adjoint_chunk(ints, floats, Q, out, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _base_adjoint_chunk(ints, floats, Q, out, c, nchunks)
     return out

@@ -648,61 +648,52 @@ def _hybrid_buffers(nj):
             np.zeros((nj, 6, 6)), np.zeros((6, 6)), np.zeros((6, 6)), np.eye(3), np.zeros(3))
 
 
+@njit(**_JIT)
+def _rnea_chunk(ints, floats, Q, VD, out, chunk, nchunks):
+    m = unpack(ints, floats)
+    B = binomials(VD.shape[1] - 1)
+    ws = workspace(m.parent.shape[0], VD.shape[1] - 1)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        rnea_point(m, Q[t], VD[t], B, ws, out[t])
+
+
 @njit(parallel=True, **_JIT)
 def rnea_batch(ints, floats, Q, VD, nchunks):
-    """:func:`rnea_point` at every sample, in parallel: Q (T, nq), VD (T, r+2, nv) -> (T, r+1, nv).
-    One workspace per chunk of samples."""
+    """:func:`rnea_point` at every sample, in ``nchunks`` parallel chunks of samples: Q (T, nq),
+    VD (T, r+2, nv) -> (T, r+1, nv).  One workspace per chunk."""
     T, K1, nv = VD.shape
     out = np.empty((T, K1 - 1, nv))
-    for c in prange(nchunks):
-        m = unpack(ints, floats)
-        B = binomials(K1 - 1)
-        ws = workspace(m.parent.shape[0], K1 - 1)
-        t0, t1 = chunk_range(T, c, nchunks)
-        for t in range(t0, t1):
-            rnea_point(m, Q[t], VD[t], B, ws, out[t])
+    if nchunks == 1:
+        _rnea_chunk(ints, floats, Q, VD, out, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _rnea_chunk(ints, floats, Q, VD, out, c, nchunks)
     return out
 
 
 @njit(**_JIT)
-def rnea_serial(ints, floats, Q, VD):
-    """:func:`rnea_batch` on one thread (no parallel launch: single calls and small batches)."""
-    T, K1, nv = VD.shape
-    out = np.empty((T, K1 - 1, nv))
-    m = unpack(ints, floats)
-    B = binomials(K1 - 1)
-    ws = workspace(m.parent.shape[0], K1 - 1)
-    for t in range(T):
-        rnea_point(m, Q[t], VD[t], B, ws, out[t])
-    return out
-
-
-@njit(parallel=True, **_JIT)
-def hybrid_batch(ints, floats, Q, VD, TAU, motion, nchunks):
-    """:func:`hybrid_point` at every sample, in parallel; VD (T, r+2, nv) and TAU (T, r+1, nv) are
-    completed in place (see hybrid_point for which entries are inputs)."""
-    T = Q.shape[0]
-    for c in prange(nchunks):
-        m = unpack(ints, floats)
-        K = TAU.shape[1]
-        B = binomials(K)
-        ws = workspace(m.parent.shape[0], K)
-        buffers = _hybrid_buffers(m.parent.shape[0])
-        t0, t1 = chunk_range(T, c, nchunks)
-        for t in range(t0, t1):
-            hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, buffers)
-
-
-@njit(**_JIT)
-def hybrid_serial(ints, floats, Q, VD, TAU, motion):
-    """:func:`hybrid_batch` on one thread."""
+def _hybrid_chunk(ints, floats, Q, VD, TAU, motion, chunk, nchunks):
     m = unpack(ints, floats)
     K = TAU.shape[1]
     B = binomials(K)
     ws = workspace(m.parent.shape[0], K)
     buffers = _hybrid_buffers(m.parent.shape[0])
-    for t in range(Q.shape[0]):
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
         hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, buffers)
+
+
+@njit(parallel=True, **_JIT)
+def hybrid_batch(ints, floats, Q, VD, TAU, motion, nchunks):
+    """:func:`hybrid_point` at every sample, in ``nchunks`` parallel chunks of samples; VD (T,
+    r+2, nv) and TAU (T, r+1, nv) are completed in place (see hybrid_point for which entries are
+    inputs)."""
+    if nchunks == 1:
+        _hybrid_chunk(ints, floats, Q, VD, TAU, motion, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _hybrid_chunk(ints, floats, Q, VD, TAU, motion, c, nchunks)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -790,16 +781,26 @@ def closed_form_point(m, q, v, M, h, g, C):
         h[a] = s
 
 
+@njit(**_JIT)
+def _closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, chunk, nchunks):
+    m = unpack(ints, floats)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        closed_form_point(m, Q[t], Vel[t], M[t], h[t], g[t], C[t])
+
+
 @njit(parallel=True, **_JIT)
-def closed_form_batch(ints, floats, Q, Vel):
-    """:func:`closed_form_point` at every sample: M, h, g, C of shapes (T, nv, nv), (T, nv),
-    (T, nv), (T, nv, nv)."""
+def closed_form_batch(ints, floats, Q, Vel, nchunks):
+    """:func:`closed_form_point` at every sample, in ``nchunks`` parallel chunks of samples: M, h,
+    g, C of shapes (T, nv, nv), (T, nv), (T, nv), (T, nv, nv)."""
     T, nv = Vel.shape
     M = np.empty((T, nv, nv))
     h = np.empty((T, nv))
     g = np.empty((T, nv))
     C = np.empty((T, nv, nv))
-    for t in prange(T):
-        m = unpack(ints, floats)
-        closed_form_point(m, Q[t], Vel[t], M[t], h[t], g[t], C[t])
+    if nchunks == 1:
+        _closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, c, nchunks)
     return M, h, g, C

@@ -6,9 +6,9 @@
   forward and one backward sweep.
 
 Every ``*_point`` kernel evaluates one knot; every ``*_batch`` kernel loops over a leading knot axis
-in parallel (``prange``).  The Python wrappers in :mod:`dynamics.algorithms` pass a single point as
-the batch of one; where a kernel also has a ``*_serial`` driver (the same knot function under
-``range``), the wrappers call it for batches of up to ``SERIAL_MAX_T`` knots.
+in ``nchunks`` parallel chunks of knots (:func:`~dynamics.kernels.layout.num_chunks`; one chunk
+runs on the calling thread).  The Python wrappers in :mod:`dynamics.algorithms` pass a single
+point as the batch of one.
 
 Per-DoF quantities are stored one row per DoF (``(nv, 6)``), per-body quantities one row per joint
 (``(njoints, ...)``, row 0 the universe).  With S_k the ground-frame motion subspace column of DoF k
@@ -22,7 +22,7 @@ of joint i and lambda(i) its parent:
 import numpy as np
 from numba import njit, prange
 
-from .layout import unpack
+from .layout import chunk_range, unpack
 
 from .kinematics import forward_kinematics
 from .spatial import (
@@ -266,38 +266,67 @@ def idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M):
                     BC[lam, r, c] += BC[i, r, c]
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def rnea_batch(ints, floats, Q, V, A):
-    out = np.empty(V.shape)
-    for t in prange(Q.shape[0]):
-        m = unpack(ints, floats)
+@njit(cache=True, error_model="numpy")
+def _rnea_chunk(ints, floats, Q, V, A, out, chunk, nchunks):
+    m = unpack(ints, floats)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
         rnea_point(m, Q[t], V[t], A[t], out[t])
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def rnea_batch(ints, floats, Q, V, A, nchunks):
+    out = np.empty(V.shape)
+    if nchunks == 1:
+        _rnea_chunk(ints, floats, Q, V, A, out, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _rnea_chunk(ints, floats, Q, V, A, out, c, nchunks)
     return out
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def crba_batch(ints, floats, Q):
-    nv = ints[1]
-    out = np.empty((Q.shape[0], nv, nv))
-    for t in prange(Q.shape[0]):
-        m = unpack(ints, floats)
+@njit(cache=True, error_model="numpy")
+def _crba_chunk(ints, floats, Q, out, chunk, nchunks):
+    m = unpack(ints, floats)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
         out[t] = 0.0
         crba_point(m, Q[t], out[t])
-    return out
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def idsva_batch(ints, floats, Q, V, A):
+def crba_batch(ints, floats, Q, nchunks):
+    out = np.empty((Q.shape[0], ints[1], ints[1]))
+    if nchunks == 1:
+        _crba_chunk(ints, floats, Q, out, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _crba_chunk(ints, floats, Q, out, c, nchunks)
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def _idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, chunk, nchunks):
+    m = unpack(ints, floats)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        dq[t] = 0.0
+        dv[t] = 0.0
+        M[t] = 0.0
+        idsva_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t])
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def idsva_batch(ints, floats, Q, V, A, nchunks):
     T = Q.shape[0]
     nv = ints[1]
     tau = np.empty((T, nv))
     dq = np.empty((T, nv, nv))
     dv = np.empty((T, nv, nv))
     M = np.empty((T, nv, nv))
-    for t in prange(T):
-        m = unpack(ints, floats)
-        dq[t] = 0.0
-        dv[t] = 0.0
-        M[t] = 0.0
-        idsva_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t])
+    if nchunks == 1:
+        _idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, c, nchunks)
     return tau, dq, dv, M

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .layout import unpack
+from .layout import chunk_range, unpack
 
 REV, RUB, PRI, SPH, FF, PLA, HEL = 0, 1, 2, 3, 4, 5, 6
 
@@ -374,39 +374,39 @@ def difference_point(m, q0, q1, out):
             out[iv + 2] = th
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def integrate_batch(ints, floats, Q, V):
-    out = np.empty_like(Q)
-    for t in prange(Q.shape[0]):
-        m = unpack(ints, floats)
+@njit(cache=True, error_model="numpy")
+def _integrate_chunk(ints, floats, Q, V, out, chunk, nchunks):
+    m = unpack(ints, floats)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
         integrate_point(m, Q[t], V[t], out[t])
-    return out
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def difference_batch(ints, floats, Q0, Q1):
-    out = np.empty((Q0.shape[0], ints[1]))
-    for t in prange(Q0.shape[0]):
-        m = unpack(ints, floats)
-        difference_point(m, Q0[t], Q1[t], out[t])
+def integrate_batch(ints, floats, Q, V, nchunks):
+    out = np.empty_like(Q)
+    if nchunks == 1:
+        _integrate_chunk(ints, floats, Q, V, out, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _integrate_chunk(ints, floats, Q, V, out, c, nchunks)
     return out
 
 
 @njit(cache=True, error_model="numpy")
-def integrate_serial(ints, floats, Q, V):
-    """:func:`integrate_batch` on one thread."""
-    out = np.empty_like(Q)
+def _difference_chunk(ints, floats, Q0, Q1, out, chunk, nchunks):
     m = unpack(ints, floats)
-    for t in range(Q.shape[0]):
-        integrate_point(m, Q[t], V[t], out[t])
-    return out
-
-
-@njit(cache=True, error_model="numpy")
-def difference_serial(ints, floats, Q0, Q1):
-    """:func:`difference_batch` on one thread."""
-    out = np.empty((Q0.shape[0], ints[1]))
-    m = unpack(ints, floats)
-    for t in range(Q0.shape[0]):
+    t0, t1 = chunk_range(Q0.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
         difference_point(m, Q0[t], Q1[t], out[t])
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def difference_batch(ints, floats, Q0, Q1, nchunks):
+    out = np.empty((Q0.shape[0], ints[1]))
+    if nchunks == 1:
+        _difference_chunk(ints, floats, Q0, Q1, out, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _difference_chunk(ints, floats, Q0, Q1, out, c, nchunks)
     return out

@@ -66,11 +66,28 @@ def unpack(ints, floats):
 # A batched kernel runs one chunk of consecutive knots per thread: the model is unpacked and the
 # work arrays are allocated once per chunk, not once per knot (on small robots the per-knot
 # allocations and views cost as much as the arithmetic).  The caller passes the number of chunks
-# (a compiled function that asked numba for its thread count could not be cached).
+# (a compiled function that asked numba for its thread count could not be cached).  With one
+# chunk a batched kernel runs it on the calling thread, outside its ``prange`` loop:
+#
+#     if nchunks == 1:
+#         _chunk(..., 0, 1)
+#     else:
+#         for c in prange(nchunks):
+#             _chunk(..., c, nchunks)
+#
+# so that a single point costs no parallel launch (about 2 us; and when another process holds a
+# core, the launch can stall for milliseconds at numba's OpenMP barrier).
+
+#: batches of up to this many knots run as one chunk, on the calling thread
+SERIAL_MAX_T = 1
+
 
 def num_chunks(T):
-    """The number of chunks of a batch of T knots: one per numba thread (at most T).  (The
-    configured thread count: ``numba.get_num_threads()`` costs ~10 us per call.)"""
+    """The number of chunks of a batch of T knots: one per numba thread (at most T), and one for
+    batches of up to ``SERIAL_MAX_T`` knots.  (The configured thread count:
+    ``numba.get_num_threads()`` costs ~10 us per call.)"""
+    if T <= SERIAL_MAX_T:
+        return 1
     return max(1, min(int(T), numba.config.NUMBA_NUM_THREADS))
 
 

@@ -608,6 +608,14 @@ def _put_block(Bq, Bw, o, Jq, Jw):
             Jw[o + r, o + c] = Bw[r, c]
 
 
+@njit(**_JIT)
+def _integrate_expansion_chunk(ints, floats, W, hessian, Jq, Jw, H, chunk, nchunks):
+    m = unpack(ints, floats)
+    t0, t1 = chunk_range(W.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        integrate_expansion_point(m, W[t], Jq[t], Jw[t], H[t], hessian)
+
+
 @njit(cache=True, error_model="numpy", parallel=True)
 def integrate_expansion_batch(ints, floats, W, nblocks, hessian, nchunks):
     """:func:`integrate_expansion_point` at every knot of W (T, nv), one chunk of knots per
@@ -616,9 +624,10 @@ def integrate_expansion_batch(ints, floats, W, nblocks, hessian, nchunks):
     Jq = np.empty((T, n, n))
     Jw = np.empty((T, n, n))
     H = np.zeros((T, nblocks, 6, 12, 12))
-    for chunk in prange(nchunks):
-        t0, t1 = chunk_range(T, chunk, nchunks)
-        m = unpack(ints, floats)
-        for t in range(t0, t1):
-            integrate_expansion_point(m, W[t], Jq[t], Jw[t], H[t], hessian)
+    if nchunks == 1:
+        _integrate_expansion_chunk(ints, floats, W, hessian, Jq, Jw, H, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _integrate_expansion_chunk(ints, floats, W, hessian, Jq, Jw, H, c, nchunks)
     return Jq, Jw, H
+

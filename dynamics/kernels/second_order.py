@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit, prange
 
 from .inverse import idsva_forward_pass
-from .layout import unpack
+from .layout import chunk_range, unpack
 from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matvec6, motion_cross,
                       tup6)
 
@@ -470,30 +470,30 @@ def id_so_size(T, nv):
 
 
 @njit(cache=True, error_model="numpy")
-def _idsva_so_knot(ints, floats, Q, V, A, buf, t):
+def _idsva_so_chunk(ints, floats, Q, V, A, buf, chunk, nchunks):
     m = unpack(ints, floats)
     tau, dq, dv, M, d2q, d2v, d2qv, dM = id_so_views(buf, Q.shape[0], ints[1])
-    dq[t] = 0.0
-    dv[t] = 0.0
-    M[t] = 0.0
-    d2q[t] = 0.0
-    d2v[t] = 0.0
-    d2qv[t] = 0.0
-    dM[t] = 0.0
-    idsva_so_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t], d2q[t], d2v[t], d2qv[t], dM[t])
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        dq[t] = 0.0
+        dv[t] = 0.0
+        M[t] = 0.0
+        d2q[t] = 0.0
+        d2v[t] = 0.0
+        d2qv[t] = 0.0
+        dM[t] = 0.0
+        idsva_so_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t], d2q[t], d2v[t], d2qv[t],
+                       dM[t])
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def idsva_so_batch(ints, floats, Q, V, A, buf):
-    """IDSVA-SO over a batch of knots, in place into ``buf`` (see :func:`id_so_views`).  The buffer
-    is allocated by the caller (numpy's allocator uses huge pages for large arrays, numba's does
-    not); every knot's outputs are zeroed inside the parallel loop."""
-    for t in prange(Q.shape[0]):
-        _idsva_so_knot(ints, floats, Q, V, A, buf, t)
-
-
-@njit(cache=True, error_model="numpy")
-def idsva_so_serial(ints, floats, Q, V, A, buf):
-    """:func:`idsva_so_batch` on one thread."""
-    for t in range(Q.shape[0]):
-        _idsva_so_knot(ints, floats, Q, V, A, buf, t)
+def idsva_so_batch(ints, floats, Q, V, A, buf, nchunks):
+    """IDSVA-SO over a batch of knots, in place into ``buf`` (see :func:`id_so_views`), in
+    ``nchunks`` parallel chunks of knots.  The buffer is allocated by the caller (numpy's
+    allocator uses huge pages for large arrays, numba's does not); every knot's outputs are
+    zeroed by the thread that computes them."""
+    if nchunks == 1:
+        _idsva_so_chunk(ints, floats, Q, V, A, buf, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _idsva_so_chunk(ints, floats, Q, V, A, buf, c, nchunks)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dynamics as dyn
 from dynamics import robots
 from dynamics.kernels import geometric as _geo
+from dynamics.kernels.layout import num_chunks
 
 from ..output import write_table
 from .timing import cpp_timings, random_states, ratio, time_us
@@ -43,10 +44,11 @@ def run_linearization(robot_names=ROBOTS, T=100, min_time=0.2, log=print):
         ncol = 2 * model.nv
         cpp = (cpp_timings(model, log) or {}).get("aba_derivs_us")
         s = time_us(lambda: dyn.linearize(model, q, v, tau), min_time)
-        k = time_us(lambda: _geo.geometric_fd_serial(*args, Q[:1], V[:1], TAU[:1], ncol),
-                    min_time)
+        q1, v1, tau1 = Q[:1], V[:1], TAU[:1]
+        k = time_us(lambda: _geo.geometric_fd_batch(*args, q1, v1, tau1, ncol, 1), min_time)
         b = time_us(lambda: dyn.linearize(model, Q, V, TAU), min_time) / T
-        kb = time_us(lambda: _geo.geometric_fd_batch(*args, Q, V, TAU, ncol), min_time) / T
+        kb = time_us(lambda: _geo.geometric_fd_batch(*args, Q, V, TAU, ncol, num_chunks(T)),
+                     min_time) / T
         fs = time_us(lambda: dyn.fd_derivatives(model, q, v, tau), min_time)
         fb = time_us(lambda: dyn.fd_derivatives(model, Q, V, TAU), min_time) / T
         rows.append(dict(robot=name, nv=model.nv, geo_single_us=s, geo_kernel_us=k,
