@@ -404,8 +404,8 @@ class CostProgram:
         out = (np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
                np.zeros((T, 2 * nv, 2 * nv)), np.zeros((T, 2 * nv, nu)), np.zeros((T, nu, nu)))
         _k.cost_batch(*self.model.kernel_args, self.ints, self.floats,
-               np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:]),
-               np.ascontiguousarray(us), order, exact, *out, num_chunks(T))
+                      np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:]),
+                      np.ascontiguousarray(us), order, exact, *out, num_chunks(T))
         return out
 
     def calc(self, xs, us):
