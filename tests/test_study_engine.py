@@ -235,3 +235,27 @@ def test_bad_input_is_one_line_and_exit_2_before_any_work(argv, expected, capsys
     err = capsys.readouterr().err.strip()
     assert expected in err and len(err.splitlines()) == 1, err
     assert not list(tmp_path.iterdir())  # nothing ran, nothing written
+
+
+def test_crocoddyl_runs_go_to_one_kept_process_that_answers_failures(monkeypatch):
+    """The runs of a process go to one Crocoddyl process (crocoddyl_problem.py --serve); a failed
+    run is its reply and the process keeps serving; a process that died is started again.  This
+    Python has no crocoddyl (and the spec is empty): every run fails inside the script."""
+    from problems.reference import crocoddyl_solvers as cs
+
+    monkeypatch.setenv("SODDP_CROCODDYL_PYTHON", sys.executable)
+    key = (sys.executable, False)
+    logs = []
+    try:
+        assert cs.run({}, log=logs.append) == {}
+        first = cs._SERVERS[key]
+        assert cs.run({}, log=logs.append) == {} and cs._SERVERS[key] is first
+        assert first.poll() is None
+        first.kill()
+        first.wait()
+        assert cs.run({}, log=logs.append) == {}
+        assert cs._SERVERS[key] is not first and cs._SERVERS[key].poll() is None
+        assert len(logs) == 3 and all("Crocoddyl run failed: error: " in s for s in logs), logs
+    finally:
+        cs._stop_all()
+    assert not cs._SERVERS

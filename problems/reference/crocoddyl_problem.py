@@ -6,6 +6,11 @@ Crocoddyl needs its own Pinocchio build, so this script runs in a separate envir
 imports nothing from soddp::
 
     $SODDP_CROCODDYL_PYTHON problems/reference/crocoddyl_problem.py SPEC.json OUT.json
+    $SODDP_CROCODDYL_PYTHON problems/reference/crocoddyl_problem.py --serve
+
+With ``--serve`` it solves one request per line of stdin (``SPEC.json<TAB>OUT.json``) and answers
+each with one line on stdout, ``ok`` or ``error: <message>``, until stdin closes: a study's
+worker keeps one such process instead of starting Python and importing Crocoddyl per task.
 
 For each solver (FDDP, and DDP, which uses Gauss-Newton Hessians) it writes iterations, final
 cost, convergence, the cost after every iteration and the wall time per solve: the minimum over
@@ -83,10 +88,10 @@ def build(spec):
     return crocoddyl.ShootingProblem(np.array(spec["x0"]), [run] * T, term)
 
 
-def main():
+def solve(spec, log=print):
+    """{solver name: its results} for a spec (see the module docstring)."""
     import crocoddyl
 
-    spec = json.load(open(sys.argv[1]))
     out = {}
     for name, cls in (("Crocoddyl FDDP", crocoddyl.SolverFDDP),
                       ("Crocoddyl DDP", crocoddyl.SolverDDP)):
@@ -121,10 +126,38 @@ def main():
                 best = min(best, wall)
         out[name] = dict(iterations=solver.iter, cost=solver.cost, converged=bool(converged),
                          total_s=best, costs=history, version=crocoddyl.__version__)
-        print(f"{name}: converged={converged} iterations={solver.iter} cost={solver.cost:.9g} "
+        log(f"{name}: converged={converged} iterations={solver.iter} cost={solver.cost:.9g} "
               f"time={best * 1e3:.2f} ms ({best * 1e3 / max(solver.iter, 1):.3f} ms/iteration)")
-    with open(sys.argv[2], "w") as f:
+    return out
+
+
+def _write(out, path):
+    with open(path, "w") as f:
         json.dump(out, f, indent=1)
+
+
+def serve():
+    """Answer the requests of stdin, one per line, until it closes (module docstring)."""
+    for line in sys.stdin:
+        try:
+            spec_path, out_path = line.rstrip("\n").split("\t")
+            with open(spec_path) as f:
+                spec = json.load(f)
+            _write(solve(spec, log=lambda *a: None), out_path)
+            reply = "ok"
+        except Exception as e:  # the reply names it; the process keeps serving
+            reply = "error: " + " ".join(f"{type(e).__name__}: {e}".split())[:500]
+        sys.stdout.write(reply + "\n")
+        sys.stdout.flush()
+
+
+def main():
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+        return
+    with open(sys.argv[1]) as f:
+        spec = json.load(f)
+    _write(solve(spec), sys.argv[2])
 
 
 if __name__ == "__main__":

@@ -12,10 +12,13 @@ instead of the real package.)
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import select
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -104,20 +107,67 @@ def solve(problem, us=None, max_iter=200, repeats=3, log=print, xs=None, solvers
 SHARED_MACHINE_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
+#: the Crocoddyl processes of this process, serving specs (``crocoddyl_problem.py --serve``), by
+#: (python, shared_machine): started on first use, kept for the next run (a study's worker runs
+#: many tasks: starting Python and importing Crocoddyl cost 0.2-0.5 s a task), closed at exit
+_SERVERS: dict = {}
+_LOCK = threading.Lock()
+#: the longest a run may take before its Crocoddyl process is stopped [s]
+TIMEOUT_S = 1800
+
+
 def run(s: dict, log=print, shared_machine: bool = False) -> dict:
     """Solve the problem of a :func:`spec` in Crocoddyl's Python (as :func:`solve`); {} when not
     configured or when the run fails.  ``shared_machine``: other processes are busy on the
-    cores (:data:`SHARED_MACHINE_ENV`)."""
+    cores (:data:`SHARED_MACHINE_ENV`).  The runs of a process go to one Crocoddyl process
+    (:data:`_SERVERS`), started again if it died."""
     py = python()
     if py is None:
         return {}
-    env = dict(os.environ, **SHARED_MACHINE_ENV) if shared_machine else None
-    with tempfile.TemporaryDirectory() as d:
+    with _LOCK, tempfile.TemporaryDirectory() as d:
         inp, out = Path(d) / "spec.json", Path(d) / "out.json"
         inp.write_text(json.dumps(s))
-        r = subprocess.run([py, str(SCRIPT), str(inp), str(out)], capture_output=True, text=True,
-                           timeout=1800, env=env)
-        if r.returncode != 0 or not out.is_file():
-            log(f"  (Crocoddyl run failed: {r.stderr.strip()[-300:]})")
+        reply = _request(py, shared_machine, f"{inp}\t{out}")
+        if reply != "ok" or not out.is_file():
+            log(f"  (Crocoddyl run failed: {reply})")
             return {}
         return json.loads(out.read_text())
+
+
+def _request(py, shared_machine, line) -> str:
+    """Send one request line to the Crocoddyl process and return its reply line (or what went
+    wrong); a process that died or timed out is stopped and forgotten."""
+    key = (py, shared_machine)
+    proc = _SERVERS.get(key)
+    if proc is None or proc.poll() is not None:
+        env = dict(os.environ, **SHARED_MACHINE_ENV) if shared_machine else None
+        proc = subprocess.Popen([py, str(SCRIPT), "--serve"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                env=env)
+        _SERVERS[key] = proc
+    try:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT_S)
+        reply = proc.stdout.readline().strip() if ready else f"no answer in {TIMEOUT_S} s"
+    except OSError as e:  # a broken pipe: the process died
+        reply = f"{type(e).__name__}: {e}"
+    if not reply or not (reply == "ok" or reply.startswith("error: ")):
+        _stop(_SERVERS.pop(key))
+        reply = reply or f"the Crocoddyl process exited with code {proc.poll()}"
+    return reply
+
+
+def _stop(proc):
+    try:
+        proc.stdin.close()
+        proc.wait(timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
+
+
+@atexit.register
+def _stop_all():
+    while _SERVERS:
+        _stop(_SERVERS.popitem()[1])
