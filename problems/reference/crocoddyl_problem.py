@@ -21,6 +21,7 @@ per iteration).
 """
 
 import json
+import os
 import sys
 import time
 
@@ -137,7 +138,11 @@ def _write(out, path):
 
 
 def serve():
-    """Answer the requests of stdin, one per line, until it closes (module docstring)."""
+    """Answer the requests of stdin, one per line, until it closes (module docstring).  The
+    replies keep stdout to themselves: what the libraries print goes to stderr."""
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     for line in sys.stdin:
         try:
             spec_path, out_path = line.rstrip("\n").split("\t")
@@ -147,8 +152,8 @@ def serve():
             reply = "ok"
         except Exception as e:  # the reply names it; the process keeps serving
             reply = "error: " + " ".join(f"{type(e).__name__}: {e}".split())[:500]
-        sys.stdout.write(reply + "\n")
-        sys.stdout.flush()
+        replies.write(reply + "\n")
+        replies.flush()
 
 
 def main():
