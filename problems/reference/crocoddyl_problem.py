@@ -128,7 +128,7 @@ def solve(spec, log=print):
         out[name] = dict(iterations=solver.iter, cost=solver.cost, converged=bool(converged),
                          total_s=best, costs=history, version=crocoddyl.__version__)
         log(f"{name}: converged={converged} iterations={solver.iter} cost={solver.cost:.9g} "
-              f"time={best * 1e3:.2f} ms ({best * 1e3 / max(solver.iter, 1):.3f} ms/iteration)")
+            f"time={best * 1e3:.2f} ms ({best * 1e3 / max(solver.iter, 1):.3f} ms/iteration)")
     return out
 
 
@@ -148,7 +148,7 @@ def serve():
             spec_path, out_path = line.rstrip("\n").split("\t")
             with open(spec_path) as f:
                 spec = json.load(f)
-            _write(solve(spec, log=lambda *a: None), out_path)
+            _write(solve(spec), out_path)  # its log lines go to stderr
             reply = "ok"
         except Exception as e:  # the reply names it; the process keeps serving
             reply = "error: " + " ".join(f"{type(e).__name__}: {e}".split())[:500]
