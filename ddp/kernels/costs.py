@@ -153,8 +153,9 @@ def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx, r3, J3, H3, r6, J6, H6,
 def _frame_residual(kind, par, Rf, pf, order, exact, r, Jx, Hx, RE, dp, pE, J3, H3):
     """Residual of a frame term as a function of the frame's local motion xi: r (nr,) and, with
     ``order`` > 0, Jx (nr, 6) and (``exact``) Hx (nr, 6, 6).  RE ... H3: work arrays."""
-    Jx[:, :] = 0.0
-    Hx[:, :, :] = 0.0
+    if order > 0:
+        Jx[:, :] = 0.0
+        Hx[:, :, :] = 0.0
     if kind == PLACEMENT:
         Rt = par[12:21].reshape((3, 3))
         for a in range(3):

@@ -90,6 +90,25 @@ def aba_sweeps(m, v, tau, qdd, S0, I0, U, Dinv):
         force_cross(Vel[i], h, PA[i])
     for i in range(nj - 1, 0, -1):
         i0, ni = m.iv[i], m.nvj[i]
+        lam = m.parent[i]
+        if ni == 1:  # a one-DoF joint (most of a robot): D^-1 is a scalar, no temporaries
+            Ui, Si, Ii = U[i0], S0[i0], I0[i]
+            matvec6(Ii, Si, Ui)
+            dinv = 1.0 / dot6(Si, Ui)
+            Dinv[i0, 0] = dinv
+            u[i0] = tau[i0] - dot6(Si, PA[i])
+            if lam == 0:
+                continue
+            # IA_lam += IA - U U^T / D ;  pA_lam += pA + (IA - U U^T / D) c + U u / D
+            f = dinv * (u[i0] - dot6(Ui, C[i]))
+            matvec6(Ii, C[i], pa)
+            Il = I0[lam]
+            for r in range(6):
+                PA[lam, r] += PA[i, r] + pa[r] + Ui[r] * f
+                ur = Ui[r] * dinv
+                for c in range(6):
+                    Il[r, c] += Ii[r, c] - ur * Ui[c]
+            continue
         for a_ in range(ni):
             k = i0 + a_
             matvec6(I0[i], S0[k], U[k])
@@ -98,7 +117,6 @@ def aba_sweeps(m, v, tau, qdd, S0, I0, U, Dinv):
             for b in range(ni):
                 D[a_, b] = dot6(S0[i0 + a_], U[i0 + b])
         small_spd_inverse(D, ni, Dinv[i0:i0 + ni])
-        lam = m.parent[i]
         if lam == 0:
             continue
         # Ia = IA - U Dinv U^T ;  pa = pA + Ia c + U Dinv u
@@ -133,6 +151,12 @@ def aba_sweeps(m, v, tau, qdd, S0, I0, U, Dinv):
         i0, ni = m.iv[i], m.nvj[i]
         for r in range(6):
             w[r] = Acc[lam, r] + C[i, r]
+        if ni == 1:
+            a1 = Dinv[i0, 0] * (u[i0] - dot6(U[i0], w))
+            qdd[i0] = a1
+            for r in range(6):
+                Acc[i, r] = w[r] + S0[i0, r] * a1
+            continue
         for a_ in range(ni):
             Du[a_] = u[i0 + a_] - dot6(U[i0 + a_], w)
         for a_ in range(ni):
