@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 import ddp
+from ddp.integrators import TENSOR_MAX_NV
 
 from ..examples import get
 from ..output import pyplot, save_figure, write_table
@@ -102,10 +103,11 @@ def run_solver_speed(problems=PROBLEMS, repeats=5, rounds=3, max_iter=300, log=p
              f"best of {repeats} solves after a warm-up, on {os.cpu_count()} cores; ours and "
              f"Crocoddyl take turns {rounds} times per problem and each keeps its best turn",
              "ours: derivatives = costs and step derivatives of all knots in one parallel call "
-             "(DDP with full FD-SO tensors when nv <= 12), backward = compiled Riccati pass (DDP "
-             "with nv > 12: the lam-contracted FDSVA-SO at each knot inside it), forward = line "
-             "search (one compiled call per trial: the closed-loop rollout, then the costs of its "
-             "knots in parallel), other = Python between phases; the quasi-static controls are "
+             f"(DDP with full FD-SO tensors when nv <= {TENSOR_MAX_NV}), backward = compiled "
+             f"Riccati pass (DDP with nv > {TENSOR_MAX_NV}: the lam-contracted FDSVA-SO at each "
+             "knot inside it), forward = line search (one compiled call per trial: the "
+             "closed-loop rollout, then the costs of its knots in parallel), other = Python "
+             "between phases; the quasi-static controls are "
              "computed before the timed solves, for ours as for Crocoddyl",
              "second-order share (DDP): the time per iteration that DDP's derivatives and "
              "backward pass take beyond iLQR's (the second-order dynamics terms: the FD-SO "
