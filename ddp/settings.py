@@ -26,7 +26,8 @@ class SolverSettings:
             tensors of all knots in the batched derivative call, contracted in the backward
             pass), "contracted" (the analytical backend's lam-contracted FDSVA-SO at each knot,
             inside the compiled backward pass: O(n^3) per knot instead of O(n^4)) or "auto"
-            (tensor up to nv = 12, contracted above; tensor for every other backend).
+            (tensor up to nv = 4, ``ddp.integrators.TENSOR_MAX_NV``, contracted above; tensor for
+            every other backend).
 
     Shooting and globalization:
         shooting: "single" (the states are the rollout of the controls) or "multiple" (the
