@@ -163,7 +163,21 @@ def _hyq_problem(T=8):
                                ddp.StateRegularization(m, x0, 10.0), actuation=np.eye(18)[:, 6:])
 
 
-def _numpy_backward(P, xs, us, d, method, reg):
+def _tree_problem(T=6):
+    """A floating random tree with spherical, planar and free-flyer joints (Lie-group blocks of
+    the step), a third of the DoFs unactuated."""
+    m = robots.random_tree(6, floating_base=True, seed=4, branching=0.4,
+                           joint_types=("spherical", "planar", "revolute", "helical"))
+    q = m.random_configuration(np.random.default_rng(0))
+    x0 = np.concatenate([q, np.zeros(m.nv)])
+    nu = m.nv - m.nv // 3
+    run = ddp.Sum([ddp.StateRegularization(m, x0, 1.0), ddp.ControlRegularization(nu, 1e-2)])
+    return ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, T, 0.02, run,
+                               ddp.StateRegularization(m, x0, 10.0),
+                               actuation=np.eye(m.nv)[:, m.nv - nu:])
+
+
+def _numpy_backward(P, xs, us, d, method, reg, reg_x=0.0):
     """The Riccati recursion written plainly in numpy, with DDP's terms from F.hessians."""
     run, term, st = d.running, d.terminal, d.step
     Vx, Vxx = term.lx[0].copy(), term.lxx[0].copy()
@@ -177,8 +191,9 @@ def _numpy_backward(P, xs, us, d, method, reg):
         if method == "ddp":
             Fxx, Fxu, Fuu = P.integrator.hessians(xs[t], us[t], Vx, st, t)
             Qxx, Qux, Quu = Qxx + Fxx, Qux + Fxu.T, Quu + Fuu
-        Quu_r = Quu + reg * np.eye(P.nu)
-        k[t], K[t] = -np.linalg.solve(Quu_r, Qu), -np.linalg.solve(Quu_r, Qux)
+        Quu_r = Quu + reg * np.eye(P.nu) + reg_x * Fu.T @ Fu
+        Qux_r = Qux + reg_x * Fu.T @ Fx
+        k[t], K[t] = -np.linalg.solve(Quu_r, Qu), -np.linalg.solve(Quu_r, Qux_r)
         dV += [k[t] @ Qu, 0.5 * k[t] @ Quu @ k[t]]
         Vx = Qx + K[t].T @ Quu @ k[t] + K[t].T @ Qu + Qux.T @ k[t]
         Vxx = Qxx + K[t].T @ Quu @ K[t] + K[t].T @ Qux + Qux.T @ K[t]
@@ -186,23 +201,29 @@ def _numpy_backward(P, xs, us, d, method, reg):
     return k, K, dV
 
 
-@pytest.mark.parametrize("name", ["ur3", "hyq"])
+@pytest.mark.parametrize("name", ["ur3", "hyq", "tree"])
 @pytest.mark.parametrize("method", ["ilqr", "ddp"])
 def test_compiled_backward_pass_equals_the_numpy_recursion(name, method):
-    P = _ur3_problem(T=10) if name == "ur3" else _hyq_problem()
+    """The compiled pass forms F^T V F from the step's factors (Jq, Jw, da_dq, da_dv, Minv B);
+    the reference multiplies the assembled Fx, Fu."""
+    P = {"ur3": lambda: _ur3_problem(T=10), "hyq": _hyq_problem, "tree": _tree_problem}[name]()
+    lie_blocks = P.integrator.derivatives(P.x0[None], P.quasi_static()[:1]).expansion.sizes
+    assert sorted(lie_blocks) == {"ur3": [], "hyq": [6], "tree": [3, 3, 3, 6]}[name]
     rng = np.random.default_rng(1)
     us = P.quasi_static() + rng.normal(size=(P.T, P.nu))
     xs = P.rollout(us)
     so_mode = P.integrator.second_order_mode("tensor") if method == "ddp" else 0
     for mode in {so_mode, 2 if method == "ddp" else 0}:  # DDP: tensors and the contracted kernel
         d = P.calc_diff(xs, us, "exact", mode)
-        reg, policy = 1.0, None
-        while policy is None:  # far from the optimum Q_uu needs some regularization
-            reg *= 10
-            policy, knot = ddp.backward.backward(P, xs, us, d, method, reg_u=reg)
-        k, K, dV = _numpy_backward(P, xs, us, d, method, reg)
-        assert rel_err(policy.k, k) < 1e-9 and rel_err(policy.K, K) < 1e-9, mode
-        np.testing.assert_allclose([policy.dV1, policy.dV2], dV, rtol=1e-9)
+        for reg_x in (0.0, 0.5):
+            reg, policy = 1.0, None
+            while policy is None:  # far from the optimum Q_uu needs some regularization
+                reg *= 10
+                policy, knot = ddp.backward.backward(P, xs, us, d, method, reg_u=reg,
+                                                     reg_x=reg_x)
+            k, K, dV = _numpy_backward(P, xs, us, d, method, reg, reg_x)
+            assert rel_err(policy.k, k) < 1e-9 and rel_err(policy.K, K) < 1e-9, (mode, reg_x)
+            np.testing.assert_allclose([policy.dV1, policy.dV2], dV, rtol=1e-9)
 
 
 def test_compiled_rollouts_equal_stepping_knot_by_knot():
