@@ -96,7 +96,7 @@ def _scalar_term(r, w, order, j, l, g, H):
         H[j, j] += w
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx, r3, J3, H3, r6, J6, H6, R, Rr, RE, dp,
                 pE):
     """The residual (q (-) q_ref, v - v_ref) joint by joint (r3 ... pE: work arrays)."""
@@ -260,7 +260,7 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
                             chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3)
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _frame_term(m, kind, joint, nr, w, par, order, exact, oR, op, S0, l, gx, Hxx, chain, Jf, Rf,
                 pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3):
     """A frame term at one knot, after forward kinematics (oR, op, S0); chain ... H3: work

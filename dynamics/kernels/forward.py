@@ -58,7 +58,7 @@ def aba_point(m, q, v, tau, qdd, S0, I0, U, Dinv):
     aba_sweeps(m, v, tau, qdd, S0, I0, U, Dinv)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def aba_sweeps(m, v, tau, qdd, S0, I0, U, Dinv):
     """:func:`aba_point` after :func:`~dynamics.kernels.inverse.kinematics_and_inertias` (S0 and
     the ground-frame inertias I0 given; I0 becomes the articulated inertias)."""

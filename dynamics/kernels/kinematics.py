@@ -129,7 +129,7 @@ def compose_placements(R1, p1, R2, p2, R, p):
         p[r] = s
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def forward_kinematics(m, q, oR, op, S0):
     """World placements (oR[i], op[i]) of every joint frame and the ground-frame motion subspace
     columns S0[k] (one row per DoF, [lin, ang]).  Joint 0 is the universe."""

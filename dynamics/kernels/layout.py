@@ -2,6 +2,13 @@
 tuple of fifteen (about 3 us per call saved).  :func:`pack` (Python) and :func:`unpack` (numba) are
 inverses; ``unpack`` returns the :class:`KernelModel` namedtuple of views used by every kernel.
 
+Inside compiled code the same holds per call: a call to a compiled function passes every array
+argument as a struct of seven words and takes a reference to each, and the model alone is 16
+arrays.  The sweeps called once per knot (kinematics, ABA and IDSVA sweeps, the cost terms) are
+therefore ``inline="always"`` (UR3, per knot: FDSVA 6.4 -> 5.3 us, ABA 2.3 -> 2.0 us, cost values
+2.3 -> 1.8 us, bit-identical results); the larger drivers that call them are not, which keeps the
+compile time in bounds.
+
 ints   = [nj, nv, parent, jtype, iq, nqj, iv, nvj (nj each), dof_parent (nv)]
 floats = [axis (nj*3), place_R (nj*9), place_p (nj*3), mass (nj), com (nj*3), Icom (nj*9),
           S_local (nv*6), gravity (6), pitch (nj)]
