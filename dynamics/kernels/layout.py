@@ -5,9 +5,10 @@ inverses; ``unpack`` returns the :class:`KernelModel` namedtuple of views used b
 Inside compiled code the same holds per call: a call to a compiled function passes every array
 argument as a struct of seven words and takes a reference to each, and the model alone is 16
 arrays.  The sweeps called once per knot (kinematics, ABA and IDSVA sweeps, the cost terms) are
-therefore ``inline="always"`` (UR3, per knot: FDSVA 6.4 -> 5.3 us, ABA 2.3 -> 2.0 us, cost values
-2.3 -> 1.8 us, bit-identical results); the larger drivers that call them are not, which keeps the
-compile time in bounds.
+therefore ``inline="always"`` (UR3 per knot, back to back with the previous build: FDSVA
+5.8 -> 5.3 us, ABA 2.4 -> 2.0 us, costs with Gauss-Newton derivatives 3.1 -> 2.8 us; bit-identical
+results).  The larger drivers that call them are not: inlining those gained 4-7% more and cost
+compile time, which inlining already raises (the test suite's first run: +2.7 min).
 
 ints   = [nj, nv, parent, jtype, iq, nqj, iv, nvj (nj each), dof_parent (nv)]
 floats = [axis (nj*3), place_R (nj*9), place_p (nj*3), mass (nj), com (nj*3), Icom (nj*9),
