@@ -154,13 +154,19 @@ def test_verbose_prints_the_iteration_table(capsys):
 
 
 # ---------------------------------------------------------------------------------- compiled passes
-def _hyq_problem(T=8):
-    m = robots.load("hyq")
+def _regulation_problem(m, nu, T):
+    """Hold a random configuration of model m at rest: state and control regularization, the
+    last nu DoFs actuated."""
     q = m.random_configuration(np.random.default_rng(0))
     x0 = np.concatenate([q, np.zeros(m.nv)])
-    run = ddp.Sum([ddp.StateRegularization(m, x0, 1.0), ddp.ControlRegularization(12, 1e-2)])
+    run = ddp.Sum([ddp.StateRegularization(m, x0, 1.0), ddp.ControlRegularization(nu, 1e-2)])
     return ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, T, 0.02, run,
-                               ddp.StateRegularization(m, x0, 10.0), actuation=np.eye(18)[:, 6:])
+                               ddp.StateRegularization(m, x0, 10.0),
+                               actuation=np.eye(m.nv)[:, m.nv - nu:])
+
+
+def _hyq_problem(T=8):
+    return _regulation_problem(robots.load("hyq"), 12, T)
 
 
 def _tree_problem(T=6):
@@ -168,13 +174,7 @@ def _tree_problem(T=6):
     the step), a third of the DoFs unactuated."""
     m = robots.random_tree(6, floating_base=True, seed=4, branching=0.4,
                            joint_types=("spherical", "planar", "revolute", "helical"))
-    q = m.random_configuration(np.random.default_rng(0))
-    x0 = np.concatenate([q, np.zeros(m.nv)])
-    nu = m.nv - m.nv // 3
-    run = ddp.Sum([ddp.StateRegularization(m, x0, 1.0), ddp.ControlRegularization(nu, 1e-2)])
-    return ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, T, 0.02, run,
-                               ddp.StateRegularization(m, x0, 10.0),
-                               actuation=np.eye(m.nv)[:, m.nv - nu:])
+    return _regulation_problem(m, m.nv - m.nv // 3, T)
 
 
 def _numpy_backward(P, xs, us, d, method, reg, reg_x=0.0):
