@@ -58,7 +58,9 @@ class Linearization:
     """``A`` (2nv, 2nv) and ``B`` (2nv, nv) (batched: leading T axis) about (q, v, tau), with the
     forward-dynamics pieces they are built from: ``a`` (nv,), ``da_dq``, ``da_dv``, ``Minv``
     (nv, nv), and with ``base_twist="inertial"`` ``da_dH`` (nv, 6), the pose derivative at fixed
-    inertial twist (else None).  ``dt`` None for continuous time."""
+    inertial twist (else None).  ``dt`` None for continuous time.  With the defaults
+    (geometric, continuous time, body twist) ``da_dq``, ``da_dv`` and ``Minv`` are views of the
+    blocks of ``A`` and ``B`` they fill, as Pinocchio's results are fields of its ``Data``."""
 
     A: np.ndarray
     B: np.ndarray
@@ -129,6 +131,11 @@ def linearize(model, q, v, tau, dt=None, method: str = "geometric",
     b = prepare(model, q=q, v=v, tau=tau)
     n, T = model.nv, b.T
     Q, V, TAU = b["q"], b["v"], b["tau"]
+    if method == "geometric" and dt is None and base_twist == "body":  # assembled compiled
+        a, A, B = _geo.geometric_linearization_batch(*model.kernel_args, Q, V, TAU,
+                                                     num_chunks(T))
+        return Linearization(*b.unbatch((A, B, a, A[:, n:, :n], A[:, n:, n:], B[:, n:])), None,
+                             None, method, base_twist)
     if method == "geometric":
         ncol = 2 * n + (6 if base_twist == "inertial" else 0)
         a, Minv, dacc = _geo.geometric_fd_batch(*model.kernel_args, Q, V, TAU, ncol,

@@ -53,6 +53,10 @@ def test_tables_4_to_9_equal_pinocchio(spec):
                      (lin.da_dv, pd.ddq_dv), (lin.Minv, pd.Minv)):
         ref = np.triu(ref) + np.triu(ref, 1).T if ref is pd.Minv else ref
         assert rel_err(got, ref) < 1e-10
+    n = m.nv  # the compiled assembly: A = [[-ad_v, I], [da_dq, da_dv]], B = [[0], [Minv]]
+    assert np.array_equal(lin.A[n:], np.hstack([lin.da_dq, lin.da_dv]))
+    assert np.array_equal(lin.A[:n, n:], np.eye(n))
+    assert np.array_equal(lin.B[n:], lin.Minv) and not lin.B[:n].any()
 
 
 @pytest.mark.parametrize("spec", FLOATING, ids=spec_id)

@@ -642,6 +642,45 @@ def geometric_fd_batch(ints, floats, Q, V, TAU, ncol, nchunks):
 
 
 @njit(**_JIT)
+def _linearization_chunk(ints, floats, Q, V, TAU, acc, A, B, chunk, nchunks):
+    m = unpack(ints, floats)
+    nv = ints[1]
+    support = derivative_column_support(m, 2 * nv)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        At, Bt = A[t], B[t]
+        # the acceleration rows of A are [da_dq, da_dv], those of B are Minv: written in place
+        geometric_fd_point(m, Q[t], V[t], TAU[t], support, acc[t], Bt[nv:], At[nv:])
+        tangent_ad_point(m, V[t], At[:nv, :nv])
+        for r in range(nv):
+            for c in range(nv):
+                At[r, c] = -At[r, c]
+                At[r, nv + c] = 0.0
+                Bt[r, c] = 0.0
+            At[r, nv + r] = 1.0
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def geometric_linearization_batch(ints, floats, Q, V, TAU, nchunks):
+    """The continuous-time linearization in the body base twist (``dynamics.linearize``'s
+    default) at every knot, assembled where it is computed: acc (T, nv), A (T, 2nv, 2nv) =
+    [[-ad_v, I], [da_dq, da_dv]] and B (T, 2nv, nv) = [[0], [Minv]]; the forward-dynamics
+    derivatives of :func:`geometric_fd_point` are written into A's and B's acceleration rows
+    (no copy: on ATLAS the numpy assembly of A and B cost more than the kernel itself)."""
+    T = Q.shape[0]
+    nv = ints[1]
+    acc = np.empty((T, nv))
+    A = np.empty((T, 2 * nv, 2 * nv))
+    B = np.empty((T, 2 * nv, nv))
+    if nchunks == 1:
+        _linearization_chunk(ints, floats, Q, V, TAU, acc, A, B, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _linearization_chunk(ints, floats, Q, V, TAU, acc, A, B, c, nchunks)
+    return acc, A, B
+
+
+@njit(**_JIT)
 def _eidamb_chunk(ints, floats, Q, V, A, tau, chunk, nchunks):
     m = unpack(ints, floats)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)

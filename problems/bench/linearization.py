@@ -64,8 +64,8 @@ def run_linearization(robot_names=ROBOTS, T=100, min_time=0.2, log=print):
                     "the continuous-time A, B included); kernel: the compiled geometric "
                     "forward-dynamics derivatives alone",
                     "kernel: the same quantity as Pinocchio's (a, da/dq, da/dv, M^-1); "
-                    "`linearize` also assembles the continuous-time A (2nv x 2nv) and B, whose "
-                    "memory traffic dominates its batch overhead",
+                    "`linearize` computes the continuous-time A (2nv x 2nv) and B in one "
+                    "compiled call that writes those derivatives into their blocks",
                     "Pinocchio C++: `computeABADerivatives` (a, da/dq, da/dv, M^-1), "
                     "shared/tools/pinocchio-cpp-reference, single thread",
                     "timing: minimum over rounds of the mean time per call; same run"],
