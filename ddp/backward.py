@@ -55,12 +55,14 @@ class Policy:
 
 
 def backward(problem, xs, us, derivatives, method, reg_u, reg_x=0.0, reg_v=0.0, safeguard=False,
-             gaps=None, box_qp_iter=50):
+             gaps=None, box_qp_iter=50, structured=None):
     """(Policy, None) or (None, knot where Q_uu was not positive definite).  ``method``: "ddp"
     adds the exact second-order dynamics terms, "ilqr" drops them.  ``reg_u``, ``reg_x``,
     ``reg_v``, ``safeguard``: the regularization and safeguard of
     :func:`ddp.kernels.passes.backward_pass`; ``gaps`` (T + 1, ndx): the defects of a
-    multiple-shooting trajectory (None: feasible)."""
+    multiple-shooting trajectory (None: feasible).  ``structured``: how F^T V_xx F is formed
+    (see :func:`~ddp.kernels.passes.backward_pass`; None: by size, from
+    ``nv >= STRUCTURED_MIN_NV``); both give the same numbers to rounding."""
     P, d = problem, derivatives
     run, term, step = d.running, d.terminal, d.step
     T, nu, ndx = P.T, P.nu, P.ndx
@@ -78,7 +80,9 @@ def backward(problem, xs, us, derivatives, method, reg_u, reg_x=0.0, reg_v=0.0, 
     status, knot = _passes.backward_pass(
         step.Fx, step.Fu, run.lx, run.lu, run.lxx, run.lxu, run.luu, term.lx[0], term.lxx[0],
         float(reg_u), float(reg_x), float(reg_v), bool(safeguard), g, infeasible, us, P.u_min,
-        P.u_max, P.bounded, int(box_qp_iter), *so, k, K, dV, Vx, fVxx, info)
+        P.u_max, P.bounded, int(box_qp_iter), *so, np.ascontiguousarray(step.expansion.Jq),
+        P.nv >= _passes.STRUCTURED_MIN_NV if structured is None else bool(structured), k, K, dV,
+        Vx, fVxx, info)
     if status != _passes.OK:
         return None, int(knot)
     return Policy(xs, us, k, K, float(dV[0]), float(dV[1]), Vx, gaps if infeasible else None,

@@ -1,6 +1,8 @@
 """DDP / iLQR: Riccati optimality on a linear-quadratic problem, the same optimum with quadratic
 vs linear rates, box-QP and bounds, failure statuses, the iteration table."""
 
+import itertools
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -204,8 +206,9 @@ def _numpy_backward(P, xs, us, d, method, reg, reg_x=0.0):
 @pytest.mark.parametrize("name", ["ur3", "hyq", "tree"])
 @pytest.mark.parametrize("method", ["ilqr", "ddp"])
 def test_compiled_backward_pass_equals_the_numpy_recursion(name, method):
-    """The compiled pass forms F^T V F from the step's factors (Jq, Jw, da_dq, da_dv, Minv B);
-    the reference multiplies the assembled Fx, Fu."""
+    """The compiled pass forms F^T V F either from the step's structure (Jq, Jw and the v+ rows
+    of F: ``structured``, the default from nv >= 30) or by dense products on the assembled F;
+    the reference multiplies the assembled Fx, Fu with NumPy.  Both forms on every problem."""
     P = {"ur3": lambda: _ur3_problem(T=10), "hyq": _hyq_problem, "tree": _tree_problem}[name]()
     lie_blocks = P.integrator.derivatives(P.x0[None], P.quasi_static()[:1]).expansion.sizes
     assert sorted(lie_blocks) == {"ur3": [], "hyq": [6], "tree": [3, 3, 3, 6]}[name]
@@ -215,14 +218,15 @@ def test_compiled_backward_pass_equals_the_numpy_recursion(name, method):
     so_mode = P.integrator.second_order_mode("tensor") if method == "ddp" else 0
     for mode in {so_mode, 2 if method == "ddp" else 0}:  # DDP: tensors and the contracted kernel
         d = P.calc_diff(xs, us, "exact", mode)
-        for reg_x in (0.0, 0.5):
+        for reg_x, structured in itertools.product((0.0, 0.5), (False, True)):
             reg, policy = 1.0, None
             while policy is None:  # far from the optimum Q_uu needs some regularization
                 reg *= 10
                 policy, knot = ddp.backward.backward(P, xs, us, d, method, reg_u=reg,
-                                                     reg_x=reg_x)
+                                                     reg_x=reg_x, structured=structured)
             k, K, dV = _numpy_backward(P, xs, us, d, method, reg, reg_x)
-            assert rel_err(policy.k, k) < 1e-9 and rel_err(policy.K, K) < 1e-9, (mode, reg_x)
+            assert rel_err(policy.k, k) < 1e-9 and rel_err(policy.K, K) < 1e-9, \
+                (mode, reg_x, structured)
             np.testing.assert_allclose([policy.dV1, policy.dV2], dV, rtol=1e-9)
 
 
