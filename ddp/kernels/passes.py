@@ -425,27 +425,29 @@ def _second_order_terms(t, n, nu, dt, B, lam, Jw, da_dq, da_dv, MinvB, so_mode, 
 
 
 #: from this many DoFs on, the backward pass forms F^T V F from the step's structure
-#: (:func:`_step_quadratic`: 2x fewer flops; measured 56 -> 41 us on ATLAS's sizes, 134 -> 88 us
-#: on Talos's; break-even near nv = 24, where the dense product on the assembled F is as fast)
+#: (:func:`_step_quadratic`: 2.5x fewer flops; measured 54 -> 36 us on ATLAS's sizes, 129 -> 79
+#: us on Talos's; break-even near nv = 24, where the dense products on the assembled F are as
+#: fast)
 STRUCTURED_MIN_NV = 30
 
 
 @njit(**_JIT)
-def _step_quadratic(Vxx, F, Jq, Jw, dt, lie_iv, lie_nv, P, S, W, H, R, Qzz):
-    """Qzz = F^T Vxx F (nz, nz) for the semi-implicit Euler step F = [Fx Fu] (ndx, nz), from its
-    structure instead of two dense products on F.  The rows of v+ are Fv = F[n:] =
-    [dt da_dq, I + dt da_dv, dt Minv B], and those of q+ are E + dt Jw Fv with E = [Jq, 0, 0]
-    (Jq, Jw: the Jacobians of (+), identity outside the Lie-group joint blocks).  With
-    P = dt Vqq Jw + Vqv and S = dt Jw^T P + dt Vvq Jw + Vvv (n, n)::
+def _step_quadratic(Vxx, Fx, Fu, Jq, Jw, dt, lie_iv, lie_nv, P, S, W, Hx, Hu, R, Qxx, Qux, Quu):
+    """The blocks Qxx (ndx, ndx), Qux (nu, ndx), Quu (nu, nu) of F^T Vxx F for the semi-implicit
+    Euler step F = [Fx Fu], from its structure instead of two dense products on F.  The rows of
+    v+ are Fv = [Fvx Fvu] = [dt da_dq, I + dt da_dv | dt Minv B] (``Fx[n:]``, ``Fu[n:]``), and
+    those of q+ are E + dt Jw Fv with E = [Jq, 0 | 0] (Jq, Jw: the Jacobians of (+), identity
+    outside the Lie-group joint blocks).  With P = dt Vqq Jw + Vqv and S = dt Jw^T P +
+    dt Vvq Jw + Vvv (n, n)::
 
         F^T Vxx F = Fv^T (S Fv + P^T E) + E^T P Fv + E^T Vqq E
 
-    where P^T E = [P^T Jq, 0, 0] and E^T P Fv fills the first n rows: three products of n x n x
-    nz or nz x n x nz flops (BLAS) instead of nz x ndx x (ndx + nz).  P, S, W (n, n), H, R (n,
-    nz): work arrays."""
-    ndx, nz = F.shape
+    where P^T E = [P^T Jq, 0 | 0] and E^T P Fv fills the first n rows.  Products of n x n x nz
+    and nz x n x ndx flops (BLAS; the Qxu block is not needed) instead of nz x ndx x (ndx + nz).
+    P, S, W (n, n), Hx, R (n, ndx), Hu (n, nu): work arrays."""
+    ndx = Fx.shape[0]
     n = ndx // 2
-    Fv = F[n:]
+    Fvx, Fvu = Fx[n:], Fu[n:]
     Vqq = Vxx[:n, :n]
     _times_block(Vqq, Jw, lie_iv, lie_nv, dt, P)  # P = dt Vqq Jw + Vqv
     for r in range(n):
@@ -458,21 +460,24 @@ def _step_quadratic(Vxx, F, Jq, Jw, dt, lie_iv, lie_nv, P, S, W, H, R, Qzz):
     _block_T_times_add(Jw, lie_iv, lie_nv, P, dt, S)
     W[:, :] = 0.0  # W = Jq^T P
     _block_T_times_add(Jq, lie_iv, lie_nv, P, 1.0, W)
-    np.dot(S, Fv, H)  # H = S Fv + P^T E
+    np.dot(S, Fvx, Hx)  # H = S Fv + P^T E
+    np.dot(S, Fvu, Hu)
     for r in range(n):
         for c in range(n):
-            H[r, c] += W[c, r]
-    np.dot(Fv.T, H, Qzz)
-    np.dot(W, Fv, R)  # E^T P Fv = [Jq^T P Fv; 0]
+            Hx[r, c] += W[c, r]
+    np.dot(Fvx.T, Hx, Qxx)
+    np.dot(Fvu.T, Hx, Qux)
+    np.dot(Fvu.T, Hu, Quu)
+    np.dot(W, Fvx, R)  # E^T P Fv = [Jq^T P Fv; 0]
     for r in range(n):
-        for c in range(nz):
-            Qzz[r, c] += R[r, c]
+        for c in range(ndx):
+            Qxx[r, c] += R[r, c]
     _times_block(Vqq, Jq, lie_iv, lie_nv, 1.0, P)  # E^T Vqq E = [[Jq^T Vqq Jq, 0], [0, 0]]
     S[:, :] = 0.0
     _block_T_times_add(Jq, lie_iv, lie_nv, P, 1.0, S)
     for r in range(n):
         for c in range(n):
-            Qzz[r, c] += S[r, c]
+            Qxx[r, c] += S[r, c]
 
 
 #: from this size on, products go to BLAS (single call per product, outside any parallel region);
@@ -553,13 +558,13 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
     Qzr = np.empty((nu, nz))
     m_ = n if structured else 0  # work arrays of _step_quadratic
     Pw, Sw, Ww = np.empty((m_, m_)), np.empty((m_, m_)), np.empty((m_, m_))
-    Hw, Rw = np.empty((m_, nz)), np.empty((m_, nz))
+    Hxw, Huw, Rw = np.empty((m_, ndx)), np.empty((m_, nu)), np.empty((m_, ndx))
     dV[0] = 0.0
     dV[1] = 0.0
     for t in range(T - 1, -1, -1):
         F[:, :ndx] = Fx[t]
         F[:, ndx:] = Fu[t]
-        # Qz = l_z + F^T Vx ; Qzz = l_zz + F^T Vxx F
+        # Qz = l_z + F^T Vx ; [[Qxx, .], [Qux, Quu]] = l_zz + F^T Vxx F
         if structured:
             for i in range(nz):
                 Qz[i] = lx[t, i] if i < ndx else lu[t, i - ndx]
@@ -567,7 +572,16 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
                 a = Vx[r]
                 for i in range(nz):
                     Qz[i] += F[r, i] * a
-            _step_quadratic(Vxx, F, Jq[t], Jw[t], dt, lie_iv, lie_nv, Pw, Sw, Ww, Hw, Rw, Qzz)
+            _step_quadratic(Vxx, Fx[t], Fu[t], Jq[t], Jw[t], dt, lie_iv, lie_nv, Pw, Sw, Ww, Hxw,
+                            Huw, Rw, Qxx, Qux, Quu)
+            for i in range(ndx):
+                for j in range(ndx):
+                    Qxx[i, j] += lxx[t, i, j]
+            for c in range(nu):
+                for i in range(ndx):
+                    Qux[c, i] += lxu[t, i, c]
+                for d in range(nu):
+                    Quu[c, d] += luu[t, c, d]
         else:
             for r in range(ndx):
                 for i in range(nz):
@@ -579,14 +593,14 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
                 Qz[i] = s
             _mmt(FT, Vxx, VFT)
             _mmt(FT, VFT, Qzz)
-        for i in range(ndx):
-            for j in range(ndx):
-                Qxx[i, j] = Qzz[i, j] + lxx[t, i, j]
-        for c in range(nu):
             for i in range(ndx):
-                Qux[c, i] = Qzz[ndx + c, i] + lxu[t, i, c]
-            for d in range(nu):
-                Quu[c, d] = Qzz[ndx + c, ndx + d] + luu[t, c, d]
+                for j in range(ndx):
+                    Qxx[i, j] = Qzz[i, j] + lxx[t, i, j]
+            for c in range(nu):
+                for i in range(ndx):
+                    Qux[c, i] = Qzz[ndx + c, i] + lxu[t, i, c]
+                for d in range(nu):
+                    Quu[c, d] = Qzz[ndx + c, ndx + d] + luu[t, c, d]
         if so_mode > 0:
             if safeguard:
                 Qxx_gn[:, :] = Qxx
