@@ -207,7 +207,7 @@ def _numpy_backward(P, xs, us, d, method, reg, reg_x=0.0):
 @pytest.mark.parametrize("method", ["ilqr", "ddp"])
 def test_compiled_backward_pass_equals_the_numpy_recursion(name, method):
     """The compiled pass forms F^T V F either from the step's structure (Jq, Jw and the v+ rows
-    of F: ``structured``, the default from nv >= 30) or by dense products on the assembled F;
+    of F: ``structured``, the default from nv >= 24) or by dense products on the assembled F;
     the reference multiplies the assembled Fx, Fu with NumPy.  Both forms on every problem."""
     P = {"ur3": lambda: _ur3_problem(T=10), "hyq": _hyq_problem, "tree": _tree_problem}[name]()
     lie_blocks = P.integrator.derivatives(P.x0[None], P.quasi_static()[:1]).expansion.sizes

@@ -425,10 +425,10 @@ def _second_order_terms(t, n, nu, dt, B, lam, Jw, da_dq, da_dv, MinvB, so_mode, 
 
 
 #: from this many DoFs on, the backward pass forms F^T V F from the step's structure
-#: (:func:`_step_quadratic`: 2.5x fewer flops; measured 54 -> 36 us on ATLAS's sizes, 129 -> 79
-#: us on Talos's; break-even near nv = 24, where the dense products on the assembled F are as
-#: fast)
-STRUCTURED_MIN_NV = 30
+#: (:func:`_step_quadratic`: 2.5x fewer flops; measured with a free-flyer block, per knot:
+#: nv = 36, nu = 30 (ATLAS) 54 -> 36 us, nv = 50 129 -> 79 us, nv = 24 17.4 -> 16.0 us, but
+#: nv = 18 (HyQ) 7.2 -> 9.9 us: below BLAS sizes its extra passes cost more than it saves)
+STRUCTURED_MIN_NV = 24
 
 
 @njit(**_JIT)
