@@ -122,7 +122,9 @@ class ResidualCost(Cost):
                 return casadi.vertcat(casadi.sin(th), 1 - casadi.cos(th), v[0])
 
     Value, gradient, exact Hessian and Gauss-Newton Hessian of all knots come from one mapped
-    CasADi call.  ``nu`` may be left 0: the problem sizes the cost for its controls.
+    CasADi call (values alone, as in a line search, from a mapped function of the value only),
+    evaluated through CasADi's ``FunctionBuffer`` on the NumPy arrays themselves.  ``nu`` may be
+    left 0: the problem sizes the cost for its controls.
     """
 
     def __init__(self, nq, nv, nu, weight, nr, name):
@@ -140,7 +142,13 @@ class ResidualCost(Cost):
         c.nu, c._fn, c._maps, c._program = int(nu), None, {}, None
         return c
 
+    def __getstate__(self):  # the mapped functions' buffers do not pickle: rebuilt on use
+        state = dict(self.__dict__)
+        state["_fn"], state["_maps"] = None, {}
+        return state
+
     def _function(self):
+        """The CasADi functions (q, v, u) -> (l, g, H, GN) and (q, v, u) -> l of one knot."""
         if self._fn is None:
             q, dq = cs.SX.sym("q", self.nq), cs.SX.sym("dq", self.nv)
             v, u = cs.SX.sym("v", self.nv), cs.SX.sym("u", self.nu)
@@ -151,19 +159,35 @@ class ResidualCost(Cost):
             H, g = cs.hessian(l, z)
             J = cs.jacobian(r, z)
             GN = cs.mtimes(J.T, cs.mtimes(cs.diag(w), J))
-            outs = cs.substitute([l, g, H, GN], [dq], [cs.SX.zeros(self.nv)])
+            outs = [cs.densify(o) for o in  # dense: the buffers receive every entry
+                    cs.substitute([l, g, H, GN], [dq], [cs.SX.zeros(self.nv)])]
             # CasADi names start with a letter and have no double underscore
             name = "residual_" + "_".join(p for p in type(self).__name__.split("_") if p)
-            self._fn = cs.Function(name, [q, v, u], outs)
+            self._fn = (cs.Function(name, [q, v, u], outs),
+                        cs.Function(name + "_value", [q, v, u], outs[:1]))
         return self._fn
 
     def _eval(self, xs, us, k):
+        """The first k of (l (T,), g (T, nz + nu), H, GN (T, nz + nu, nz + nu)) at every knot
+        (k = 1: the value-only function).  CasADi reads and writes column-major: (T, n) C arrays
+        are its (n, T) inputs, and its (nall, T nall) Hessian output is the (T, nall, nall) C
+        array of the transposed blocks, so those are transposed back (a view)."""
         xs, us, T = _knots(xs, us, self.nu)
-        f = self._function()
-        if T not in self._maps:
-            self._maps[T] = f.map(T, "serial")
-        outs = self._maps[T](xs[:, :self.nq].T, xs[:, self.nq:].T, us.T)
-        return [np.asarray(o) for o in outs[:k]], T
+        key = (T, k == 1)
+        if key not in self._maps:
+            f = self._function()[1 if k == 1 else 0]
+            self._maps[key] = f.map(T, "serial").buffer()
+        buf, evaluate = self._maps[key]
+        args = [np.ascontiguousarray(a) for a in (xs[:, :self.nq], xs[:, self.nq:], us)]
+        for i, a in enumerate(args):
+            buf.set_arg(i, memoryview(a))
+        nall = 2 * self.nv + self.nu
+        outs = [np.empty(T), np.empty((T, nall)), np.empty((T, nall, nall)),
+                np.empty((T, nall, nall))][:k]
+        for i, o in enumerate(outs):
+            buf.set_res(i, memoryview(o))
+        evaluate()
+        return [o.transpose(0, 2, 1) if o.ndim == 3 else o for o in outs], T
 
     def casadi_calc(self, xs, us):
         """Values by CasADi (the reference for built-in costs)."""
@@ -175,10 +199,8 @@ class ResidualCost(Cost):
         check_hessians(hessians)
         (l, g, H, GN), T = self._eval(xs, us, 4)
         nz = 2 * self.nv
-        nall = nz + self.nu
-        g = g.T
-        H = (H if hessians == "exact" else GN).reshape(nall, T, nall).transpose(1, 0, 2)
-        return CostDerivatives(l.ravel(), g[:, :nz], g[:, nz:], H[:, :nz, :nz], H[:, :nz, nz:],
+        H = H if hessians == "exact" else GN
+        return CostDerivatives(l, g[:, :nz], g[:, nz:], H[:, :nz, :nz], H[:, :nz, nz:],
                                H[:, nz:, nz:])
 
     calc = casadi_calc
