@@ -138,3 +138,23 @@ def test_cost_derivatives_are_c_contiguous_whatever_the_residual_gives():
             assert getattr(d, k).flags.c_contiguous, k
     fortran = CostDerivatives(*(np.asfortranarray(np.ones((2, 3, 3))),) * 6)
     assert fortran.lxx.flags.c_contiguous
+
+
+def test_a_casadi_residual_pickles_after_use_and_gives_the_same_values():
+    """A user's residual holds CasADi buffers once evaluated (they do not pickle); a copy (as
+    Dask makes of a task's objects) rebuilds them.  Values, at one knot and at several, and
+    derivatives stay those of the symbolic residual: sin, 1 - cos of q_0."""
+    import pickle
+
+    m = robots.load("ur3")
+    c = ddp.costs.bind(Upright(m), m.nq, m.nv, 2, m)
+    rng = np.random.default_rng(3)
+    xs = np.concatenate([rng.normal(size=(4, m.nq)), rng.normal(size=(4, m.nv))], axis=1)
+    us = rng.normal(size=(4, 2))
+    ref = 2.0 * 0.5 * (np.sin(xs[:, 0]) ** 2 + (1 - np.cos(xs[:, 0])) ** 2)
+    np.testing.assert_allclose(c.calc(xs, us), ref, rtol=1e-14)
+    d = c.calc_diff(xs, us, "gauss-newton")
+    c2 = pickle.loads(pickle.dumps(c))
+    np.testing.assert_allclose(c2.calc(xs[:1], us[:1]), ref[:1], rtol=1e-14)
+    np.testing.assert_array_equal(c2.calc_diff(xs, us, "gauss-newton").lxx, d.lxx)
+    np.testing.assert_allclose(d.lx[:, 0], 2.0 * np.sin(xs[:, 0]), rtol=1e-12)  # d/dq0 of ref
