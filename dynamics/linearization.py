@@ -26,6 +26,7 @@ Conventions of the base twist (free-flyer root), ``base_twist=``:
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,7 @@ import numpy as np
 from .algorithms import fd_derivatives
 from .inputs import prepare
 from .kernels import geometric as _geo
-from .kernels.layout import num_chunks
+from .kernels.layout import num_chunks, unpack
 from .lie import integrate_second_order
 
 METHODS = ("geometric", "fdsva")
@@ -76,6 +77,20 @@ class Linearization:
 
 def _ncol(model) -> int:
     return 2 * model.nv + (6 if model.has_free_flyer else 0)
+
+
+#: model -> {ncol: (seg, nseg)}, see :func:`column_support`
+_SUPPORT = weakref.WeakKeyDictionary()
+
+
+def column_support(model, ncol: int):
+    """(seg, nseg): where each of the ``ncol`` columns of the EIDAmb derivatives can be non-zero
+    (``geometric.derivative_column_support``), the argument of the geometric batch kernels.  It
+    depends on the model only and is computed once per model (about 1 us per call saved)."""
+    per_model = _SUPPORT.setdefault(model, {})
+    if ncol not in per_model:
+        per_model[ncol] = _geo.derivative_column_support(unpack(*model.kernel_args), int(ncol))
+    return per_model[ncol]
 
 
 def eidamb(model, q, v, a) -> np.ndarray:
@@ -133,13 +148,14 @@ def linearize(model, q, v, tau, dt=None, method: str = "geometric",
     Q, V, TAU = b["q"], b["v"], b["tau"]
     if method == "geometric" and dt is None and base_twist == "body":  # assembled compiled
         a, A, B = _geo.geometric_linearization_batch(*model.kernel_args, Q, V, TAU,
+                                                     *column_support(model, 2 * n),
                                                      num_chunks(T))
         return Linearization(*b.unbatch((A, B, a, A[:, n:, :n], A[:, n:, n:], B[:, n:])), None,
                              None, method, base_twist)
     if method == "geometric":
         ncol = 2 * n + (6 if base_twist == "inertial" else 0)
-        a, Minv, dacc = _geo.geometric_fd_batch(*model.kernel_args, Q, V, TAU, ncol,
-                                                num_chunks(T))
+        a, Minv, dacc = _geo.geometric_fd_batch(*model.kernel_args, Q, V, TAU,
+                                                *column_support(model, ncol), num_chunks(T))
         da_dq, da_dv = dacc[:, :, :n], dacc[:, :, n:2 * n]
         da_dH = dacc[:, :, 2 * n:] if base_twist == "inertial" else None
     else:

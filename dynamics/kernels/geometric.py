@@ -616,41 +616,41 @@ def geometric_fd_point(m, q, v, tau, support, acc, Minv, dacc):
 
 
 @njit(**_JIT)
-def _geometric_fd_chunk(ints, floats, Q, V, TAU, acc, Minv, dacc, chunk, nchunks):
+def _geometric_fd_chunk(ints, floats, Q, V, TAU, seg, nseg, acc, Minv, dacc, chunk, nchunks):
     m = unpack(ints, floats)
-    support = derivative_column_support(m, dacc.shape[2])
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
-        geometric_fd_point(m, Q[t], V[t], TAU[t], support, acc[t], Minv[t], dacc[t])
+        geometric_fd_point(m, Q[t], V[t], TAU[t], (seg, nseg), acc[t], Minv[t], dacc[t])
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def geometric_fd_batch(ints, floats, Q, V, TAU, ncol, nchunks):
+def geometric_fd_batch(ints, floats, Q, V, TAU, seg, nseg, nchunks):
     """:func:`geometric_fd_point` at every knot: acc (T, nv), Minv (T, nv, nv), dacc (T, nv,
-    ncol), in ``nchunks`` parallel chunks of knots."""
+    ncol), in ``nchunks`` parallel chunks of knots.  ``seg``, ``nseg``: the model's
+    :func:`derivative_column_support` for ncol = ``seg.shape[0]`` columns (computed once per
+    model by the caller: it costs about as much as the Minv product of a point)."""
     T = Q.shape[0]
     nv = ints[1]
     acc = np.empty((T, nv))
     Minv = np.empty((T, nv, nv))
-    dacc = np.empty((T, nv, ncol))
+    dacc = np.empty((T, nv, seg.shape[0]))
     if nchunks == 1:
-        _geometric_fd_chunk(ints, floats, Q, V, TAU, acc, Minv, dacc, 0, 1)
+        _geometric_fd_chunk(ints, floats, Q, V, TAU, seg, nseg, acc, Minv, dacc, 0, 1)
     else:
         for c in prange(nchunks):
-            _geometric_fd_chunk(ints, floats, Q, V, TAU, acc, Minv, dacc, c, nchunks)
+            _geometric_fd_chunk(ints, floats, Q, V, TAU, seg, nseg, acc, Minv, dacc, c, nchunks)
     return acc, Minv, dacc
 
 
 @njit(**_JIT)
-def _linearization_chunk(ints, floats, Q, V, TAU, acc, A, B, chunk, nchunks):
+def _linearization_chunk(ints, floats, Q, V, TAU, seg, nseg, acc, A, B, chunk, nchunks):
     m = unpack(ints, floats)
     nv = ints[1]
-    support = derivative_column_support(m, 2 * nv)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
         At, Bt = A[t], B[t]
         # the acceleration rows of A are [da_dq, da_dv], those of B are Minv: written in place
-        geometric_fd_point(m, Q[t], V[t], TAU[t], support, acc[t], Bt[nv:], At[nv:])
+        geometric_fd_point(m, Q[t], V[t], TAU[t], (seg, nseg), acc[t], Bt[nv:], At[nv:])
         tangent_ad_point(m, V[t], At[:nv, :nv])
         for r in range(nv):
             for c in range(nv):
@@ -661,22 +661,24 @@ def _linearization_chunk(ints, floats, Q, V, TAU, acc, A, B, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def geometric_linearization_batch(ints, floats, Q, V, TAU, nchunks):
+def geometric_linearization_batch(ints, floats, Q, V, TAU, seg, nseg, nchunks):
     """The continuous-time linearization in the body base twist (``dynamics.linearize``'s
     default) at every knot, assembled where it is computed: acc (T, nv), A (T, 2nv, 2nv) =
     [[-ad_v, I], [da_dq, da_dv]] and B (T, 2nv, nv) = [[0], [Minv]]; the forward-dynamics
     derivatives of :func:`geometric_fd_point` are written into A's and B's acceleration rows
-    (no copy: on ATLAS the numpy assembly of A and B cost more than the kernel itself)."""
+    (no copy: on ATLAS the numpy assembly of A and B cost more than the kernel itself).
+    ``seg``, ``nseg``: :func:`derivative_column_support` for 2 nv columns (as
+    :func:`geometric_fd_batch`)."""
     T = Q.shape[0]
     nv = ints[1]
     acc = np.empty((T, nv))
     A = np.empty((T, 2 * nv, 2 * nv))
     B = np.empty((T, 2 * nv, nv))
     if nchunks == 1:
-        _linearization_chunk(ints, floats, Q, V, TAU, acc, A, B, 0, 1)
+        _linearization_chunk(ints, floats, Q, V, TAU, seg, nseg, acc, A, B, 0, 1)
     else:
         for c in prange(nchunks):
-            _linearization_chunk(ints, floats, Q, V, TAU, acc, A, B, c, nchunks)
+            _linearization_chunk(ints, floats, Q, V, TAU, seg, nseg, acc, A, B, c, nchunks)
     return acc, A, B
 
 

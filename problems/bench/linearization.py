@@ -45,9 +45,10 @@ def run_linearization(robot_names=ROBOTS, T=100, min_time=0.2, log=print):
         cpp = (cpp_timings(model, log) or {}).get("aba_derivs_us")
         s = time_us(lambda: dyn.linearize(model, q, v, tau), min_time)
         q1, v1, tau1 = Q[:1], V[:1], TAU[:1]
-        k = time_us(lambda: _geo.geometric_fd_batch(*args, q1, v1, tau1, ncol, 1), min_time)
+        support = dyn.linearization.column_support(model, ncol)  # as linearize: once per model
+        k = time_us(lambda: _geo.geometric_fd_batch(*args, q1, v1, tau1, *support, 1), min_time)
         b = time_us(lambda: dyn.linearize(model, Q, V, TAU), min_time) / T
-        kb = time_us(lambda: _geo.geometric_fd_batch(*args, Q, V, TAU, ncol, num_chunks(T)),
+        kb = time_us(lambda: _geo.geometric_fd_batch(*args, Q, V, TAU, *support, num_chunks(T)),
                      min_time) / T
         fs = time_us(lambda: dyn.fd_derivatives(model, q, v, tau), min_time)
         fb = time_us(lambda: dyn.fd_derivatives(model, Q, V, TAU), min_time) / T
