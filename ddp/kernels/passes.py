@@ -109,7 +109,9 @@ def _shift_by_gap(m, x, gap, scale, nq, n, w):
 # ---------------------------------------------------------------------------------- derivatives
 @njit(**_JIT)
 def _jw_times(Jw, lie_iv, lie_nv, X, scale, out):
-    """out = scale Jw X for Jw identity outside the Lie-group joint blocks (X (n, p))."""
+    """out = scale Jw X for Jw identity outside the Lie-group joint blocks (X (n, p)).  On
+    transposed views it is the right product: ``_jw_times(J.T, ..., X.T, s, out.T)`` gives
+    out = s X J."""
     n, p = X.shape
     for r in range(n):
         for c in range(p):
@@ -121,23 +123,6 @@ def _jw_times(Jw, lie_iv, lie_nv, X, scale, out):
                 s = 0.0
                 for j in range(o, o + mb):
                     s += Jw[r, j] * X[j, c]
-                out[r, c] = scale * s
-
-
-@njit(**_JIT)
-def _times_block(X, J, lie_iv, lie_nv, scale, out):
-    """out = scale X J (X (p, n)) for J identity outside the Lie-group joint blocks."""
-    p, n = X.shape
-    for r in range(p):
-        for c in range(n):
-            out[r, c] = scale * X[r, c]
-    for b in range(lie_iv.shape[0]):
-        o, mb = lie_iv[b], lie_nv[b]
-        for r in range(p):
-            for c in range(o, o + mb):
-                s = 0.0
-                for j in range(o, o + mb):
-                    s += X[r, j] * J[j, c]
                 out[r, c] = scale * s
 
 
@@ -449,11 +434,11 @@ def _step_quadratic(Vxx, Fx, Fu, Jq, Jw, dt, lie_iv, lie_nv, P, S, W, Hx, Hu, R,
     n = ndx // 2
     Fvx, Fvu = Fx[n:], Fu[n:]
     Vqq = Vxx[:n, :n]
-    _times_block(Vqq, Jw, lie_iv, lie_nv, dt, P)  # P = dt Vqq Jw + Vqv
+    _jw_times(Jw.T, lie_iv, lie_nv, Vqq.T, dt, P.T)  # P = dt Vqq Jw + Vqv
     for r in range(n):
         for c in range(n):
             P[r, c] += Vxx[r, n + c]
-    _times_block(Vxx[n:, :n], Jw, lie_iv, lie_nv, dt, S)  # S = dt Vvq Jw + Vvv + dt Jw^T P
+    _jw_times(Jw.T, lie_iv, lie_nv, Vxx[n:, :n].T, dt, S.T)  # S = dt Vvq Jw + Vvv + dt Jw^T P
     for r in range(n):
         for c in range(n):
             S[r, c] += Vxx[n + r, n + c]
@@ -472,7 +457,7 @@ def _step_quadratic(Vxx, Fx, Fu, Jq, Jw, dt, lie_iv, lie_nv, P, S, W, Hx, Hu, R,
     for r in range(n):
         for c in range(ndx):
             Qxx[r, c] += R[r, c]
-    _times_block(Vqq, Jq, lie_iv, lie_nv, 1.0, P)  # E^T Vqq E = [[Jq^T Vqq Jq, 0], [0, 0]]
+    _jw_times(Jq.T, lie_iv, lie_nv, Vqq.T, 1.0, P.T)  # E^T Vqq E = [[Jq^T Vqq Jq, 0], [0, 0]]
     S[:, :] = 0.0
     _block_T_times_add(Jq, lie_iv, lie_nv, P, 1.0, S)
     for r in range(n):
