@@ -24,7 +24,7 @@ from dynamics import higher_order as ho
 from dynamics import robots
 from dynamics import time_curves as tc
 
-from .output import pyplot, save_figure, write_table
+from .output import pyplot, save_figure, tight_layout, write_table
 
 HORIZON = 30.0
 DT = 0.01
@@ -117,7 +117,7 @@ def _plot_tau(times, tau):
     fig.legend(handles, labels, loc="center right", fontsize=8)
     fig.suptitle("Aerial manipulator (Ali et al. 2026, Table 3 motion): H-GRNE, orders 0-5 "
                  "(dashed: base wrench in the base frame)")
-    fig.tight_layout(rect=(0, 0, 0.91, 0.96))
+    tight_layout(fig, rect=(0, 0, 0.91, 0.96))
     save_figure(fig, "higher_order_tau")
 
 
@@ -138,5 +138,5 @@ def _plot_round_trip(times, VD, acc, hyb, motion):
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8, ncol=2)
     axes[0].set_ylabel("absolute error")
-    fig.tight_layout()
+    tight_layout(fig)
     save_figure(fig, "higher_order_round_trip")

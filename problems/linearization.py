@@ -19,7 +19,7 @@ import ddp
 import dynamics as dyn
 from dynamics import robots
 
-from .output import pyplot, save_figure, write_table
+from .output import pyplot, save_figure, tight_layout, write_table
 
 STEPS = 10.0 ** -np.arange(1, 11)
 
@@ -59,7 +59,7 @@ def validation(log=print):
     ax.set_title("Bos et al. validation tree, joints at 0.3")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    fig.tight_layout()
+    tight_layout(fig)
     save_figure(fig, "linearization_fd_error")
     return rows
 
@@ -123,7 +123,7 @@ def space_manipulator_lqr(duration=5.0, dt=1e-3, log=print):
     a2.set_ylabel("|u| (base wrench, joint torques)")
     a2.set_xlabel("time [s]")
     a2.grid(True, alpha=0.3)
-    fig.tight_layout()
+    tight_layout(fig)
     save_figure(fig, "lqr_space_manipulator")
     return rows
 

@@ -18,7 +18,7 @@ import numpy as np
 from ddp.globalization import GLOBALIZATIONS
 
 from .examples import PROBLEMS
-from .output import pyplot, save_figure, write_table
+from .output import pyplot, save_figure, tight_layout, write_table
 from .reference import crocoddyl_solvers
 from .tasks import FAMILIES, SOLVERS, provenance, reportable, task
 
@@ -152,7 +152,7 @@ def _plot_costs(rows, names):
         for h, lab in zip(*a.get_legend_handles_labels()):
             labels.setdefault(lab, h)
     fig.legend(labels.values(), labels.keys(), loc="upper center", ncol=len(labels), fontsize=8)
-    fig.tight_layout(rect=(0, 0, 1, 0.9))
+    tight_layout(fig, rect=(0, 0, 1, 0.9))
     return save_figure(fig, "globalization.png")
 
 
@@ -241,5 +241,5 @@ def _plot_robustness(records, families, combos):
     a.set_ylabel("iterations (random instances)")
     a.grid(True, axis="y", alpha=0.3)
     a.legend(fontsize=8)
-    fig.tight_layout()
+    tight_layout(fig)
     return save_figure(fig, "robustness.png")

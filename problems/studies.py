@@ -16,7 +16,7 @@ import numpy as np
 import ddp
 
 from .examples import PROBLEMS, get
-from .output import pyplot, results_dir, save_figure, write_table
+from .output import pyplot, results_dir, save_figure, tight_layout, write_table
 from .reference import crocoddyl_solvers
 from .tasks import SOLVERS, provenance, reportable, run_task, task
 
@@ -92,7 +92,7 @@ def _plot_convergence(curves: dict, name, title):
         a.grid(True, which="both", alpha=0.3)
         a.legend(fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
+    tight_layout(fig)
     return save_figure(fig, name)
 
 
@@ -110,7 +110,7 @@ def _plot_trajectory(P, sol, file_name, name):
         a.set_xlabel("time [s]")
         a.grid(True, alpha=0.3)
     fig.suptitle(f"{name}: {P.info['task']} ({sol.method.upper()}, {sol.status})")
-    fig.tight_layout()
+    tight_layout(fig)
     return save_figure(fig, file_name)
 
 
@@ -296,5 +296,5 @@ def _plot_study(rows, names):
         a.grid(True, axis="y", alpha=0.3)
     a1.legend(fontsize=8)
     fig.suptitle("DDP versus iLQR (and DDP with CasADi / finite-difference derivatives)")
-    fig.tight_layout()
+    tight_layout(fig)
     return save_figure(fig, "study.png")

@@ -49,6 +49,22 @@ def test_solve_writes_table_plot_and_trajectory(tmp_path, monkeypatch, capsys):
     assert rows[0] == "t,q0,v0,u0" and len(rows) == 102
 
 
+def test_log_axes_are_labelled_in_plain_text():
+    plt = output.pyplot()
+    fig, (a1, a2, a3) = plt.subplots(1, 3)
+    a1.semilogy([1e-3, 2e2])
+    a2.semilogy([2e-3, 5e-3])  # less than a decade: matplotlib labels minor ticks as well
+    a3.set_xscale("log", base=2)
+    a3.plot([1, 8], [1, 2])
+    output.tight_layout(fig)
+    fmt = a1.yaxis.get_major_formatter()
+    assert [fmt(x) for x in (1e-3, 1.0, 100.0)] == ["10⁻³", "10⁰", "10²"]
+    minor = {t.get_text() for t in a2.yaxis.get_minorticklabels()}
+    assert {"2×10⁻³", "3×10⁻³"} <= minor and not any("$" in t for t in minor), minor
+    assert a3.xaxis.get_major_formatter()(4.0).startswith("$")  # base 2 keeps its labels
+    plt.close(fig)
+
+
 def test_compare_runs_every_backend(tmp_path, monkeypatch):
     monkeypatch.setattr(output, "RESULTS", tmp_path)
     assert cli.main(["compare", "pendulum", "--max-iter", "100"]) == 0
