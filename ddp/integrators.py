@@ -31,6 +31,7 @@ import numpy as np
 
 from dynamics import AnalyticalDynamics, robots
 from dynamics.kernels.layout import num_chunks
+from dynamics.kernels.step import assemble_step_derivatives
 
 from .kernels import passes as _passes
 
@@ -147,9 +148,9 @@ class SemiImplicitEuler:
         Minv_B = np.empty((T, n, self.nu))
         da_dq, da_dv = np.ascontiguousarray(da_dq), np.ascontiguousarray(da_dv)
         Minv = np.ascontiguousarray(Minv)
-        _passes.assemble_step_derivatives(self.B, dt, da_dq, da_dv, Minv,
-                                          np.ascontiguousarray(e.Jq), np.ascontiguousarray(e.Jw),
-                                          e.offsets, e.sizes, Fx, Fu, Minv_B, num_chunks(T))
+        assemble_step_derivatives(self.B, dt, da_dq, da_dv, Minv, np.ascontiguousarray(e.Jq),
+                                  np.ascontiguousarray(e.Jw), e.offsets, e.sizes, Fx, Fu, Minv_B,
+                                  num_chunks(T))
         tensors = ()
         if so_mode == 1:
             tensors = tuple(np.ascontiguousarray(np.reshape(getattr(d, k), (T, n, n, n)))

@@ -35,6 +35,7 @@ from .algorithms import fd_derivatives
 from .inputs import prepare
 from .kernels import geometric as _geo
 from .kernels.layout import num_chunks, unpack
+from .kernels.step import assemble_step_derivatives
 from .lie import integrate_second_order
 
 METHODS = ("geometric", "fdsva")
@@ -183,15 +184,8 @@ def _ad(model, X):
 
 
 def _continuous_body(model, V, da_dq, da_dv, Minv):
-    T, n = V.shape
-    A = np.zeros((T, 2 * n, 2 * n))
-    A[:, :n, :n] = -_ad(model, V)
-    A[:, :n, n:] = np.eye(n)
-    A[:, n:, :n] = da_dq
-    A[:, n:, n:] = da_dv
-    B = np.zeros((T, 2 * n, n))
-    B[:, n:] = Minv
-    return A, B
+    return _geo.continuous_linearization_batch(*model.kernel_args, V, *map(np.ascontiguousarray,
+                                               (da_dq, da_dv, Minv)), num_chunks(len(V)))
 
 
 def _continuous_inertial(model, Q, V, a, da_dq, da_dv, da_dH, Minv):
@@ -215,17 +209,13 @@ def _continuous_inertial(model, Q, V, a, da_dq, da_dv, da_dH, Minv):
 
 
 def _semi_implicit_euler(model, Q, V, dt, a, da_dq, da_dv, Minv):
-    """Fx, Fu of ``v+ = v + dt a``, ``q+ = q (+) dt v+`` (as :mod:`ddp.integrators`)."""
+    """Fx, Fu of ``v+ = v + dt a``, ``q+ = q (+) dt v+``, assembled by the solver's kernel
+    (:mod:`dynamics.kernels.step`, full actuation)."""
     T, n = V.shape
     e = integrate_second_order(model, Q, dt * (V + dt * a), hessian=False)
-    I = np.eye(n)
-    dv_dv = I + dt * da_dv
     A = np.empty((T, 2 * n, 2 * n))
-    A[:, :n, :n] = e.Jq + dt * dt * e.Jw @ da_dq
-    A[:, :n, n:] = dt * e.Jw @ dv_dv
-    A[:, n:, :n] = dt * da_dq
-    A[:, n:, n:] = dv_dv
     B = np.empty((T, 2 * n, n))
-    B[:, :n] = dt * dt * e.Jw @ Minv
-    B[:, n:] = dt * Minv
+    assemble_step_derivatives(np.eye(n), dt, *map(np.ascontiguousarray, (da_dq, da_dv, Minv,
+                              e.Jq, e.Jw)), e.offsets, e.sizes, A, B, np.empty((T, n, n)),
+                              num_chunks(T))
     return A, B

@@ -19,9 +19,10 @@ from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.forward_so import fdsva_so_point
 from dynamics.kernels.layout import chunk_range, unpack
 from dynamics.kernels.lie_group import integrate_expansion_point
+from dynamics.kernels.step import assemble_knot
 
 from .costs import cost_knots, cost_views
-from .passes import assemble_knot, rollout
+from .passes import rollout
 
 _JIT = dict(cache=True, error_model="numpy")
 

@@ -17,13 +17,14 @@ derivative phase (the analytical backend; O(n d) pairs of DoFs and a few n^3 pro
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from dynamics.kernels.dense import gemm, gemm_nt, gemm_tn
 from dynamics.kernels.forward import aba_point
 from dynamics.kernels.forward_so import fdsva_so_lam_terms
 from dynamics.kernels.kinematics import difference_point, integrate_point
-from dynamics.kernels.layout import chunk_range, unpack
+from dynamics.kernels.layout import unpack
+from dynamics.kernels.step import block_T_times_add, jw_times
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -104,96 +105,6 @@ def _shift_by_gap(m, x, gap, scale, nq, n, w):
     integrate_point(m, q, w, x[:nq])
     for r in range(n):
         x[nq + r] += scale * gap[n + r]
-
-
-# ---------------------------------------------------------------------------------- derivatives
-@njit(**_JIT)
-def _jw_times(Jw, lie_iv, lie_nv, X, scale, out):
-    """out = scale Jw X for Jw identity outside the Lie-group joint blocks (X (n, p)).  On
-    transposed views it is the right product: ``_jw_times(J.T, ..., X.T, s, out.T)`` gives
-    out = s X J."""
-    n, p = X.shape
-    for r in range(n):
-        for c in range(p):
-            out[r, c] = scale * X[r, c]
-    for b in range(lie_iv.shape[0]):
-        o, mb = lie_iv[b], lie_nv[b]
-        for r in range(o, o + mb):
-            for c in range(p):
-                s = 0.0
-                for j in range(o, o + mb):
-                    s += Jw[r, j] * X[j, c]
-                out[r, c] = scale * s
-
-
-@njit(**_JIT)
-def _block_T_times_add(J, lie_iv, lie_nv, X, scale, out):
-    """out += scale J^T X (X (n, p)) for J identity outside the Lie-group joint blocks."""
-    n, p = X.shape
-    for r in range(n):
-        for c in range(p):
-            out[r, c] += scale * X[r, c]
-    for b in range(lie_iv.shape[0]):
-        o, mb = lie_iv[b], lie_nv[b]
-        for r in range(o, o + mb):
-            for c in range(p):
-                s = -X[r, c]
-                for j in range(o, o + mb):
-                    s += J[j, r] * X[j, c]
-                out[r, c] += scale * s
-
-
-@njit(**_JIT)
-def assemble_knot(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, tmp, tu):
-    """Fx (2n, 2n), Fu (2n, nu) and Minv B (n, nu) of one knot's step from its FD derivatives
-    and the Jacobians of (+) (tmp (n, n), tu (n, nu): work arrays)."""
-    n = da_dq.shape[0]
-    nu = B.shape[1]
-    gemm(Minv, B, MinvB, 1.0)
-    # Fx = [[Jq + dt^2 Jw da_dq, dt Jw (I + dt da_dv)], [dt da_dq, I + dt da_dv]]
-    _jw_times(Jw, lie_iv, lie_nv, da_dq, dt * dt, tmp)
-    for r in range(n):
-        for c in range(n):
-            Fx[r, c] = Jq[r, c] + tmp[r, c]
-            Fx[n + r, c] = dt * da_dq[r, c]
-            Fx[n + r, n + c] = dt * da_dv[r, c] + (1.0 if r == c else 0.0)
-    _jw_times(Jw, lie_iv, lie_nv, Fx[n:, n:], dt, tmp)
-    for r in range(n):
-        for c in range(n):
-            Fx[r, n + c] = tmp[r, c]
-    # Fu = [dt^2 Jw Minv B ; dt Minv B]
-    _jw_times(Jw, lie_iv, lie_nv, MinvB, dt * dt, tu)
-    for r in range(n):
-        for c in range(nu):
-            Fu[r, c] = tu[r, c]
-            Fu[n + r, c] = dt * MinvB[r, c]
-
-
-@njit(**_JIT)
-def _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, chunk,
-                    nchunks):
-    n = da_dq.shape[1]
-    tmp = np.empty((n, n))
-    tu = np.empty((n, B.shape[1]))
-    t0, t1 = chunk_range(Fx.shape[0], chunk, nchunks)
-    for t in range(t0, t1):
-        assemble_knot(B, dt, da_dq[t], da_dv[t], Minv[t], Jq[t], Jw[t], lie_iv, lie_nv, Fx[t],
-                      Fu[t], MinvB[t], tmp, tu)
-
-
-@njit(cache=True, error_model="numpy", parallel=True)
-def assemble_step_derivatives(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB,
-                              nchunks):
-    """Fx (T, 2n, 2n), Fu (T, 2n, nu) and Minv B of the semi-implicit Euler step (see
-    :mod:`ddp.integrators`) from the FD derivatives and the Jacobians of (+), in parallel over
-    ``nchunks`` chunks of knots; Jw is the identity outside the Lie-group joint blocks (lie_iv,
-    lie_nv)."""
-    if nchunks == 1:
-        _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, 0, 1)
-    else:
-        for c in prange(nchunks):
-            _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, c,
-                            nchunks)
 
 
 # ---------------------------------------------------------------------------------- linear algebra
@@ -434,17 +345,17 @@ def _step_quadratic(Vxx, Fx, Fu, Jq, Jw, dt, lie_iv, lie_nv, P, S, W, Hx, Hu, R,
     n = ndx // 2
     Fvx, Fvu = Fx[n:], Fu[n:]
     Vqq = Vxx[:n, :n]
-    _jw_times(Jw.T, lie_iv, lie_nv, Vqq.T, dt, P.T)  # P = dt Vqq Jw + Vqv
+    jw_times(Jw.T, lie_iv, lie_nv, Vqq.T, dt, P.T)  # P = dt Vqq Jw + Vqv
     for r in range(n):
         for c in range(n):
             P[r, c] += Vxx[r, n + c]
-    _jw_times(Jw.T, lie_iv, lie_nv, Vxx[n:, :n].T, dt, S.T)  # S = dt Vvq Jw + Vvv + dt Jw^T P
+    jw_times(Jw.T, lie_iv, lie_nv, Vxx[n:, :n].T, dt, S.T)  # S = dt Vvq Jw + Vvv + dt Jw^T P
     for r in range(n):
         for c in range(n):
             S[r, c] += Vxx[n + r, n + c]
-    _block_T_times_add(Jw, lie_iv, lie_nv, P, dt, S)
+    block_T_times_add(Jw, lie_iv, lie_nv, P, dt, S)
     W[:, :] = 0.0  # W = Jq^T P
-    _block_T_times_add(Jq, lie_iv, lie_nv, P, 1.0, W)
+    block_T_times_add(Jq, lie_iv, lie_nv, P, 1.0, W)
     np.dot(S, Fvx, Hx)  # H = S Fv + P^T E
     np.dot(S, Fvu, Hu)
     for r in range(n):
@@ -457,9 +368,9 @@ def _step_quadratic(Vxx, Fx, Fu, Jq, Jw, dt, lie_iv, lie_nv, P, S, W, Hx, Hu, R,
     for r in range(n):
         for c in range(ndx):
             Qxx[r, c] += R[r, c]
-    _jw_times(Jq.T, lie_iv, lie_nv, Vqq.T, 1.0, P.T)  # E^T Vqq E = [[Jq^T Vqq Jq, 0], [0, 0]]
+    jw_times(Jq.T, lie_iv, lie_nv, Vqq.T, 1.0, P.T)  # E^T Vqq E = [[Jq^T Vqq Jq, 0], [0, 0]]
     S[:, :] = 0.0
-    _block_T_times_add(Jq, lie_iv, lie_nv, P, 1.0, S)
+    block_T_times_add(Jq, lie_iv, lie_nv, P, 1.0, S)
     for r in range(n):
         for c in range(n):
             Qxx[r, c] += S[r, c]

@@ -642,6 +642,20 @@ def geometric_fd_batch(ints, floats, Q, V, TAU, seg, nseg, nchunks):
     return acc, Minv, dacc
 
 
+@njit(**_INLINE)
+def _configuration_rows(m, v, A, B):
+    """The first nv rows of the continuous-time A (2nv, 2nv) and B (2nv, nv) in the body base
+    twist: d(dq)/dt = -ad_v dq + dv, so A[:nv] = [-ad_v, I] and B[:nv] = 0."""
+    nv = v.shape[0]
+    tangent_ad_point(m, v, A[:nv, :nv])
+    for r in range(nv):
+        for c in range(nv):
+            A[r, c] = -A[r, c]
+            A[r, nv + c] = 0.0
+            B[r, c] = 0.0
+        A[r, nv + r] = 1.0
+
+
 @njit(**_JIT)
 def _linearization_chunk(ints, floats, Q, V, TAU, seg, nseg, acc, A, B, chunk, nchunks):
     m = unpack(ints, floats)
@@ -651,13 +665,7 @@ def _linearization_chunk(ints, floats, Q, V, TAU, seg, nseg, acc, A, B, chunk, n
         At, Bt = A[t], B[t]
         # the acceleration rows of A are [da_dq, da_dv], those of B are Minv: written in place
         geometric_fd_point(m, Q[t], V[t], TAU[t], (seg, nseg), acc[t], Bt[nv:], At[nv:])
-        tangent_ad_point(m, V[t], At[:nv, :nv])
-        for r in range(nv):
-            for c in range(nv):
-                At[r, c] = -At[r, c]
-                At[r, nv + c] = 0.0
-                Bt[r, c] = 0.0
-            At[r, nv + r] = 1.0
+        _configuration_rows(m, V[t], At, Bt)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
@@ -680,6 +688,37 @@ def geometric_linearization_batch(ints, floats, Q, V, TAU, seg, nseg, nchunks):
         for c in prange(nchunks):
             _linearization_chunk(ints, floats, Q, V, TAU, seg, nseg, acc, A, B, c, nchunks)
     return acc, A, B
+
+
+@njit(**_JIT)
+def _continuous_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, chunk, nchunks):
+    m = unpack(ints, floats)
+    nv = ints[1]
+    t0, t1 = chunk_range(V.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        for r in range(nv):
+            for c in range(nv):
+                A[t, nv + r, c] = da_dq[t, r, c]
+                A[t, nv + r, nv + c] = da_dv[t, r, c]
+                B[t, nv + r, c] = Minv[t, r, c]
+        _configuration_rows(m, V[t], A[t], B[t])
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def continuous_linearization_batch(ints, floats, V, da_dq, da_dv, Minv, nchunks):
+    """The A (T, 2nv, 2nv) and B (T, 2nv, nv) of :func:`geometric_linearization_batch` from
+    forward-dynamics derivatives computed otherwise (da_dq, da_dv, Minv (T, nv, nv), e.g. by
+    FDSVA) at velocities V (T, nv), in ``nchunks`` parallel chunks of knots."""
+    T = V.shape[0]
+    nv = ints[1]
+    A = np.empty((T, 2 * nv, 2 * nv))
+    B = np.empty((T, 2 * nv, nv))
+    if nchunks == 1:
+        _continuous_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, 0, 1)
+    else:
+        for c in prange(nchunks):
+            _continuous_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, c, nchunks)
+    return A, B
 
 
 @njit(**_JIT)
