@@ -210,7 +210,7 @@ def _continuous_inertial(model, Q, V, a, da_dq, da_dv, da_dH, Minv):
 
 def _semi_implicit_euler(model, Q, V, dt, a, da_dq, da_dv, Minv):
     """Fx, Fu of ``v+ = v + dt a``, ``q+ = q (+) dt v+``, assembled by the solver's kernel
-    (:mod:`dynamics.kernels.step`, full actuation)."""
+    (:mod:`dynamics.kernels.step`) with full actuation, B = I (its Minv B output is discarded)."""
     T, n = V.shape
     e = integrate_second_order(model, Q, dt * (V + dt * a), hessian=False)
     A = np.empty((T, 2 * n, 2 * n))
