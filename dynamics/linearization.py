@@ -34,7 +34,7 @@ import numpy as np
 from .algorithms import fd_derivatives
 from .inputs import prepare
 from .kernels import geometric as _geo
-from .kernels.layout import num_chunks, unpack
+from .kernels.layout import num_chunks
 from .kernels.step import assemble_step_derivatives
 from .lie import integrate_second_order
 
@@ -90,7 +90,7 @@ def column_support(model, ncol: int):
     depends on the model only and is computed once per model (about 1 us per call saved)."""
     per_model = _SUPPORT.setdefault(model, {})
     if ncol not in per_model:
-        per_model[ncol] = _geo.derivative_column_support(unpack(*model.kernel_args), int(ncol))
+        per_model[ncol] = _geo.column_support(*model.kernel_args, int(ncol))
     return per_model[ncol]
 
 

@@ -180,8 +180,7 @@ def test_the_sparse_product_and_the_support_it_relies_on(spec, pose_columns):
     derivatives (at a random state, where no entry vanishes by chance), and cut real zeros; the
     sparse symmetric product on them equals numpy's dense product."""
     from dynamics.kernels.dense import symm_gemm_col_sparse
-    from dynamics.kernels.geometric import derivative_column_support
-    from dynamics.kernels.layout import unpack
+    from dynamics.kernels.geometric import column_support
 
     m = build(spec)
     if pose_columns and not m.has_free_flyer:
@@ -189,7 +188,7 @@ def test_the_sparse_product_and_the_support_it_relies_on(spec, pose_columns):
     q, v, a, _ = random_state(m, 5)
     d = dyn.eidamb_derivatives(m, q, v, a)
     D = np.hstack([d.dtau_dq, d.dtau_dv] + ([d.dtau_dH] if pose_columns else []))
-    seg, nseg = derivative_column_support(unpack(*m.kernel_args), D.shape[1])
+    seg, nseg = column_support(*m.kernel_args, D.shape[1])
     inside = np.zeros(D.shape, dtype=bool)
     for c in range(D.shape[1]):
         for s in range(nseg[c]):

@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.forward_so import fdsva_so_point
-from dynamics.kernels.layout import chunk_range, unpack
+from dynamics.kernels.layout import borrowed, chunk_range, keep_alive, unpack
 from dynamics.kernels.lie_group import integrate_expansion_point
 from dynamics.kernels.step import assemble_knot
 
@@ -84,16 +84,17 @@ def _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer,
     nj, n = ints[0], ints[1]
     T = Q.shape[0]
     nu = B.shape[1]
+    # arguments and work arrays as borrowed views (no reference counting in the knot loop)
+    B, Q, V, TAU, U, lie_iv, lie_nv = borrowed((B, Q, V, TAU, U, lie_iv, lie_nv))
+    step_buf, tensor_buf, point_buf, H = borrowed((step_buf, tensor_buf, point_buf, H))
     Fx, Fu, da_dq, da_dv, MinvB, Jq, Jw = step_views(step_buf, T, n, nu)
     d2q, d2v, d2qv, d2t = tensor_views(tensor_buf, T, n if tensors else 0)
     keep = point_buf.shape[0] > 0
     ACC, MINV = point_views(point_buf, T, n if keep else 0)
-    a = np.empty(n)
-    w = np.empty(n)
-    Minv = np.empty((n, n))
-    M, dtq, dtv, S0, IA, U6, Dinv = fdsva_workspace(nj, n)
-    tmp = np.empty((n, n))
-    tu = np.empty((n, nu))
+    work = (np.empty(n), np.empty(n), np.empty((n, n)), np.empty((n, n)), np.empty((n, nu)))
+    fdsva_work = fdsva_workspace(nj, n)
+    a, w, Minv, tmp, tu = borrowed(work)
+    M, dtq, dtv, S0, IA, U6, Dinv = borrowed(fdsva_work)
     t0, t1 = chunk_range(T, chunk, nchunks)
     for t in range(t0, t1):
         if tensors:
@@ -113,6 +114,7 @@ def _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer,
         integrate_expansion_point(m, w, Jq[t], Jw[t], H[t], hessian)
         assemble_knot(B, dt, da_dq[t], da_dv[t], Minv, Jq[t], Jw[t], lie_iv, lie_nv, Fx[t], Fu[t],
                       MinvB[t], tmp, tu)
+    keep_alive((work, fdsva_work))
     run = cost_views(run_buf, T, 2 * n, U.shape[1])
     _zero_rows(run, t0, t1)
     l, lx, lu, lxx, lxu, luu = run

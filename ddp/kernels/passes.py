@@ -20,10 +20,11 @@ import numpy as np
 from numba import njit
 
 from dynamics.kernels.dense import gemm, gemm_nt, gemm_tn
-from dynamics.kernels.forward import aba_point
+from dynamics.kernels.forward import aba_sweeps
 from dynamics.kernels.forward_so import fdsva_so_lam_terms
+from dynamics.kernels.inverse import kinematics_and_inertias
 from dynamics.kernels.kinematics import difference_point, integrate_point
-from dynamics.kernels.layout import unpack
+from dynamics.kernels.layout import borrowed, keep_alive, unpack
 from dynamics.kernels.step import block_T_times_add, jw_times
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -47,15 +48,13 @@ def rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, 
     n = ints[1]
     nq = x0.shape[0] - n
     T, nu = us.shape
-    S0 = np.empty((n, 6))
-    I0 = np.empty((nj, 6, 6))
-    U = np.empty((n, 6))
-    Dinv = np.empty((n, 6))
-    tau = np.empty(n)
-    acc = np.empty(n)
-    v1 = np.empty(n)
-    w = np.empty(n)
-    dx = np.empty(2 * n)
+    # arguments and work arrays as borrowed views (no reference counting in the knot loop)
+    B, x0, us, k, K, lo, hi = borrowed((B, x0, us, k, K, lo, hi))
+    xs_ref, gaps, xs, us_out = borrowed((xs_ref, gaps, xs, us_out))
+    work = (np.empty((n, 6)), np.empty((nj, 6, 6)), np.empty((n, 6)), np.empty((n, 6)),
+            np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty(n), np.empty(n), np.empty(n),
+            np.empty(n), np.empty(2 * n))
+    S0, I0, U, Dinv, oR, op, tau, acc, v1, w, dx = borrowed(work)
     xs[0] = x0
     if infeasible:
         _shift_by_gap(m, xs[0], gaps[0], alpha - 1.0, nq, n, w)
@@ -78,7 +77,10 @@ def rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, 
             for c in range(nu):
                 s += B[r, c] * us_out[t, c]
             tau[r] = s
-        aba_point(m, q, v, tau, acc, S0, I0, U, Dinv)
+        # ABA (aba_point's body, inlined here: a call takes a reference to each of its arrays,
+        # the model's 16 among them)
+        kinematics_and_inertias(m, q, oR, op, S0, I0)
+        aba_sweeps(m, v, tau, acc, S0, I0, U, Dinv)
         ok = True
         for r in range(n):
             v1[r] = v[r] + dt * acc[r]
@@ -88,11 +90,13 @@ def rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, 
         if not ok:
             xs[t + 1:] = np.nan
             us_out[t + 1:] = np.nan
+            keep_alive(work)
             return t
         integrate_point(m, q, w, xs[t + 1, :nq])
         xs[t + 1, nq:] = v1
         if infeasible:
             _shift_by_gap(m, xs[t + 1], gaps[t + 1], alpha - 1.0, nq, n, w)
+    keep_alive(work)
     return T
 
 
@@ -108,7 +112,7 @@ def _shift_by_gap(m, x, gap, scale, nq, n, w):
 
 
 # ---------------------------------------------------------------------------------- linear algebra
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def cholesky(A, L):
     """L L^T = A (lower); False if A is not positive definite."""
     n = A.shape[0]
@@ -440,38 +444,31 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
     n = ndx // 2
     nz = ndx + nu
     m = unpack(ints, floats)
-    Vx = Vx_T.copy()
-    Vxx = Vxx_T.copy()
+    # arguments and work arrays as borrowed views (no reference counting in the knot loop)
+    Fx, Fu, lx, lu, lxx, lxu, luu = borrowed((Fx, Fu, lx, lu, lxx, lxu, luu))
+    gaps, us, lo, hi, B, Jw, da_dq, da_dv = borrowed((gaps, us, lo, hi, B, Jw, da_dq, da_dv))
+    MinvB, T2q, T2v, T2qv, T2t, Q, V = borrowed((MinvB, T2q, T2v, T2qv, T2t, Q, V))
+    ACC, MINV, lie_iv, lie_nv, lie_H, Jq = borrowed((ACC, MINV, lie_iv, lie_nv, lie_H, Jq))
+    k, K, dV, Vx_all, fVxx, info = borrowed((k, K, dV, Vx_all, fVxx, info))
+    m_ = n if structured else 0  # work arrays of _step_quadratic
+    work = (Vx_T.copy(), Vxx_T.copy(),
+            np.empty((ndx, ndx)), np.empty((nu, ndx)), np.empty((nu, nu)),  # Q.._gn
+            np.empty((ndx, nz)), np.empty((nz, ndx)), np.empty((nz, ndx)),   # F, FT, (Vxx F)^T
+            np.empty((nz, nz)), np.empty(nz),                               # Qzz, Qz = [Qx, Qu]
+            np.empty((nu, nu)), np.empty((nu, ndx)), np.empty((ndx, ndx)),  # Quu, Qux, Qxx
+            np.empty((nu, nu)), np.empty((nu, ndx)), np.zeros((nu, nu)),    # Quu_r, Qux_r, L
+            np.empty((nu, 1)), np.empty((nu, ndx)), np.empty((ndx, nu)),    # kt, Kt, KT
+            np.empty((ndx, nu)), np.empty((ndx, ndx)),                      # ZT, KZ
+            np.empty(nu), np.empty(nu), np.empty(nu),                       # x, lo_t, hi_t
+            np.empty((ndx, nz)), np.empty((nu, nz)),                        # VFr, Qzr
+            np.empty((m_, m_)), np.empty((m_, m_)), np.empty((m_, m_)),
+            np.empty((m_, ndx)), np.empty((m_, nu)), np.empty((m_, ndx)))
+    free_own = np.empty(nu, dtype=np.bool_)
+    (Vx, Vxx, Qxx_gn, Qux_gn, Quu_gn, F, FT, VFT, Qzz, Qz, Quu, Qux, Qxx, Quu_r, Qux_r, L, kt, Kt,
+     KT, ZT, KZ, x, lo_t, hi_t, VFr, Qzr, Pw, Sw, Ww, Hxw, Huw, Rw) = borrowed(work)
+    free = borrowed(free_own)
     info[0] = 0
     _value_update(Vx, Vxx, reg_v, gaps[T], infeasible, Vx_all[T], fVxx[T])
-    Qxx_gn = np.empty((ndx, ndx))
-    Qux_gn = np.empty((nu, ndx))
-    Quu_gn = np.empty((nu, nu))
-    F = np.empty((ndx, nz))          # [Fx Fu]
-    FT = np.empty((nz, ndx))         # its transpose: the products below read rows
-    VFT = np.empty((nz, ndx))        # (Vxx F)^T
-    Qzz = np.empty((nz, nz))         # [[Qxx, Qxu], [Qux, Quu]]
-    Qz = np.empty(nz)                # [Qx, Qu]
-    Quu = np.empty((nu, nu))
-    Qux = np.empty((nu, ndx))
-    Qxx = np.empty((ndx, ndx))
-    Quu_r = np.empty((nu, nu))
-    Qux_r = np.empty((nu, ndx))
-    L = np.zeros((nu, nu))
-    kt = np.empty((nu, 1))
-    Kt = np.empty((nu, ndx))
-    KT = np.empty((ndx, nu))
-    ZT = np.empty((ndx, nu))
-    KZ = np.empty((ndx, ndx))
-    x = np.empty(nu)
-    free = np.empty(nu, dtype=np.bool_)
-    lo_t = np.empty(nu)
-    hi_t = np.empty(nu)
-    VFr = np.empty((ndx, nz))
-    Qzr = np.empty((nu, nz))
-    m_ = n if structured else 0  # work arrays of _step_quadratic
-    Pw, Sw, Ww = np.empty((m_, m_)), np.empty((m_, m_)), np.empty((m_, m_))
-    Hxw, Huw, Rw = np.empty((m_, ndx)), np.empty((m_, nu)), np.empty((m_, ndx))
     dV[0] = 0.0
     dV[1] = 0.0
     for t in range(T - 1, -1, -1):
@@ -540,6 +537,7 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
                 kt[c, 0] = k[t + 1, c] if t + 1 < T else 0.0
             status, nf = box_qp(Quu_r, Qu, lo_t, hi_t, kt[:, 0].copy(), qp_iter, x, free, L)
             if status != 0:
+                keep_alive((work, free_own))
                 return NOT_POSITIVE_DEFINITE, t
             for c in range(nu):
                 k[t, c] = x[c]
@@ -561,6 +559,7 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
                     K[t, idx[a]] = Xf[a]
         else:
             if not (factored or cholesky(Quu_r, L)):
+                keep_alive((work, free_own))
                 return NOT_POSITIVE_DEFINITE, t
             cholesky_solve(L, Qu.reshape((nu, 1)), kt)
             cholesky_solve(L, Qux_r, Kt)
@@ -597,10 +596,11 @@ def backward_pass(Fx, Fu, lx, lu, lxx, lxu, luu, Vx_T, Vxx_T, reg_u, reg_x, reg_
                 Vxx[i, j] = a
                 Vxx[j, i] = a
         _value_update(Vx, Vxx, reg_v, gaps[t], infeasible, Vx_all[t], fVxx[t])
+    keep_alive((work, free_own))
     return OK, -1
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _regularized(Quu, Qux, F, Fu, reg_u, reg_x, VFr, Qzr, Quu_r, Qux_r):
     """The Q_uu, Q_ux the gains are computed from: Q_uu + reg_u I, and with reg_x the terms of
     V'_xx + reg_x I: + reg_x Fu^T [Fx Fu] (Tassa et al. 2012, eq. 10).  The value update keeps
@@ -624,7 +624,7 @@ def _regularized(Quu, Qux, F, Fu, reg_u, reg_x, VFr, Qzr, Quu_r, Qux_r):
                 Quu_r[c, d] += Qzr[c, ndx + d]
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _value_update(Vx, Vxx, reg_v, gap, infeasible, Vx_out, fVxx_out):
     """With gaps V_x += V_xx f, then V_xx += reg_v I (in place); store V_x and V_xx f.  (The gap
     term uses the unregularized V_xx: with the exact second-order terms, contracted with V_x, a

@@ -15,7 +15,7 @@
 import numpy as np
 from numba import njit, prange
 
-from .layout import chunk_range, unpack
+from .layout import borrowed, chunk_range, keep_alive, unpack
 
 from .dense import gemm
 from .inverse import crba_point, idsva_sweeps, kinematics_and_inertias
@@ -299,22 +299,23 @@ def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, 
     reuse S0, U and Dinv afterwards for :func:`aza_apply`."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
-    tau_id = np.empty(nv)
-    oR = np.empty((nj, 3, 3))
-    op = np.empty((nj, 3))
-    IC = np.empty((nj, 6, 6))
+    # arguments and work arrays as borrowed views (layout module: no reference counting)
+    q, v, tau, qdd, da_dq, da_dv, Minv = borrowed((q, v, tau, qdd, da_dq, da_dv, Minv))
+    M, dtau_dq, dtau_dv, S0, IA, U, Dinv = borrowed((M, dtau_dq, dtau_dv, S0, IA, U, Dinv))
+    work = (np.empty(nv), np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((nj, 6, 6)),
+            np.empty((nv, nv)), np.empty((nv, 2 * nv) if ipr == IPR_LTDL else (0, 0)))
+    tau_id, oR, op, IC, H, B = borrowed(work)
     kinematics_and_inertias(m, q, oR, op, S0, IC)  # once, for ABA and IDSVA
     IA[:, :, :] = IC
     aba_sweeps(m, v, tau, qdd, S0, IA, U, Dinv)
     idsva_sweeps(m, S0, IC, v, qdd, tau_id, dtau_dq, dtau_dv, M)
-    H = M.copy()
+    H[:, :] = M
     ltdl_factor(m, H)
     minv_from_factor(m, H, Minv)
     if ipr == IPR_DMM:
         gemm(Minv, dtau_dq, da_dq, -1.0)
         gemm(Minv, dtau_dv, da_dv, -1.0)
     elif ipr == IPR_LTDL:
-        B = np.empty((nv, 2 * nv))
         for r in range(nv):
             for c in range(nv):
                 B[r, c] = -dtau_dq[r, c]
@@ -338,6 +339,7 @@ def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, 
                 aza_apply(m, S0, U, Dinv, b, x, PA, Acc)
                 for r in range(nv):
                     out[r, k] = x[r]
+    keep_alive(work)
 
 
 @njit(cache=True, error_model="numpy")

@@ -58,7 +58,7 @@ from numba import njit, prange
 from .dense import symm_gemm_col_sparse
 from .forward import small_spd_inverse
 from .kinematics import FF, PLA, SPH, compose_placements, ground_motion_subspace, joint_transform
-from .layout import chunk_range, unpack
+from .layout import borrowed, chunk_range, keep_alive, unpack
 from .spatial import force_cross_add, ground_inertia, motion_cross, motion_cross_add, tup6
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -184,13 +184,11 @@ def eidamb_point(m, q, v, a, tau):
 @njit(**_JIT)
 def eidamb_core(m, geometry, v, a, tau):
     """:func:`eidamb_point` on the :func:`body_geometry` of the point."""
-    R, p, mc, Io, _ = geometry
+    R, p, mc, Io, _ = borrowed(geometry)  # borrowed views: no reference counting
+    v, a, tau = borrowed((v, a, tau))
     nj = m.parent.shape[0]
-    V = np.zeros((nj, 6))
-    A = np.zeros((nj, 6))
-    Bc = np.zeros((nj, 6))
-    mom = np.empty(6)
-    vJ = np.empty(6)
+    work = (np.zeros((nj, 6)), np.zeros((nj, 6)), np.zeros((nj, 6)), np.empty(6), np.empty(6))
+    V, A, Bc, mom, vJ = borrowed(work)
     for r in range(6):
         A[0, r] = -m.gravity[r]
     for i in range(1, nj):
@@ -220,6 +218,7 @@ def eidamb_core(m, geometry, v, a, tau):
         lam = m.parent[i]
         if lam > 0:
             _to_parent_add(R[i], p[i], Bc[i], 1.0, Bc[lam])
+    keep_alive(work)
 
 
 # ---------------------------------------------------------------------------------- Tables 5-8
@@ -244,25 +243,20 @@ def eidamb_derivatives_core(m, geometry, v, a, tau, D):
     Those whose seed da = (X a_grav) x S_k is zero too (a free-flyer's translations) stay zero
     and are skipped: 3 of a floating robot's 2 nv columns less at every body, 6 carried at half
     the cost."""
-    R, p, mc, Io, end = geometry
+    R, p, mc, Io, end = borrowed(geometry)  # borrowed views: no reference counting
+    v, a, tau, D = borrowed((v, a, tau, D))
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     ncol = D.shape[1]
     nset = 3 if ncol > 2 * nv else 2  # column sets per DoF: q, v (and H for the base DoFs)
-    V = np.zeros((nj, 6))
-    A = np.zeros((nj, 6))
-    Bc = np.zeros((nj, 6))
-    Mom = np.empty((nj, 6))
-    VJ = np.zeros((nj, 6))
-    dV = np.empty((nj, ncol, 6))
-    dA = np.empty((nj, ncol, 6))
-    dB = np.empty((nj, ncol, 6))
-    Xv = np.empty(6)
-    Xa = np.empty(6)
-    t6 = np.empty(6)
+    work = (np.zeros((nj, 6)), np.zeros((nj, 6)), np.zeros((nj, 6)), np.empty((nj, 6)),
+            np.zeros((nj, 6)), np.empty((nj, ncol, 6)), np.empty((nj, ncol, 6)),
+            np.empty((nj, ncol, 6)), np.empty(6), np.empty(6), np.empty(6))
+    V, A, Bc, Mom, VJ, dV, dA, dB, Xv, Xa, t6 = borrowed(work)
     # what a column carries: 2 dV and dA; 1 dA only (dV = 0: the positions of a root joint, whose
     # motion is held fixed); 0 nothing (a root position that does not turn gravity either)
-    kind = np.full(ncol, 2, dtype=np.int64)
+    kind_own = np.full(ncol, 2, dtype=np.int64)
+    kind = borrowed(kind_own)
     for r in range(6):
         A[0, r] = -m.gravity[r]
     D[:, :] = 0.0
@@ -387,6 +381,7 @@ def eidamb_derivatives_core(m, geometry, v, a, tau, D):
                 t6[r] = 0.0
             force_cross_add(m.S_local[k], Bc[i], t6)
             _to_parent_add(R[i], p[i], t6, 1.0, dB[lam, k])
+    keep_alive((work, kind_own))
 
 
 # ---------------------------------------------------------------------------------- Table 9
@@ -410,20 +405,16 @@ def immamb_core(m, geometry, Minv):
     and only their non-zero columns are touched: F_i on the strict subtree of i, P_i on the
     columns from i on.  One-DoF joints (most of a robot) take a path with the joint's vectors in
     registers."""
-    R, p, _, _, end = geometry
+    R, p, _, _, end = borrowed(geometry)  # borrowed views: no reference counting
+    Minv = borrowed(Minv)
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
-    IA = np.empty((nj, 6, 6))
-    oR = np.empty((nj, 3, 3))  # ground placement of every joint frame
-    op = np.empty((nj, 3))
-    oS = np.empty((nv, 6))  # S in the ground frame
-    U = np.empty((nv, 6))  # M^A S in the ground frame
-    F = np.empty((nj, 6, nv))
-    P = np.empty((nj, 6, nv))
-    Dinv = np.empty((nj, 6, 6))
-    Dm = np.empty((6, 6))
-    UD = np.empty((6, 6))
-    w = np.empty(6)
+    # IA; oR, op: the ground placement of every joint frame; oS: S in the ground frame; U: M^A S
+    # in the ground frame; F, P; Dinv; Dm, UD, w: scratch
+    work = (np.empty((nj, 6, 6)), np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((nv, 6)),
+            np.empty((nv, 6)), np.empty((nj, 6, nv)), np.empty((nj, 6, nv)), np.empty((nj, 6, 6)),
+            np.empty((6, 6)), np.empty((6, 6)), np.empty(6))
+    IA, oR, op, oS, U, F, P, Dinv, Dm, UD, w = borrowed(work)
     Minv[:, :] = 0.0
     for i in range(1, nj):  # lines 1-5: M^A_i = M_i; F_i = 0 on its strict subtree
         lam = m.parent[i]
@@ -537,6 +528,7 @@ def immamb_core(m, geometry, Minv):
     for r in range(nv):  # lines 21-25
         for c in range(r):
             Minv[r, c] = Minv[c, r]
+    keep_alive(work)
 
 
 @njit(**_INLINE)
@@ -592,27 +584,34 @@ def derivative_column_support(m, ncol):
 
 
 @njit(**_JIT)
+def column_support(ints, floats, ncol):
+    """:func:`derivative_column_support` of the packed model (ints, floats): the form Python
+    calls (``unpack``'s borrowed views stay inside compiled code)."""
+    return derivative_column_support(unpack(ints, floats), ncol)
+
+
+@njit(**_JIT)
 def geometric_fd_point(m, q, v, tau, support, acc, Minv, dacc):
     """Forward dynamics and its derivatives by the geometric route: Minv = IMMAmb, acc =
     Minv (tau - EIDAmb(q, v, 0)), dacc = -Minv D with D the EIDAmb derivatives at (q, v, acc)
     (columns as in :func:`eidamb_derivatives_point`: 2 nv, or 2 nv + 6 with the pose columns).
     ``support`` is :func:`derivative_column_support` for dacc's columns."""
     nv = m.S_local.shape[0]
+    q, v, tau, acc, Minv, dacc = borrowed((q, v, tau, acc, Minv, dacc))
     geometry = body_geometry(m, q)
     immamb_core(m, geometry, Minv)
-    bias = np.empty(nv)
-    zero = np.zeros(nv)
+    work = (np.empty(nv), np.zeros(nv), np.empty(dacc.shape), np.empty(nv))
+    bias, zero, D, t = borrowed(work)
     eidamb_core(m, geometry, v, zero, bias)
     for r in range(nv):
         s = 0.0
         for c in range(nv):
             s += Minv[r, c] * (tau[c] - bias[c])
         acc[r] = s
-    D = np.empty(dacc.shape)
-    t = np.empty(nv)
     eidamb_derivatives_core(m, geometry, v, acc, t, D)
-    seg, nseg = support
+    seg, nseg = borrowed(support)
     symm_gemm_col_sparse(Minv, D, seg, nseg, nv, dacc, -1.0)
+    keep_alive(work)
 
 
 @njit(**_JIT)

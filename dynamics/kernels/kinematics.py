@@ -133,10 +133,8 @@ def compose_placements(R1, p1, R2, p2, R, p):
 def forward_kinematics(m, q, oR, op, S0):
     """World placements (oR[i], op[i]) of every joint frame and the ground-frame motion subspace
     columns S0[k] (one row per DoF, [lin, ang]).  Joint 0 is the universe."""
-    RJ = np.empty((3, 3))
-    pJ = np.empty(3)
-    Rl = np.empty((3, 3))
-    pl = np.empty(3)
+    work = np.empty((8, 3))  # one allocation (this is inlined in every per-knot loop)
+    RJ, pJ, Rl, pl = work[0:3], work[3], work[4:7], work[7]
     for r in range(3):
         for c in range(3):
             oR[0, r, c] = 1.0 if r == c else 0.0
@@ -273,10 +271,8 @@ def _normalize_quat_like(q0, out):
 
 @njit(cache=True, error_model="numpy")
 def integrate_point(m, q, v, out):
-    """out = q (+) v, joint by joint (q: nq, v: nv, out: nq)."""
-    e = np.empty(4)
-    R = np.empty((3, 3))
-    tmp = np.empty(3)
+    """out = q (+) v, joint by joint (q: nq, v: nv, out: nq).  Work arrays are allocated in the
+    branches that need them: a robot without Lie-group joints (UR3) allocates none."""
     for i in range(1, m.parent.shape[0]):
         t, iq, iv = m.jtype[i], m.iq[i], m.iv[i]
         if t == REV or t == PRI or t == HEL:
@@ -289,10 +285,13 @@ def integrate_point(m, q, v, out):
             out[iq] = c1 / n
             out[iq + 1] = s1 / n
         elif t == SPH:
+            e = np.empty(4)
             _quat_exp(v[iv:iv + 3], e)
             _quat_mul(q[iq:iq + 4], e, out[iq:iq + 4])
             _normalize_quat_like(q[iq:iq + 4], out[iq:iq + 4])
         elif t == FF:
+            work = np.empty(16)
+            e, tmp, R = work[:4], work[4:7], work[7:].reshape((3, 3))
             quat_to_rot(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6], R)
             _so3_V(v[iv + 3:iv + 6], v[iv:iv + 3], tmp)
             for r in range(3):
@@ -318,12 +317,8 @@ def integrate_point(m, q, v, out):
 
 @njit(cache=True, error_model="numpy")
 def difference_point(m, q0, q1, out):
-    """out = q1 (-) q0 = log(q0^{-1} q1), joint by joint (out: nv)."""
-    qi = np.empty(4)
-    qr = np.empty(4)
-    w = np.empty(3)
-    dp = np.empty(3)
-    R = np.empty((3, 3))
+    """out = q1 (-) q0 = log(q0^{-1} q1), joint by joint (out: nv).  Work arrays are allocated
+    in the branches that need them (as in :func:`integrate_point`)."""
     for i in range(1, m.parent.shape[0]):
         t, iq, iv = m.jtype[i], m.iq[i], m.iv[i]
         if t == REV or t == PRI or t == HEL:
@@ -332,6 +327,9 @@ def difference_point(m, q0, q1, out):
             c0, s0, c1, s1 = q0[iq], q0[iq + 1], q1[iq], q1[iq + 1]
             out[iv] = math.atan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
         elif t == SPH or t == FF:
+            work = np.empty(23)
+            qi, qr, w, dp, R = (work[:4], work[4:8], work[8:11], work[11:14],
+                                work[14:].reshape((3, 3)))
             o = iq if t == SPH else iq + 3
             n = math.sqrt(q0[o] ** 2 + q0[o + 1] ** 2 + q0[o + 2] ** 2 + q0[o + 3] ** 2)
             qi[0], qi[1], qi[2], qi[3] = -q0[o] / n, -q0[o + 1] / n, -q0[o + 2] / n, q0[o + 3] / n

@@ -2,6 +2,21 @@
 tuple of fifteen (about 3 us per call saved).  :func:`pack` (Python) and :func:`unpack` (numba) are
 inverses; ``unpack`` returns the :class:`KernelModel` namedtuple of views used by every kernel.
 
+Borrowed arrays.  Numba counts references to every array: each view it creates, each array bound
+to a variable of an inlined function or passed to a call takes an atomic increment and, later, an
+atomic decrement of the array's shared counter (``lock incq`` / ``lock decq``).  Its pruning pass
+removes only the pairs it can match, and in the kernels' branchy per-knot loops most survive: on
+UR3's costs they took 73% of the time (measured with ``perf``), the model's 16 views among them.
+:func:`borrowed` gives a view of an array without a counter (a null meminfo): numba then skips it
+(the runtime tests the pointer and returns).  It is safe wherever the owner outlives the view:
+
+* an argument, inside the function it was passed to (the caller holds it for the whole call);
+* the model of :func:`unpack`: its buffers are arguments of the kernel, held by the Python caller;
+* a work array, while the variable that owns it is still used (``keep_alive`` at the end).
+
+A borrowed array must never be returned to Python (boxed, it would not keep its owner alive):
+``unpack`` is called only inside compiled code.
+
 Inside compiled code the same holds per call: a call to a compiled function passes every array
 argument as a struct of seven words and takes a reference to each, and the model alone is 16
 arrays.  The sweeps called once per knot (kinematics, ABA and IDSVA sweeps, the cost terms) are
@@ -20,6 +35,8 @@ from collections import namedtuple
 import numpy as np
 import numba
 from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
 
 KernelModel = namedtuple(
     "KernelModel",
@@ -37,8 +54,60 @@ def pack(m: KernelModel):
     return np.ascontiguousarray(ints), np.ascontiguousarray(floats)
 
 
+def _borrow(context, builder, aryty, value):
+    src = context.make_array(aryty)(context, builder, value)
+    view = context.make_array(aryty)(context, builder)
+    context.populate_array(view, data=src.data, shape=src.shape, strides=src.strides,
+                           itemsize=src.itemsize, meminfo=None)
+    return view._getvalue()
+
+
+@intrinsic
+def borrowed(typingctx, arrays):
+    """``arrays`` (an array, or a tuple of arrays) as borrowed views: the same data, shape and
+    strides without a reference count (module docstring: valid while the owners live; never
+    return them to Python).  Typical use, work arrays and arguments of a per-chunk function::
+
+        work = (np.empty((nj, 3, 3)), np.empty(6))  # the owners
+        oR, r = borrowed(work)
+        Q, out = borrowed((Q, out))                 # arguments: the caller holds them
+        ...                                         # the knot loop
+        keep_alive(work)
+    """
+    if isinstance(arrays, types.Array):
+        def codegen(context, builder, signature, args):
+            return _borrow(context, builder, signature.args[0], args[0])
+
+        return arrays(arrays), codegen
+    if isinstance(arrays, types.BaseTuple) and all(isinstance(a, types.Array) for a in arrays):
+        def codegen_tuple(context, builder, signature, args):
+            tupty = signature.args[0]
+            views = [_borrow(context, builder, aryty, builder.extract_value(args[0], i))
+                     for i, aryty in enumerate(tupty)]
+            return context.make_tuple(builder, signature.return_type, views)
+
+        return arrays(arrays), codegen_tuple
+    return None
+
+
+@intrinsic
+def keep_alive(typingctx, owners):
+    """A use of ``owners`` (an array or a tuple of arrays) that does nothing: numba frees an array
+    after the last use of its variable, so this keeps the owners of borrowed work arrays alive up
+    to this point."""
+
+    def codegen(context, builder, signature, args):
+        return context.get_dummy_value()
+
+    return types.none(owners), codegen
+
+
 @njit(cache=True, error_model="numpy")
 def unpack(ints, floats):
+    """The :class:`KernelModel` of the buffers of :func:`pack`, as borrowed views (module
+    docstring): a kernel's model costs no reference counting.  Compiled code only."""
+    ints = borrowed(ints)
+    floats = borrowed(floats)
     nj, nv = ints[0], ints[1]
     o = 2
     parent = ints[o:o + nj]
