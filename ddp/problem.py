@@ -58,7 +58,7 @@ class ShootingProblem:
 
     @property
     def bounded(self) -> bool:
-        return bool(np.any(np.isfinite(self.u_min)) or np.any(np.isfinite(self.u_max)))
+        return bool(np.isfinite(self.u_min).any() or np.isfinite(self.u_max).any())
 
     def _bound(self, b, default, name):
         if b is None:

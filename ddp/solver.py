@@ -176,9 +176,7 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
             d = P.calc_diff(xs, us, s.hessians if exact else "gauss-newton",
                             so_mode if exact else 0)
         t_der = time.perf_counter() - t0
-        st = d.step
-        if not all(np.all(np.isfinite(a)) for a in (d.running.lxx, d.running.luu,
-                                                   d.terminal.lxx, st.Fx, st.Fu)):
+        if not d.all_finite():
             return finish(xs, us, cost, it, "diverged", "non-finite derivatives", history, policy)
         grad = gradient_norm(P, us, d)
         gap = 0.0 if gaps is None else float(np.max(np.abs(gaps)))

@@ -1,6 +1,8 @@
 """DDP / iLQR: Riccati optimality on a linear-quadratic problem, the same optimum with quadratic
 vs linear rates, box-QP and bounds, failure statuses, the iteration table."""
 
+import copy
+import dataclasses
 import itertools
 
 import numpy as np
@@ -130,6 +132,16 @@ class Exploding(Linear):
         return np.full(2, np.nan) if abs(tau[0]) > 0.5 else super().aba(q, v, tau)
 
 
+class SingularJacobian(Linear):
+    """Finite values, but a non-finite da/dq where tau_0 > 0.5."""
+
+    def fd_derivatives(self, q, v, tau, order=1, lam=None):
+        d = super().fd_derivatives(q, v, tau, order, lam)
+        if tau[0] > 0.5:
+            d = dataclasses.replace(d, da_dq=d.da_dq + np.array([[np.inf, 0.0], [0.0, 0.0]]))
+        return d
+
+
 def test_failure_statuses():
     sol = ddp.solve(_ur3_problem(T=10), "ddp", max_iter=1)
     assert sol.status == "max-iterations" and not sol.converged and sol.iterations == 1
@@ -143,6 +155,12 @@ def test_failure_statuses():
                              ddp.StateRegularization(d, np.zeros(4), 1.0))
     sol = ddp.solve(P2, "ddp", us=np.ones((10, 2)))
     assert sol.status == "diverged" and not np.isfinite(sol.cost)
+    d = SingularJacobian()
+    P3 = ddp.ShootingProblem(d, P.x0, 10, 0.05, ddp.ControlRegularization(2, 1.0),
+                             ddp.StateRegularization(d, np.zeros(4), 1.0))
+    sol = ddp.solve(P3, "ilqr", us=np.ones((10, 2)))
+    assert sol.status == "diverged" and sol.message == "non-finite derivatives"
+    assert np.isfinite(sol.cost) and ddp.solve(P3, "ilqr", us=np.zeros((10, 2))).converged
     with pytest.raises(ValueError, match="method: expected 'ddp' or 'ilqr'"):
         ddp.solve(P, "newton")
     with pytest.raises(ValueError, match=r"us: expected shape \(20, 2\)"):
@@ -184,6 +202,8 @@ def _numpy_backward(P, xs, us, d, method, reg, reg_x=0.0):
     run, term, st = d.running, d.terminal, d.step
     Vx, Vxx = term.lx[0].copy(), term.lxx[0].copy()
     k, K, dV = np.zeros((P.T, P.nu)), np.zeros((P.T, P.nu, P.ndx)), np.zeros(2)
+    Vxs = np.zeros((P.T + 1, P.ndx))
+    Vxs[P.T] = Vx
     for t in range(P.T - 1, -1, -1):
         Fx, Fu = st.Fx[t], st.Fu[t]
         Qx, Qu = run.lx[t] + Fx.T @ Vx, run.lu[t] + Fu.T @ Vx
@@ -200,7 +220,8 @@ def _numpy_backward(P, xs, us, d, method, reg, reg_x=0.0):
         Vx = Qx + K[t].T @ Quu @ k[t] + K[t].T @ Qu + Qux.T @ k[t]
         Vxx = Qxx + K[t].T @ Quu @ K[t] + K[t].T @ Qux + Qux.T @ K[t]
         Vxx = 0.5 * (Vxx + Vxx.T)
-    return k, K, dV
+        Vxs[t] = Vx
+    return k, K, dV, Vxs
 
 
 @pytest.mark.parametrize("name", ["ur3", "hyq", "tree"])
@@ -208,7 +229,10 @@ def _numpy_backward(P, xs, us, d, method, reg, reg_x=0.0):
 def test_compiled_backward_pass_equals_the_numpy_recursion(name, method):
     """The compiled pass forms F^T V F either from the step's structure (Jq, Jw and the v+ rows
     of F: ``structured``, the default from nv >= 24) or by dense products on the assembled F;
-    the reference multiplies the assembled Fx, Fu with NumPy.  Both forms on every problem."""
+    the reference multiplies the assembled Fx, Fu with NumPy.  Both forms on every problem, and
+    both forms of the value update: the Schur form (unbounded, reg_x = 0; reg_u = 0 where Q_uu
+    allows it, else reg_u > 0) and the general one (reg_x > 0, or bounds: here far enough not
+    to bind, so that the box-QP gives the same gains)."""
     P = {"ur3": lambda: _ur3_problem(T=10), "hyq": _hyq_problem, "tree": _tree_problem}[name]()
     lie_blocks = P.integrator.derivatives(P.x0[None], P.quasi_static()[:1]).expansion.sizes
     assert sorted(lie_blocks) == {"ur3": [], "hyq": [6], "tree": [3, 3, 3, 6]}[name]
@@ -218,16 +242,22 @@ def test_compiled_backward_pass_equals_the_numpy_recursion(name, method):
     so_mode = P.integrator.second_order_mode("tensor") if method == "ddp" else 0
     for mode in {so_mode, 2 if method == "ddp" else 0}:  # DDP: tensors and the contracted kernel
         d = P.calc_diff(xs, us, "exact", mode)
-        for reg_x, structured in itertools.product((0.0, 0.5), (False, True)):
-            reg, policy = 1.0, None
-            while policy is None:  # far from the optimum Q_uu needs some regularization
-                reg *= 10
-                policy, knot = ddp.backward.backward(P, xs, us, d, method, reg_u=reg,
-                                                     reg_x=reg_x, structured=structured)
-            k, K, dV = _numpy_backward(P, xs, us, d, method, reg, reg_x)
-            assert rel_err(policy.k, k) < 1e-9 and rel_err(policy.K, K) < 1e-9, \
-                (mode, reg_x, structured)
-            np.testing.assert_allclose([policy.dV1, policy.dV2], dV, rtol=1e-9)
+        bounded = copy.copy(P)
+        bounded.u_min, bounded.u_max = np.full(P.nu, -1e12), np.full(P.nu, 1e12)
+        for reg_x, structured, Pb in itertools.product((0.0, 0.5), (False, True), (P, bounded)):
+            # the smallest reg_u of 0, 10, 100, ... that gives a policy (far from the optimum
+            # Q_uu may need some), and ten times it
+            regs = [float(r) for r in (0.0, *10.0 ** np.arange(1, 10))]
+            first = next(i for i, r in enumerate(regs) if ddp.backward.backward(
+                Pb, xs, us, d, method, reg_u=r, reg_x=reg_x, structured=structured)[0])
+            for reg in (regs[first], regs[first + 1]):
+                policy, _ = ddp.backward.backward(Pb, xs, us, d, method, reg_u=reg, reg_x=reg_x,
+                                                  structured=structured)
+                k, K, dV, Vx = _numpy_backward(P, xs, us, d, method, reg, reg_x)
+                case = (mode, reg_x, structured, Pb is bounded, reg)
+                assert rel_err(policy.k, k) < 1e-9 and rel_err(policy.K, K) < 1e-9, case
+                assert rel_err(policy.Vx, Vx) < 1e-9, case
+                np.testing.assert_allclose([policy.dV1, policy.dV2], dV, rtol=1e-9)
 
 
 def test_compiled_rollouts_equal_stepping_knot_by_knot():

@@ -16,6 +16,17 @@ def first_nonfinite(X):
 
 
 @njit(cache=True, error_model="numpy")
+def all_finite(X):
+    """Whether every entry of a C-contiguous array is finite: no early exit, so that the loop
+    vectorizes (14400 floats, UR3's Fx: 1.3 us a call, against 5.5 for :func:`first_nonfinite`)."""
+    x = X.ravel()
+    bad = False
+    for k in range(x.shape[0]):
+        bad |= not math.isfinite(x[k])
+    return not bad
+
+
+@njit(cache=True, error_model="numpy")
 def first_unit_norm_violation(Q, idx, tol):
     """(knot, block) of the first unit-norm block of Q (T, nq) whose norm is off by more than tol,
     or (-1, -1).  idx (k, 4) holds the q-indices of each block, padded with -1."""
