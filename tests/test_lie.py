@@ -1,5 +1,6 @@
 """The exact expansion of (+): Jacobians against Pinocchio's dIntegrate, the contracted Hessian
-against central differences (at a finite step and at the identity)."""
+against central differences (at a finite step and at the identity); the logarithm's contracted
+Hessians against its full expansion."""
 
 import numpy as np
 import pinocchio as pin
@@ -97,3 +98,31 @@ def test_compiled_integrate_hessians_equal_the_exact_casadi_expansion(scale):
         np.testing.assert_allclose(e.H[t], H, atol=1e-12)
     if scale:
         assert np.abs(e.H).max() > 0.1 * scale  # the test compares non-trivial blocks
+
+
+def test_contracted_log_hessians_equal_the_contraction_of_the_expansion():
+    """The exact cost Hessians contract the logarithm's Hessian with W r without forming it
+    (closed forms of ``se3_log_hessian_contracted`` / ``so3_log_hessian_contracted``): equal to
+    sum_a lam_a H[a] of the full expansions (themselves checked against CasADi AD in
+    tests/test_costs.py), from rotation angles of 1e-9 rad to 3 rad."""
+    from dynamics.kernels import lie_group as lg
+
+    rng = np.random.default_rng(11)
+    for angle in (1e-9, 1e-4, 0.3, 1.0, 2.0, 3.0):
+        for _ in range(5):
+            axis = rng.normal(size=3)
+            R = pin.exp3(angle * axis / np.linalg.norm(axis))
+            p, lam = rng.normal(size=3), rng.normal(size=6)
+            r, J, H = np.empty(6), np.empty((6, 6)), np.empty((6, 6, 6))
+            lg.se3_log_expansion(R, p, r, J, H, True)
+            rj, Jj, G = np.empty(6), np.empty((6, 6)), np.empty((6, 6))
+            lg.se3_log_jacobian(R, p, rj, Jj)
+            lg.se3_log_hessian_contracted(R, p, rj, Jj, lam, G)
+            ref = np.einsum("a,ajk->jk", lam, H)
+            assert np.abs(G - ref).max() <= 1e-13 * max(1.0, np.abs(ref).max()), angle
+            w, A, H3 = np.empty(3), np.empty((3, 3)), np.empty((3, 3, 3))
+            lg.so3_log_expansion(R, w, A, H3, True)
+            G3 = np.empty((3, 3))
+            lg.so3_log_hessian_contracted(w, A, lam[:3], G3)
+            ref3 = np.einsum("a,ajk->jk", lam[:3], H3)
+            assert np.abs(G3 - ref3).max() <= 1e-13 * max(1.0, np.abs(ref3).max()), angle

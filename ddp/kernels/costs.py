@@ -34,7 +34,9 @@ from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, q
 from dynamics.kernels.layout import borrowed, chunk_range, keep_alive, unpack
 from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion, se3_log,
-                                        se3_log_expansion, so3_log_expansion)
+                                        se3_log_expansion, se3_log_hessian_contracted,
+                                        se3_log_jacobian, so3_log_expansion,
+                                        so3_log_hessian_contracted)
 
 STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION = 0, 1, 2, 3, 4
 FRAME_KINDS = (PLACEMENT, TRANSLATION, ROTATION)
@@ -149,12 +151,13 @@ def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx, r3, J3, H3, r6, J6, H6,
 
 
 @njit(**_JIT)
-def _frame_residual(kind, par, Rf, pf, order, exact, r, Jx, Hx, RE, dp, pE, J3, H3):
+def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, RE, dp, pE, J3, H3):
     """Residual of a frame term as a function of the frame's local motion xi: r (nr,) and, with
-    ``order`` > 0, Jx (nr, 6) and (``exact``) Hx (nr, 6, 6).  RE ... H3: work arrays."""
+    ``order`` > 0, Jx (nr, 6) and, for a translation, Hx (nr, 6, 6) (the Hessians of the
+    logarithms are formed contracted, by :func:`_frame_term`).  RE ... H3: work arrays."""
     if order > 0:
         Jx[:, :] = 0.0
-        if exact or kind == TRANSLATION:
+        if kind == TRANSLATION:
             Hx[:, :, :] = 0.0
     if kind == PLACEMENT:
         Rt = par[12:21].reshape((3, 3))
@@ -165,7 +168,7 @@ def _frame_residual(kind, par, Rf, pf, order, exact, r, Jx, Hx, RE, dp, pE, J3, 
         if order == 0:
             se3_log(RE, pE[:, 0], r)
         else:
-            se3_log_expansion(RE, pE[:, 0], r, Jx, Hx, exact)
+            se3_log_jacobian(RE, pE[:, 0], r, Jx)
     elif kind == TRANSLATION:
         # p(xi) = pf + Rf (xi_v + 1/2 xi_w x xi_v)
         for a in range(3):
@@ -188,13 +191,10 @@ def _frame_residual(kind, par, Rf, pf, order, exact, r, Jx, Hx, RE, dp, pE, J3, 
         if order == 0:
             rotation_log(RE, r)
             return
-        so3_log_expansion(RE, r, J3, H3, exact)
+        so3_log_expansion(RE, r, J3, H3, False)
         for a in range(3):
             for j in range(3):
                 Jx[a, 3 + j] = J3[a, j]
-                if exact:
-                    for k in range(3):
-                        Hx[a, 3 + j, 3 + k] = H3[a, j, k]
 
 
 @njit(**_JIT)
@@ -256,12 +256,12 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
 def _frame_term(m, kind, joint, nr, w, par, order, exact, oR, op, S0, l, gx, Hxx, chain, Jf, Rf,
                 pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3):
     """A frame term at one knot, after forward kinematics (oR, op, S0); chain ... H3: work
-    arrays."""
+    arrays.  (30 arguments: numba's inliner takes no more.)"""
     fR = par[0:9].reshape((3, 3))
     fp = par[9:12]
     frame_placement(oR, op, joint, fR, fp, Rf, pf)
     rr = r[:nr]
-    _frame_residual(kind, par, Rf, pf, order, exact, rr, Jx[:nr], Hx[:nr], RE, dp, pE, J3, H3)
+    _frame_residual(kind, par, Rf, pf, order, rr, Jx[:nr], Hx[:nr], RE, dp, pE, J3, H3)
     for a in range(nr):
         wr[a] = w[a] * rr[a]
         l[0] += 0.5 * wr[a] * rr[a]
@@ -279,12 +279,24 @@ def _frame_term(m, kind, joint, nr, w, par, order, exact, oR, op, S0, l, gx, Hxx
             for a in range(nr):
                 s += Jx[a, j] * w[a] * Jx[a, kk]
             M6[j, kk] = s
-        if exact:
-            for kk in range(6):
-                s = 0.0
-                for a in range(nr):
-                    s += wr[a] * Hx[a, j, kk]
-                M6[j, kk] += s
+    if exact:  # + sum_a (W r)_a Hx[a]; the logarithms' Hessians are formed contracted
+        if kind == TRANSLATION:
+            for j in range(6):
+                for kk in range(6):
+                    s = 0.0
+                    for a in range(nr):
+                        s += wr[a] * Hx[a, j, kk]
+                    M6[j, kk] += s
+        else:
+            G = Hx[0]  # free: Hx holds a translation's Hessian only
+            if kind == PLACEMENT:
+                se3_log_hessian_contracted(RE, pE[:, 0], rr, Jx, wr, G)
+            else:
+                G[:, :] = 0.0
+                so3_log_hessian_contracted(rr, J3, wr, G[3:, 3:])
+            for j in range(6):
+                for kk in range(6):
+                    M6[j, kk] += G[j, kk]
     # gradient J^T gxi, Hessian J^T M6 J (+ bracket terms), on the support only
     for n in range(nc):
         i = chain[n]

@@ -32,7 +32,7 @@ from numba import njit, prange
 
 from .dense import gemm, gemm_tn
 from .kinematics import FF, PLA, RUB, SPH
-from .layout import chunk_range, unpack
+from .layout import borrowed, chunk_range, keep_alive, unpack
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -238,6 +238,108 @@ def se3_log_jacobian(R, p, r, J):
                     + c * (wa * r[3 + b] - (u if a == b else 0.0))
                 s += Kab * R[b, k]
             J[a, k] = s
+
+
+@njit(inline="always", **_JIT)
+def _dK_contracted(s, w, u, c, cu, x, out):
+    """out[m, d] = sum_r x_r dK[m, r, d]: the dK of :func:`inverse_jacobian` (w, s) contracted
+    with x (3,) over its row index, in closed form ((x cross e_d)_m = eps(m, r, d) x_r)."""
+    xw = x[0] * w[0] + x[1] * w[1] + x[2] * w[2]
+    for m in range(3):
+        for d in range(3):
+            xe = _eps(m, 0, d) * x[0] + _eps(m, 1, d) * x[1] + _eps(m, 2, d) * x[2]
+            out[m, d] = -0.5 * s * xe + 2.0 * cu * w[m] * (xw * w[d] - u * x[d]) \
+                + c * (x[m] * w[d] + (xw if d == m else 0.0) - 2.0 * w[m] * x[d])
+
+
+@njit(inline="always", **_JIT)
+def _so3_contracted(w, u, c, cu, A, lam, P, G):
+    """G (3x3) = sum_a lam_a H[a] for the Hessian H of :func:`so3_log_expansion` at w with
+    A = Jr^-1(w): 1/2 (P^T A + A^T P), P[m, j] = sum_a lam_a dJr^-1_aj / dw_m (work array)."""
+    _dK_contracted(1.0, w, u, c, cu, lam, P)
+    for j in range(3):
+        for k in range(j, 3):
+            x = 0.0
+            for m in range(3):
+                x += P[m, j] * A[m, k] + P[m, k] * A[m, j]
+            G[j, k] = 0.5 * x
+            G[k, j] = 0.5 * x
+
+
+@njit(**_JIT)
+def so3_log_hessian_contracted(w, A, lam, G):
+    """G (3x3) = sum_a lam_a H[a] for the Hessian H (3, 3, 3) of :func:`so3_log_expansion`, from
+    its w = log3(R) and J = A (inputs): what the exact Hessian of 1/2 r^T W r needs (lam = W r),
+    in closed form, without forming H."""
+    u = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+    c, cu, _ = c_series(u)
+    work = np.empty((3, 3))
+    _so3_contracted(w, u, c, cu, A, lam, borrowed(work), G)
+    keep_alive(work)
+
+
+@njit(**_JIT)
+def se3_log_hessian_contracted(R, p, r, J, lam, G):
+    """G (6x6) = sum_a lam_a H[a] for the Hessian H (6, 6, 6) of :func:`se3_log_expansion`, from
+    the r and J of :func:`se3_log_jacobian` (inputs), in closed form without forming H (0.41 us
+    against 1.26 for the expansion with H).  With mu = lam[:3], K = Jl^-1(w) and its derivatives
+    dK, ddK (:func:`inverse_jacobian` with s = -1), A = Jr^-1(w) and KR = K R (J's blocks), the
+    blocks of :func:`se3_log_expansion`'s H contract to::
+
+        G[v_a, w_b] = 1/2 (KR^T mu) . (e_b x e_a) + sum_m N[m, a] A[m, b],
+                      N = dK_mu R,  dK_mu[m, d] = sum_c mu_c dK[m, c, d]
+        G[w, w]     = sum_m nu_m H3[m] + A^T E A,  nu = dK_mu p + lam[3:],
+                      E[m, n] = mu^T ddK[m, n] p
+                              = 4 c_uu w_m w_n s + 2 c_u w_m (mu_n w.p + p_n mu.w - 2 w_n mu.p)
+                                + 2 c_u w_n (mu_m w.p + p_m mu.w - 2 w_m mu.p)
+                                + c (mu_m p_n + mu_n p_m) + delta_mn (2 c_u s - 2 c mu.p),
+                      s = mu^T [w]x^2 p = (mu.w)(w.p) - |w|^2 mu.p
+
+    with H3 the SO(3) Hessian (:func:`so3_log_hessian_contracted`); the v-v block is zero."""
+    w = r[3:]
+    u = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+    c, cu, cuu = c_series(u)
+    A = J[3:, 3:]
+    KR = J[:3, :3]
+    mu = lam[:3]
+    work = np.empty((4, 3, 3))
+    dKmu, P, E, v3 = borrowed((work[0], work[1], work[2], work[3]))
+    nu, uv = v3[0], v3[1]
+    _dK_contracted(-1.0, w, u, c, cu, mu, dKmu)
+    for m in range(3):
+        nu[m] = dKmu[m, 0] * p[0] + dKmu[m, 1] * p[1] + dKmu[m, 2] * p[2] + lam[3 + m]
+        uv[m] = KR[0, m] * mu[0] + KR[1, m] * mu[1] + KR[2, m] * mu[2]
+    mw = mu[0] * w[0] + mu[1] * w[1] + mu[2] * w[2]
+    mp = mu[0] * p[0] + mu[1] * p[1] + mu[2] * p[2]
+    wp = w[0] * p[0] + w[1] * p[1] + w[2] * p[2]
+    s2 = mw * wp - u * mp
+    for m in range(3):
+        for n in range(3):
+            x = 4.0 * cuu * w[m] * w[n] * s2 \
+                + 2.0 * cu * w[m] * (mu[n] * wp + p[n] * mw - 2.0 * w[n] * mp) \
+                + 2.0 * cu * w[n] * (mu[m] * wp + p[m] * mw - 2.0 * w[m] * mp) \
+                + c * (mu[m] * p[n] + mu[n] * p[m])
+            if m == n:
+                x += 2.0 * cu * s2 - 2.0 * c * mp
+            E[m, n] = x
+    G[:3, :3] = 0.0
+    for a in range(3):
+        for b in range(3):
+            x = 0.5 * (_eps(b, a, 0) * uv[0] + _eps(b, a, 1) * uv[1] + _eps(b, a, 2) * uv[2])
+            for m in range(3):
+                x += (dKmu[m, 0] * R[0, a] + dKmu[m, 1] * R[1, a] + dKmu[m, 2] * R[2, a]) \
+                    * A[m, b]
+            G[a, 3 + b] = x
+            G[3 + b, a] = x
+    _so3_contracted(w, u, c, cu, A, nu, P, G[3:, 3:])
+    for j in range(3):
+        for k in range(3):
+            x = 0.0
+            for m in range(3):
+                for n in range(3):
+                    x += A[m, j] * E[m, n] * A[n, k]
+            G[3 + j, 3 + k] += x
+    keep_alive(work)
 
 
 @njit(**_JIT)
