@@ -144,7 +144,9 @@ def _plot(rows, problems):
         ax.set_title(f"{name} (nv={sel[0]['nv']}, T={sel[0]['T']})")
         ax.set_ylabel("ms per iteration")
         ax.grid(True, axis="y", alpha=0.3)
-    np.atleast_1d(axes)[0].legend(fontsize=7)
+    # one legend below the panels, where it hides no bar
+    handles, names = np.atleast_1d(axes)[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=8)
     fig.suptitle("Solver iteration time by phase, beside Crocoddyl (same run)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     save_figure(fig, "solver_speed.png")
