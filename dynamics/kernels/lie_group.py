@@ -281,8 +281,8 @@ def so3_log_hessian_contracted(w, A, lam, G):
 @njit(**_JIT)
 def se3_log_hessian_contracted(R, p, r, J, lam, G):
     """G (6x6) = sum_a lam_a H[a] for the Hessian H (6, 6, 6) of :func:`se3_log_expansion`, from
-    the r and J of :func:`se3_log_jacobian` (inputs), in closed form without forming H (0.41 us
-    against 1.26 for the expansion with H).  With mu = lam[:3], K = Jl^-1(w) and its derivatives
+    the r and J of :func:`se3_log_jacobian` (inputs), in closed form without forming H (with
+    :func:`se3_log_jacobian`: 0.42 us, against 1.24 for :func:`se3_log_expansion` with H).  With mu = lam[:3], K = Jl^-1(w) and its derivatives
     dK, ddK (:func:`inverse_jacobian` with s = -1), A = Jr^-1(w) and KR = K R (J's blocks), the
     blocks of :func:`se3_log_expansion`'s H contract to::
 
