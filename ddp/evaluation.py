@@ -24,7 +24,7 @@ import numpy as np
 
 from dynamics import IntegrateExpansion
 from dynamics.algorithms import INNER_CROSSOVER_NV
-from dynamics.kernels.checks import all_finite
+from dynamics.kernels.checks import all_finite as _all_finite
 from dynamics.kernels.forward_so import INNER_DTM, INNER_IDFOZA, OUTER_DTM
 from dynamics.kernels.layout import num_chunks
 
@@ -46,7 +46,7 @@ class KnotDerivatives:
     def all_finite(self) -> bool:
         """Whether what the backward pass reads beyond the gradient (the cost Hessians, Fx, Fu)
         is finite: the solver's test for diverged derivatives."""
-        return all(all_finite(np.ascontiguousarray(a)) for a in (
+        return all(_all_finite(np.ascontiguousarray(a)) for a in (
             self.running.lxx, self.running.luu, self.terminal.lxx, self.step.Fx, self.step.Fu))
 
 
