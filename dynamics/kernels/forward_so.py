@@ -153,18 +153,16 @@ def fdsva_so_lam_core(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, Lt):
     ``Lt`` = -Minv G (:func:`fdsva_so_lam_terms`)."""
     nv = m.S_local.shape[0]
     G = np.empty((nv, nv))
-    fdsva_so_lam_terms(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, G, False)
+    fdsva_so_lam_terms(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, G)
     gemm(Minv, G, Lt, -1.0)
 
 
 @njit(cache=True, error_model="numpy")
-def fdsva_so_lam_terms(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, G, blas):
+def fdsva_so_lam_terms(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, G):
     """Lq, Lv, Lqv of :func:`fdsva_so_lam_core`, and G (n, n), G[j, k] = sum_i mu_i dM[i, j, k]
     with mu = Minv lam, so that Lt = -Minv G.  A DDP backward pass calls this with what its
     derivative phase already computed, and needs Lt only as Lt^T B = -G^T (Minv B), which
-    saves the n^3 product Minv G.  ``blas``: the two n^3 products of the chain rule by BLAS
-    (``np.dot``), for a caller outside any parallel region with one BLAS thread (the backward
-    pass: ATLAS 7.5 -> 1.5 us); False: by our loops (see :mod:`dynamics.kernels.dense`)."""
+    saves the n^3 product Minv G."""
     nv = m.S_local.shape[0]
     mu = np.zeros(nv)
     for i in range(nv):
@@ -176,18 +174,13 @@ def fdsva_so_lam_terms(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, G, bl
     G[:, :] = 0.0
     idsva_so_contracted(m, q, v, qdd, mu, Hq, Hv, Hqv, G)
     GT_daq = np.empty((nv, nv))
-    GT_dav = np.empty((nv, nv))
-    if blas:
-        np.dot(G.T, da_dq, GT_daq)
-        np.dot(G.T, da_dv, GT_dav)
-    else:
-        gemm_tn(G, da_dq, GT_daq, 1.0, 0.0)
-        gemm_tn(G, da_dv, GT_dav, 1.0, 0.0)
+    gemm_tn(G, da_dq, GT_daq, 1.0, 0.0)
     for r in range(nv):
         for c in range(nv):
             Lq[r, c] = -(Hq[r, c] + GT_daq[c, r] + GT_daq[r, c])
             Lv[r, c] = -Hv[r, c]
-            Lqv[r, c] = -(Hqv[r, c] + GT_dav[r, c])
+            Lqv[r, c] = -Hqv[r, c]
+    gemm_tn(G, da_dv, Lqv, -1.0, 1.0)
 
 
 def fd_lam_size(T, nv):
