@@ -80,14 +80,15 @@ def _ncol(model) -> int:
     return 2 * model.nv + (6 if model.has_free_flyer else 0)
 
 
-#: model -> {ncol: (seg, nseg)}, see :func:`column_support`
+#: model -> {ncol: (seg, nseg, nslot, slot)}, see :func:`column_support`
 _SUPPORT = weakref.WeakKeyDictionary()
 
 
 def column_support(model, ncol: int):
-    """(seg, nseg): where each of the ``ncol`` columns of the EIDAmb derivatives can be non-zero
-    (``geometric.derivative_column_support``), the argument of the geometric batch kernels.  It
-    depends on the model only and is computed once per model (about 1 us per call saved)."""
+    """(seg, nseg, nslot, slot): where each of the ``ncol`` columns of the EIDAmb derivatives can
+    be non-zero (``geometric.derivative_column_support``) and which columns the sweep carries at
+    each body (``geometric.column_slots``), the arguments of the geometric batch kernels.  They
+    depend on the model only and are computed once per model (about 1 us per call saved)."""
     per_model = _SUPPORT.setdefault(model, {})
     if ncol not in per_model:
         per_model[ncol] = _geo.column_support(*model.kernel_args, int(ncol))

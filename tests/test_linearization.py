@@ -188,7 +188,7 @@ def test_the_sparse_product_and_the_support_it_relies_on(spec, pose_columns):
     q, v, a, _ = random_state(m, 5)
     d = dyn.eidamb_derivatives(m, q, v, a)
     D = np.hstack([d.dtau_dq, d.dtau_dv] + ([d.dtau_dH] if pose_columns else []))
-    seg, nseg = column_support(*m.kernel_args, D.shape[1])
+    seg, nseg = column_support(*m.kernel_args, D.shape[1])[:2]
     inside = np.zeros(D.shape, dtype=bool)
     for c in range(D.shape[1]):
         for s in range(nseg[c]):
