@@ -61,7 +61,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
                   "(results/linearization_speed)",
                   lambda o: linearization.run_linearization(
                       tuple(r for r in o.robots if r in linearization.ROBOTS)
-                      or linearization.ROBOTS, o.batch, o.min_time, o.log)),
+                      or linearization.ROBOTS, o.batch, o.min_time, log=o.log)),
     "higher-order": ("higher-order time derivatives (Ali et al. 2026) beside the paper's times, "
                      "against N and r, and CasADi AD in time (results/higher_order_speed, "
                      "higher_order_scaling_n, higher_order_scaling_r)",

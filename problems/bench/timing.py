@@ -55,12 +55,13 @@ def paper_trees(sizes):
             yield kind, N, m, q, x1, x2
 
 
-def cpp_timings(model, log=print):
-    """The C++ Pinocchio timings of ``model`` (a dict, see :mod:`problems.reference.pinocchio_cpp`)
-    or None when the reference is not built or the model has no URDF."""
+def cpp_timings(model, log=print, n=1000):
+    """The C++ Pinocchio timings of ``model`` (a dict, see :mod:`problems.reference.pinocchio_cpp`:
+    the mean of ``n`` calls of each algorithm) or None when the reference is not built or the
+    model has no URDF."""
     if model.urdf_path is None:
         return None
-    t = pinocchio_cpp.timings(model.urdf_path, bool(model.floating_base), model.name)
+    t = pinocchio_cpp.timings(model.urdf_path, bool(model.floating_base), model.name, n)
     if t is None:
         log(f"  (C++ reference not available for {model.name}: build it with "
             f"`soddp bench --build-cpp` or {pinocchio_cpp.tool_dir()}/build.sh)")
