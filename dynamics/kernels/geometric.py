@@ -358,17 +358,8 @@ def column_slots(m, ncol):
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     g_lin = m.gravity[3] == 0.0 and m.gravity[4] == 0.0 and m.gravity[5] == 0.0
-    n = np.zeros(nj, dtype=np.int64)
-    for i in range(1, nj):  # slot counts first, for the array's size
-        lam = m.parent[i]
-        n[i] = n[lam] + 2 * m.nvj[i] + (m.nvj[i] if i == 1 and ncol > 2 * nv else 0)
-        if lam == 0 and g_lin:
-            for d in range(m.iv[i], m.iv[i] + m.nvj[i]):
-                S = m.S_local[d]
-                if S[3] == 0.0 and S[4] == 0.0 and S[5] == 0.0:
-                    n[i] -= 1
     nslot = np.zeros((nj, 2), dtype=np.int64)
-    slot = np.zeros((nj, max(1, n.max()), 3), dtype=np.int64)
+    slot = np.zeros((nj, 2 * nv + (m.nvj[1] if ncol > 2 * nv else 0), 3), dtype=np.int64)
     for i in range(1, nj):
         lam = m.parent[i]
         k = nslot[lam, 0]
@@ -391,7 +382,8 @@ def column_slots(m, ncol):
                 slot[i, k, 0], slot[i, k, 1], slot[i, k, 2] = 2 * nv + d, 2, d
                 k += 1
         nslot[i, 0] = k
-    return nslot, slot
+    # trimmed to the longest chain: the sweep's work arrays are as wide as ``slot``
+    return nslot, slot[:, :max(1, nslot[:, 0].max())].copy()
 
 
 @njit(**_JIT)
