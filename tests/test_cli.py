@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from problems import cli, output
-from problems.bench import backends, derivatives
+from problems.bench import backends, derivatives, linearization
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,6 +81,27 @@ def test_bench_first_order_small(tmp_path, monkeypatch):
     text = (tmp_path / "derivatives_fo.md").read_text()
     assert "| ur3 | 6 | fd_derivatives (FDSVA) |" in text
     assert len((tmp_path / "derivatives_fo.csv").read_text().splitlines()) == 5  # header + 4 rows
+
+
+def test_bench_linearization_small(tmp_path, monkeypatch):
+    """Every column is timed, and the like-for-like ratios pair the kernel called from Python
+    with Pinocchio's binding and the kernel's compiled loop with C++ (absent on a clean
+    machine: its ratios are then blank, not wrong)."""
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
+    cpp = {}
+    monkeypatch.setattr(linearization, "cpp_timings", lambda *a, **k: cpp)
+    for c in ({}, {"aba_derivs_us": 10.0}):
+        cpp = c
+        (row,) = linearization.run_linearization(("hyq",), T=3, min_time=0.001, turns=1,
+                                                 log=lambda *a: None)
+        timed = [k for k, _ in linearization.COLUMNS if k.endswith("_us") and k != "pin_cpp_us"]
+        assert all(row[k] > 0 for k in timed)
+        assert row["kernel_vs_py"] == pytest.approx(row["geo_kernel_us"] / row["pin_py_us"])
+        if c:
+            assert row["loop_vs_cpp"] == pytest.approx(row["geo_kernel_loop_us"] / 10.0)
+        else:
+            assert row["loop_vs_cpp"] is None and row["kernel_vs_cpp"] is None
+    assert "kernel loop / C++" in (tmp_path / "linearization_speed.md").read_text()
 
 
 def test_casadi_and_accuracy_benchmarks_small(tmp_path, monkeypatch):
