@@ -52,9 +52,10 @@ def _quiet(*_):
 
 
 def _best_of_turns(model, T, min_time, turns, log):
-    """Our times and C++'s, each the best of ``turns`` turns taken alternately (on this noisy
-    machine a slow spell then falls on both, as in ``bench solver``).  A turn of C++ is the mean
-    of 200 calls; a turn of ours is the minimum over 3 rounds of :func:`time_us`."""
+    """Our times (with Pinocchio's Python binding among them) and C++'s, each the best of
+    ``turns`` turns taken alternately (on this noisy machine a slow spell then falls on both, as
+    in ``bench solver``).  A turn of C++ is the mean of 200 calls; a turn of ours is the minimum
+    over 3 rounds of :func:`time_us`."""
     Q, V, _, TAU = random_states(model, T)
     q, v, tau = Q[0], V[0], TAU[0]
     args = model.kernel_args
