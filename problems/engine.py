@@ -6,8 +6,10 @@ existing cluster; each finished task's record goes to the results store at once.
   starts a ``LocalCluster`` of N worker processes with one thread each (and each task on one
   numba thread, so that workers do not fight over cores); N = 1 means no cluster (in-process,
   for debugging).
-* :func:`run` submits the tasks not yet in the store (largest robots first, so that the long
-  tasks do not straggle at the end), appends each record as it arrives and shows a progress bar.
+* :func:`run` submits the tasks not yet in the store, group by group in the order of their
+  ``part`` in the list (so that a part finishes, and its report can be written, while the next
+  one runs) and the largest robots first within a part (so that the long tasks do not straggle
+  at the end), appends each record as it arrives and shows a progress bar.
 
 Faults.  Tasks are pure functions of their description (:func:`problems.tasks.run_task`), so any
 worker can run any task.  A worker that dies takes its tasks with it; Dask's scheduler
@@ -130,11 +132,14 @@ def pending(tasks, store: ResultsStore, resume: bool):
 
 
 def run(tasks, store: ResultsStore, client=None, resume=False, label="study", on_record=None,
-        progress=True):
+        progress=True, on_start=None):
     """Run ``tasks`` (dicts of :func:`problems.tasks.task`) and append their records to
     ``store``; returns (tasks run, wall time in s).  ``client``: from :func:`connect` (None:
-    in-process, in order).  ``on_record(record)`` is called after each record is stored."""
+    in-process, in order).  ``on_start(todo)`` is called with the tasks to run (see
+    :func:`pending`) before any runs, ``on_record(record)`` after each record is stored."""
     todo = pending(tasks, store, resume)
+    if on_start:
+        on_start(todo)
     skipped = len(set(map(task_key, tasks))) - len(todo)
     bar = Progress(len(todo), label, note=f"{skipped} already in the store" if skipped else "",
                    show=progress)
@@ -157,16 +162,24 @@ def _serial(todo):
         yield dict(run_task(t), worker="in-process")
 
 
-def _priority(t) -> int:
-    return _WEIGHT.get(t["problem"], 1) * (10 if t["backend"] != "analytical" else 1)
+def _priorities(todo) -> list:
+    """Dask priorities (higher first) of the tasks: by part, in the order the parts first
+    appear in ``todo``, then by :data:`_WEIGHT` (ten times for the slower backends)."""
+    rank = {}
+    for t in todo:
+        rank.setdefault(t["part"], len(rank))
+    top = 10 * max(_WEIGHT.values()) + 1  # above any task's weight
+    return [(len(rank) - rank[t["part"]]) * top
+            + _WEIGHT.get(t["problem"], 1) * (10 if t["backend"] != "analytical" else 1)
+            for t in todo]
 
 
 def _distributed(todo, client):
     from distributed import as_completed
     from distributed.scheduler import KilledWorker
 
-    futures = {client.submit(execute, t, key=f"soddp-task-{task_key(t)}",
-                             priority=_priority(t)): t for t in todo}
+    futures = {client.submit(execute, t, key=f"soddp-task-{task_key(t)}", priority=p): t
+               for t, p in zip(todo, _priorities(todo))}
     try:
         for future in as_completed(futures):
             t = futures[future]

@@ -70,18 +70,46 @@ def study(by_part: dict, client=None, store=None, resume=False, log=print) -> di
     """Run the tasks of :func:`tasks` ({part: [task, ...]}; ``client``: see
     :func:`engine.connect`, None: in-process) into ``store`` (default
     ``results/study_store.csv``) and write each part's report from the store; ``resume``: skip
-    the tasks already stored.  Returns {part: report rows}."""
+    the tasks already stored.  Returns {part: report rows}.
+
+    The parts run one after the other (:func:`engine.run`), and a part's tables and figures are
+    written as soon as its last task has run, while the workers run the next part's tasks (a
+    quick study's figures take 2-3 s); what the reports print comes after the progress bar."""
     store = store or default_store()
-    engine.run([t for ts in by_part.values() for t in ts], store, client, resume)
-    records = store.records()
+    keys = {part: {task_key(t) for t in ts} for part, ts in by_part.items()}
+    left = {}  # part -> keys still running (a part is reported once all of its tasks ran)
+    written = {}  # part -> (report rows, its log lines), for the parts reported during the run
+
+    def report_part(part, log_to):
+        mine = [r for r in store.records() if r["key"] in keys[part]]
+        return REPORTS[part](mine, log_to) if mine else None
+
+    def on_start(todo):
+        for t in todo:
+            left.setdefault(t["part"], set()).add(task_key(t))
+
+    def on_record(record):  # the part's figures drawn while the next part runs on the workers
+        part = record["part"]
+        if part in left and record["key"] in left[part]:
+            left[part].discard(record["key"])
+            if not left[part]:
+                lines = []
+                try:
+                    written[part] = report_part(part, lines.append), lines
+                except Exception:  # noqa: BLE001 - not now: the other parts' tasks go on, and
+                    pass           # the report is tried again after the run (and raises there)
+
+    engine.run([t for ts in by_part.values() for t in ts], store, client, resume,
+               on_record=on_record, on_start=on_start)
     out = {}
-    for part, ts in by_part.items():
-        keys = {task_key(t) for t in ts}
-        mine = [r for r in records if r["key"] in keys]
-        if mine:
-            out[part] = REPORTS[part](mine, log)
-        else:
+    for part in by_part:
+        rows, lines = written[part] if part in written else (report_part(part, log), ())
+        for line in lines:  # printed after the progress bar, as if written now
+            log(line)
+        if rows is None:
             log(f"{part}: no tasks for these problems")
+        else:
+            out[part] = rows
     return out
 
 

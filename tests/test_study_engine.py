@@ -13,7 +13,7 @@ import pytest
 from problems import engine, parts
 from problems.cli import main
 from problems.store import ResultsStore
-from problems.tasks import build_problem, run_task, task, task_key
+from problems.tasks import blank_record, build_problem, run_task, task, task_key
 
 #: the numbers a task must reproduce exactly wherever it runs
 NUMBERS = ("status", "converged", "iterations", "cost", "grad_norms", "costs", "nv",
@@ -259,3 +259,68 @@ def test_crocoddyl_runs_go_to_one_kept_process_that_answers_failures(monkeypatch
     finally:
         cs._stop_all()
     assert not cs._SERVERS
+
+
+def test_a_part_is_reported_when_its_last_task_ran_and_prints_after_the_run(tmp_path,
+                                                                            monkeypatch):
+    events = []
+
+    def fake_task(t):
+        events.append(("task", t["part"]))
+        return dict(blank_record(t, "converged"), host="here", pid=1)
+
+    def fake_report(part):
+        def report(records, log):
+            events.append(("report", part, len(records)))
+            log(f"{part} table")
+            return [part]
+        return report
+
+    def log(line):
+        events.append(("print", line))
+
+    monkeypatch.setattr(engine, "run_task", fake_task)
+    monkeypatch.setattr(parts, "REPORTS", {p: fake_report(p) for p in parts.PARTS})
+    by_part = parts.tasks(["globalization", "robustness"], ["pendulum"], instances=1)
+    n_glob, n_rob = len(by_part["globalization"]), len(by_part["robustness"])
+    store = ResultsStore(tmp_path / "s.csv")
+    out = parts.study(by_part, store=store, log=log)
+    assert out == {"globalization": ["globalization"], "robustness": ["robustness"]}
+    # in-process the parts run in order, each reported right after its last task; what the
+    # reports print comes after the run
+    assert events == ([("task", "globalization")] * n_glob + [("report", "globalization", n_glob)]
+                      + [("task", "robustness")] * n_rob + [("report", "robustness", n_rob)]
+                      + [("print", "globalization table"), ("print", "robustness table")])
+    # resumed with nothing left to run: every part is reported after the (empty) run
+    events.clear()
+    parts.study(by_part, store=store, resume=True, log=log)
+    assert events == [("report", "globalization", n_glob), ("print", "globalization table"),
+                      ("report", "robustness", n_rob), ("print", "robustness table")]
+
+
+def test_a_report_that_fails_stops_no_task_and_raises_after_the_run(tmp_path, monkeypatch):
+    ran = []
+
+    def broken(records, log):
+        raise RuntimeError("a bug in the report")
+
+    monkeypatch.setattr(engine, "run_task",
+                        lambda t: ran.append(t) or dict(blank_record(t, "converged"), pid=1))
+    monkeypatch.setattr(parts, "REPORTS", dict(parts.REPORTS, globalization=broken))
+    by_part = parts.tasks(["globalization", "robustness"], ["pendulum"], instances=1)
+    store = ResultsStore(tmp_path / "s.csv")
+    monkeypatch.setattr("problems.output.RESULTS", tmp_path)
+    with pytest.raises(RuntimeError, match="a bug in the report"):
+        parts.study(by_part, store=store, log=lambda *a: None)
+    assert len(ran) == len(store.records()) == sum(map(len, by_part.values()))
+
+
+def test_on_a_cluster_the_parts_run_in_order_and_the_long_tasks_first_within_each():
+    todo = [task(part="robustness", problem="pendulum", seed=0, method="ddp"),
+            task(part="backends", problem="pendulum", method="ddp"),
+            task(part="backends", problem="atlas", method="ddp"),
+            task(part="backends", problem="ur3", method="ddp", backend="casadi"),
+            task(part="robustness", problem="atlas", seed=0, method="ddp")]
+    p = engine._priorities(todo)
+    # robustness appears first, so it runs first; within a part: casadi UR3, ATLAS, pendulum
+    assert p[4] > p[0] > p[3] > p[2] > p[1]
