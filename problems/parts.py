@@ -96,8 +96,8 @@ def study(by_part: dict, client=None, store=None, resume=False, log=print) -> di
                 lines = []
                 try:
                     written[part] = report_part(part, lines.append), lines
-                except Exception:  # noqa: BLE001 - not now: the other parts' tasks go on, and
-                    pass           # the report is tried again after the run (and raises there)
+                except Exception:  # not now, so that the other parts' tasks go on: the
+                    pass           # report is made again after the run, and raises there
 
     engine.run([t for ts in by_part.values() for t in ts], store, client, resume,
                on_record=on_record, on_start=on_start)
