@@ -80,8 +80,8 @@ def study(by_part: dict, client=None, store=None, resume=False, log=print) -> di
     left = {}  # part -> keys still running (a part is reported once all of its tasks ran)
     written = {}  # part -> (report rows, its log lines), for the parts reported during the run
 
-    def report_part(part, log_to):
-        mine = [r for r in store.records() if r["key"] in keys[part]]
+    def report_part(part, records, log_to):
+        mine = [r for r in records if r["key"] in keys[part]]
         return REPORTS[part](mine, log_to) if mine else None
 
     def on_start(todo):
@@ -95,15 +95,16 @@ def study(by_part: dict, client=None, store=None, resume=False, log=print) -> di
             if not left[part]:
                 lines = []
                 try:
-                    written[part] = report_part(part, lines.append), lines
+                    written[part] = report_part(part, store.records(), lines.append), lines
                 except Exception:  # not now, so that the other parts' tasks go on: the
                     pass           # report is made again after the run, and raises there
 
     engine.run([t for ts in by_part.values() for t in ts], store, client, resume,
                on_record=on_record, on_start=on_start)
+    records = store.records() if set(by_part) - set(written) else []  # read once for the rest
     out = {}
     for part in by_part:
-        rows, lines = written[part] if part in written else (report_part(part, log), ())
+        rows, lines = written[part] if part in written else (report_part(part, records, log), ())
         for line in lines:  # printed after the progress bar, as if written now
             log(line)
         if rows is None:
