@@ -7,7 +7,7 @@ On the analytical backend a :class:`~ddp.problem.ShootingProblem` computes
 * the derivatives of every knot in one parallel call: FDSVA (or the full FDSVA-SO tensors), the
   expansion of (+), Fx, Fu, and the built-in running and terminal costs;
 * a closed-loop rollout and its total cost in one call: the rollout, then the costs of the knots
-  in parallel.
+  in parallel, on the forward kinematics that the rollout's ABA kept.
 
 Built-in cost programs on the dynamics' model run inside these calls; any other cost (a CasADi
 residual, or built-in costs on another model) is added by its own ``calc`` / ``calc_diff``.

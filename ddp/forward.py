@@ -1,9 +1,9 @@
 """The forward pass: a backtracking line search on the step length of the closed-loop rollout
 of a :class:`~ddp.backward.Policy`.  Each trial is one
 :meth:`~ddp.problem.ShootingProblem.closed_loop_cost` (on the analytical backend one compiled
-call: the rollout, then the costs of its knots in parallel).  On a multiple-shooting trajectory
-with gaps the rollout is FDDP's feasibility-driven one (each state keeps the fraction 1 - alpha of
-its gap) and the predicted decrease is FDDP's model."""
+call: the rollout, then the costs of its knots in parallel, on the rollout's kinematics).  On a
+multiple-shooting trajectory with gaps the rollout is FDDP's feasibility-driven one (each state
+keeps the fraction 1 - alpha of its gap) and the predicted decrease is FDDP's model."""
 
 from __future__ import annotations
 

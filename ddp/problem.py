@@ -24,6 +24,8 @@ from .integrators import SemiImplicitEuler
 from .kernels import passes as _passes
 
 INTEGRATORS = {"euler": SemiImplicitEuler}
+#: the empty ``kin`` of a rollout that keeps no kinematics
+_NO_KINEMATICS = (np.empty((0, 0, 3, 3)), np.empty((0, 0, 3)), np.empty((0, 0, 6)))
 
 
 class ShootingProblem:
@@ -173,7 +175,7 @@ class ShootingProblem:
                 _passes.rollout(*F.kernel_args(), F.B, F.dt, x0, np.ascontiguousarray(us),
                                 np.ascontiguousarray(k), np.ascontiguousarray(K), float(alpha),
                                 self.u_min, self.u_max, np.ascontiguousarray(xs_ref), feedback,
-                                g, infeasible, xs, un)
+                                g, infeasible, xs, un, _NO_KINEMATICS)
             return xs, un
         xs[0] = x0 if not infeasible else F.integrate(x0, (alpha - 1) * gaps[0])
         for t in range(self.T):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -97,6 +98,7 @@ class SolverSettings:
         _choice("second_order", self.second_order, SECOND_ORDER)
         _choice("shooting", self.shooting, SHOOTING)
         _choice("globalization", self.globalization, GLOBALIZATIONS)
+        # plain Python checks: settings are made at every solve (numpy's cost 10x as much)
         for name in ("max_iter", "box_qp_iter"):
             x = getattr(self, name)
             if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
@@ -104,21 +106,23 @@ class SolverSettings:
         for name in ("tol", "decrease_tol", "reg_init", "reg_min", "reg_max", "c1", "gap_tol",
                      "max_increase_ratio", "gauss_newton_reduction"):
             x = getattr(self, name)
-            if not isinstance(x, (int, float, np.floating)) or not np.isfinite(x) or x < 0:
+            if not isinstance(x, (int, float, np.floating)) or not 0 <= x < math.inf:
                 raise ValueError(f"{name}: expected a non-negative finite number; got {x!r}")
-        if not (np.isfinite(self.reg_factor) and self.reg_factor > 1):
+        if not (isinstance(self.reg_factor, (int, float, np.floating))
+                and 1 < self.reg_factor < math.inf):
             raise ValueError(f"reg_factor: expected a number above 1; got {self.reg_factor!r}")
-        alphas = tuple(float(a) for a in np.atleast_1d(self.alphas))
-        if not alphas or not all(0 < a <= 1 for a in alphas):
+        if not isinstance(self.alphas, tuple) or not all(type(a) is float for a in self.alphas):
+            object.__setattr__(self, "alphas",
+                               tuple(float(a) for a in np.atleast_1d(self.alphas)))
+        if not self.alphas or not all(0 < a <= 1 for a in self.alphas):
             raise ValueError(f"alphas: expected step lengths in (0, 1]; got {self.alphas!r}")
-        object.__setattr__(self, "alphas", alphas)
 
     def updated(self, **overrides) -> "SolverSettings":
         """A copy with some fields changed; an unknown name is a ValueError naming it."""
-        known = {f.name for f in fields(self)}
         for k in overrides:
-            if k not in known:
-                raise ValueError(f"{k}: not a solver setting (settings: {', '.join(sorted(known))})")
+            if k not in _FIELDS:
+                raise ValueError(f"{k}: not a solver setting (settings: "
+                                 f"{', '.join(sorted(_FIELDS))})")
         return replace(self, **overrides)
 
 
@@ -127,3 +131,8 @@ def _choice(name, value, allowed):
         options = (" or ".join(map(repr, allowed)) if len(allowed) == 2
                    else "one of " + ", ".join(map(repr, allowed)))
         raise ValueError(f"{name}: expected {options}; got {value!r}")
+
+
+_FIELDS = frozenset(f.name for f in fields(SolverSettings))
+#: the defaults (settings are frozen, so one instance serves every solve)
+DEFAULT_SETTINGS = SolverSettings()

@@ -32,7 +32,7 @@ from .callbacks import Iteration, IterationTable
 from .evaluation import KnotDerivatives
 from .forward import line_search
 from .globalization import STRATEGIES
-from .settings import SolverSettings
+from .settings import DEFAULT_SETTINGS, SolverSettings
 
 #: what ended a solve
 STATUSES = {
@@ -91,6 +91,8 @@ def _initial_guess(P, xs, us):
     return us, None
 
 
+_TINY = np.finfo(float).tiny
+
 _BLAS: threadpoolctl.ThreadpoolController | None = None
 
 
@@ -123,8 +125,9 @@ def solve(problem, xs=None, us=None, settings: SolverSettings | None = None, cal
     if isinstance(xs, str):  # solve(problem, "ilqr"): the method given by position
         overrides.setdefault("method", xs)
         xs = None
-    s = (settings or SolverSettings()).updated(**overrides) if overrides else \
-        (settings or SolverSettings())
+    s = settings or DEFAULT_SETTINGS
+    if overrides:
+        s = s.updated(**overrides)
     with _one_blas_thread():
         return _solve(problem, xs, us, s, callbacks)
 
@@ -237,7 +240,7 @@ def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
         rec.expected, rec.actual, rec.alpha = step.expected, step.actual, step.alpha
         history.append(rec)
         stop = _call(callbacks, rec)
-        reduction = step.actual / max(abs(cost), np.finfo(float).tiny)
+        reduction = step.actual / max(abs(cost), _TINY)
         xs, us, cost = step.xs, step.us, step.cost
         glob.accepted(step.alpha, step.ratio, reduction)
         was_feasible = gaps is None

@@ -290,6 +290,13 @@ def test_settings_and_bounds_are_checked():
         ddp.SolverSettings(second_order="exact")
     with pytest.raises(ValueError, match="reg_factor: expected a number above 1"):
         ddp.SolverSettings(reg_factor=1.0)
+    with pytest.raises(ValueError, match="reg_factor: expected a number above 1; got 'a'"):
+        ddp.SolverSettings(reg_factor="a")
+    for name, bad in (("tol", np.nan), ("c1", -1.0), ("reg_max", np.inf), ("gap_tol", "x")):
+        with pytest.raises(ValueError, match=f"{name}: expected a non-negative finite number"):
+            ddp.SolverSettings(**{name: bad})
+    assert ddp.SolverSettings(alphas=[1, 0.5]).alphas == (1.0, 0.5)
+    assert ddp.SolverSettings(alphas=0.25).alphas == (0.25,)
     with pytest.raises(ValueError, match="tolerance: not a solver setting"):
         ddp.solve(_linear_problem(), tolerance=1e-3)
     with pytest.raises(ValueError, match=r"u_min: expected a scalar or 2 values; got shape \(3,\)"):

@@ -197,20 +197,29 @@ def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, RE, dp, pE, J3, H3):
                 Jx[a, 3 + j] = J3[a, j]
 
 
+@njit(inline="always", **_JIT)
+def has_frame_terms(cints):
+    """Whether the program has a frame term (it then needs the forward kinematics)."""
+    for k in range(cints[0]):
+        kind = cints[1 + TERM_INTS * k]
+        if kind == PLACEMENT or kind == TRANSLATION or kind == ROTATION:
+            return True
+    return False
+
+
 @njit(**_JIT)
-def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx, Hxu, Huu):
+def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx, Hxu, Huu, kin):
     """Accumulate the program's cost at the knots t0 <= t < t1 into l (T,) and, with ``order`` 2,
     its gradient (gx (T, 2 nv), gu (T, nu)) and Hessian (Hxx, Hxu, Huu; exact or Gauss-Newton by
     ``exact``).  The outputs must be zeroed by the caller.  (``order`` 0: the value only.)  The
-    work arrays are allocated once for the range of knots."""
+    work arrays are allocated once for the range of knots.  ``kin``: the forward kinematics of
+    the knots, (oR (T, nj, 3, 3), op (T, nj, 3), S0 (T, nv, 6)), when already computed (by the
+    rollout's ABA, by FDSVA), or empty arrays (:func:`no_kinematics`): each knot's are then
+    computed here when the program has frame terms."""
     K = cints[0]
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
-    has_frames = False
-    for k in range(K):
-        kind = cints[1 + TERM_INTS * k]
-        if kind == PLACEMENT or kind == TRANSLATION or kind == ROTATION:
-            has_frames = True
+    has_frames = has_frame_terms(cints)
     # work arrays and arguments as borrowed views (dynamics.kernels.layout): in this per-knot
     # loop numba's reference counting took most of the time (UR3's costs per knot, value only:
     # 1.66 -> 0.67 us; with the Gauss-Newton derivatives 2.4 -> 1.2 us)
@@ -226,9 +235,14 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
     chain = borrowed(chain_own)
     cints, cfloats, Q, V, U = borrowed((cints, cfloats, Q, V, U))
     l, gx, gu, Hxx, Hxu, Huu = borrowed((l, gx, gu, Hxx, Hxu, Huu))
+    KR, Kp, KS = borrowed(kin)
+    given = KR.shape[0] > 0
     for t in range(t0, t1):
         q, v, lt, gxt, Hxxt = Q[t], V[t], l[t:t + 1], gx[t], Hxx[t]
-        if has_frames:
+        oRt, opt, S0t = oR, op, S0
+        if given:
+            oRt, opt, S0t = KR[t], Kp[t], KS[t]
+        elif has_frames:
             forward_kinematics(m, q, oR, op, S0)
         for k in range(K):
             base = 1 + TERM_INTS * k
@@ -247,9 +261,15 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
                         gu[t, a] += w[a] * ra
                         Huu[t, a, a] += w[a]
             else:
-                _frame_term(m, kind, joint, nr, w, par, order, exact, oR, op, S0, lt, gxt, Hxxt,
-                            chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3)
+                _frame_term(m, kind, joint, nr, w, par, order, exact, oRt, opt, S0t, lt, gxt,
+                            Hxxt, chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3)
     keep_alive((work, chain_own))
+
+
+@njit(**_JIT)
+def no_kinematics():
+    """The empty ``kin`` of :func:`cost_knots`: each knot's kinematics are computed there."""
+    return np.empty((0, 0, 3, 3)), np.empty((0, 0, 3)), np.empty((0, 0, 6))
 
 
 @njit(inline="always", **_JIT)
@@ -328,7 +348,7 @@ def _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, 
                 chunk, nchunks):
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     cost_knots(unpack(ints, floats), cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu,
-               Hxx, Hxu, Huu)
+               Hxx, Hxu, Huu, no_kinematics())
 
 
 @njit(cache=True, error_model="numpy", parallel=True)

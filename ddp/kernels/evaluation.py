@@ -2,9 +2,10 @@
 
 * :func:`knot_derivatives`: what one iteration differentiates at every knot, in one parallel
   call: FDSVA (or the full FDSVA-SO tensors), the expansion of (+), the step derivatives Fx, Fu
-  and the built-in running costs (scaled by dt), then the terminal cost;
+  and the built-in running costs (scaled by dt, on FDSVA's forward kinematics), then the
+  terminal cost;
 * :func:`rollout_cost`: a (closed-loop) rollout and then its total cost, the costs of the knots
-  in parallel.
+  in parallel, on the forward kinematics that the rollout's ABA kept.
 
 Fusing them saves a Python dispatch, a parallel launch and the output allocations per phase: on a
 small robot these cost as much as the arithmetic (UR3, T = 100: about 0.3 ms of an iteration's
@@ -17,11 +18,12 @@ from numba import njit, prange
 
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.forward_so import fdsva_so_point
+from dynamics.kernels.kinematics import forward_kinematics
 from dynamics.kernels.layout import borrowed, chunk_range, keep_alive, unpack
 from dynamics.kernels.lie_group import integrate_expansion_point
 from dynamics.kernels.step import assemble_knot
 
-from .costs import cost_knots, cost_views
+from .costs import cost_knots, cost_views, has_frame_terms, no_kinematics
 from .passes import rollout
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -93,32 +95,49 @@ def _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer,
     ACC, MINV = point_views(point_buf, T, n if keep else 0)
     work = (np.empty(n), np.empty(n), np.empty((n, n)), np.empty((n, n)), np.empty((n, nu)))
     fdsva_work = fdsva_workspace(nj, n)
+    run_ints = borrowed(run_ints)
+    frames = has_frame_terms(run_ints)
+    nk = T if frames else 0  # the knots' forward kinematics, kept for the costs' frame terms
+    kin_own = (np.empty((nk, nj, 3, 3)), np.empty((nk, nj, 3)), np.empty((nk, n, 6)))
     a, w, Minv, tmp, tu = borrowed(work)
-    M, dtq, dtv, S0, IA, U6, Dinv = borrowed(fdsva_work)
+    M, dtq, dtv, S0, IA, U6, Dinv, oR, op = borrowed(fdsva_work)
+    kin = borrowed(kin_own)
+    KR, Kp, KS = kin
     t0, t1 = chunk_range(T, chunk, nchunks)
     for t in range(t0, t1):
         if tensors:
             fdsva_so_point(m, Q[t], V[t], TAU[t], inner, outer, a, da_dq[t], da_dv[t], Minv,
                            d2q[t], d2v[t], d2qv[t], d2t[t])
+            if frames:
+                forward_kinematics(m, Q[t], KR[t], Kp[t], KS[t])
         else:
             M[:, :] = 0.0
             dtq[:, :] = 0.0
             dtv[:, :] = 0.0
+            S0t, oRt, opt = S0, oR, op
+            if frames:  # FDSVA's forward kinematics, kept in kin
+                S0t, oRt, opt = KS[t], KR[t], Kp[t]
             fdsva_core(m, Q[t], V[t], TAU[t], IPR_LTDL, a, da_dq[t], da_dv[t], Minv, M, dtq, dtv,
-                       S0, IA, U6, Dinv)
+                       S0t, IA, U6, Dinv, oRt, opt)
             if keep:
                 ACC[t] = a
                 MINV[t] = Minv
-        for r in range(n):
-            w[r] = dt * (V[t, r] + dt * a[r])
-        integrate_expansion_point(m, w, Jq[t], Jw[t], H[t], hessian)
+        if lie_iv.shape[0] == 0:  # no Lie-group joint: (+) is an addition (UR3: 0.25 us a knot)
+            for r in range(n):
+                for c in range(n):
+                    Jq[t, r, c] = 1.0 if r == c else 0.0
+                    Jw[t, r, c] = 1.0 if r == c else 0.0
+        else:
+            for r in range(n):
+                w[r] = dt * (V[t, r] + dt * a[r])
+            integrate_expansion_point(m, w, Jq[t], Jw[t], H[t], hessian)
         assemble_knot(B, dt, da_dq[t], da_dv[t], Minv, Jq[t], Jw[t], lie_iv, lie_nv, Fx[t], Fu[t],
                       MinvB[t], tmp, tu)
-    keep_alive((work, fdsva_work))
     run = cost_views(run_buf, T, 2 * n, U.shape[1])
     _zero_rows(run, t0, t1)
     l, lx, lu, lxx, lxu, luu = run
-    cost_knots(m, run_ints, run_floats, Q, V, U, t0, t1, 2, exact, l, lx, lu, lxx, lxu, luu)
+    cost_knots(m, run_ints, run_floats, Q, V, U, t0, t1, 2, exact, l, lx, lu, lxx, lxu, luu, kin)
+    keep_alive((work, fdsva_work, kin_own))
     for t in range(t0, t1):  # running costs times dt
         l[t] *= dt
         for i in range(lx.shape[1]):
@@ -166,18 +185,18 @@ def knot_derivatives(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer, h
     _zero_rows(term, 0, 1)
     l, lx, lu, lxx, lxu, luu = term
     cost_knots(unpack(ints, floats), term_ints, term_floats, QT, VT, np.zeros((1, U.shape[1])), 0,
-               1, 2, exact, l, lx, lu, lxx, lxu, luu)
+               1, 2, exact, l, lx, lu, lxx, lxu, luu, no_kinematics())
 
 
 @njit(**_JIT)
-def _cost_values_chunk(ints, floats, cints, cfloats, Q, V, U, l, chunk, nchunks):
+def _cost_values_chunk(ints, floats, cints, cfloats, Q, V, U, l, kin, chunk, nchunks):
     T = U.shape[0]
     t0, t1 = chunk_range(T, chunk, nchunks)
     l[t0:t1] = 0.0
     e2 = np.empty((T, 0))
     e3 = np.empty((T, 0, 0))
     cost_knots(unpack(ints, floats), cints, cfloats, Q, V, U, t0, t1, 0, False, l, e2, e2, e3, e3,
-               e3)
+               e3, kin)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
@@ -187,12 +206,16 @@ def rollout_cost(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedb
     """:func:`~ddp.kernels.passes.rollout` (same arguments, up to ``us_out``), then the total
     cost ``dt sum_t l(x_t, u_t) + l_T(x_T)`` of the built-in running and terminal programs, the
     running costs of the knots (into l (T + 1,), the terminal one last) in ``nchunks`` parallel
-    chunks.  NaN when a state or control is not finite."""
+    chunks, on the forward kinematics that the rollout's ABA kept.  NaN when a state or control
+    is not finite."""
     T = us.shape[0]
     n = ints[1]
+    nj = ints[0]
     nq = x0.shape[0] - n
+    nk = T if has_frame_terms(run_ints) else 0  # the kinematics of ABA, kept for frame terms
+    kin = (np.empty((nk, nj, 3, 3)), np.empty((nk, nj, 3)), np.empty((nk, n, 6)))
     rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, gaps, infeasible,
-            xs, us_out)
+            xs, us_out, kin)
     for t in range(T + 1):
         for r in range(xs.shape[1]):
             if not np.isfinite(xs[t, r]):
@@ -204,13 +227,15 @@ def rollout_cost(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedb
     Q = np.ascontiguousarray(xs[:, :nq])
     V = np.ascontiguousarray(xs[:, nq:])
     if nchunks == 1:
-        _cost_values_chunk(ints, floats, run_ints, run_floats, Q, V, us_out, l, 0, 1)
+        _cost_values_chunk(ints, floats, run_ints, run_floats, Q, V, us_out, l, kin, 0, 1)
     else:
         for c in prange(nchunks):
-            _cost_values_chunk(ints, floats, run_ints, run_floats, Q, V, us_out, l, c, nchunks)
+            _cost_values_chunk(ints, floats, run_ints, run_floats, Q, V, us_out, l, kin, c,
+                               nchunks)
     lT = l[T:]
     _cost_values_chunk(ints, floats, term_ints, term_floats, np.ascontiguousarray(Q[T:]),
-                       np.ascontiguousarray(V[T:]), np.zeros((1, us.shape[1])), lT, 0, 1)
+                       np.ascontiguousarray(V[T:]), np.zeros((1, us.shape[1])), lT,
+                       no_kinematics(), 0, 1)
     total = 0.0
     for t in range(T):  # a plain loop: np.sum here would become a parallel reduction, whose
         total += l[t]   # rounding depends on the number of threads

@@ -36,13 +36,17 @@ OK, NOT_POSITIVE_DEFINITE = 0, 1
 # ---------------------------------------------------------------------------------- rollout
 @njit(**_JIT)
 def rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, gaps, infeasible,
-            xs, us_out):
+            xs, us_out, kin):
     """States xs (T + 1, nx) from x0 under ``u_t = clip(us_t + alpha k_t + K_t (x_t (-) xs_ref_t),
     lo, hi)`` (``feedback`` False: u_t = clip(us_t)), written to us_out.  With ``infeasible``
     (multiple shooting, Mastalli et al. 2020) each state keeps the fraction 1 - alpha of its gap
     f_t (``gaps`` (T + 1, ndx)): x_0 = x0 (+) (alpha - 1) f_0,
     x_{t+1} = F(x_t, u_t) (+) (alpha - 1) f_{t+1}.  A non-finite step gives NaN states and
-    controls from there on.  Returns the number of finite steps taken."""
+    controls from there on.  Returns the number of finite steps taken.
+
+    ``kin``: (oR (T, nj, 3, 3), op (T, nj, 3), S0 (T, nv, 6)) to keep the forward kinematics
+    of each knot's ABA (for its costs: :func:`~ddp.kernels.costs.cost_knots`), or empty arrays.
+    """
     m = unpack(ints, floats)
     nj = ints[0]
     n = ints[1]
@@ -51,6 +55,8 @@ def rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, 
     # arguments and work arrays as borrowed views (no reference counting in the knot loop)
     B, x0, us, k, K, lo, hi = borrowed((B, x0, us, k, K, lo, hi))
     xs_ref, gaps, xs, us_out = borrowed((xs_ref, gaps, xs, us_out))
+    KR, Kp, KS = borrowed(kin)
+    keep = KR.shape[0] > 0
     work = (np.empty((n, 6)), np.empty((nj, 6, 6)), np.empty((n, 6)), np.empty((n, 6)),
             np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty(n), np.empty(n), np.empty(n),
             np.empty(n), np.empty(2 * n))
@@ -78,9 +84,12 @@ def rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, 
                 s += B[r, c] * us_out[t, c]
             tau[r] = s
         # ABA (aba_point's body, inlined here: a call takes a reference to each of its arrays,
-        # the model's 16 among them)
-        kinematics_and_inertias(m, q, oR, op, S0, I0)
-        aba_sweeps(m, v, tau, acc, S0, I0, U, Dinv)
+        # the model's 16 among them), its kinematics kept with ``kin``
+        oRt, opt, S0t = oR, op, S0
+        if keep:
+            oRt, opt, S0t = KR[t], Kp[t], KS[t]
+        kinematics_and_inertias(m, q, oRt, opt, S0t, I0)
+        aba_sweeps(m, v, tau, acc, S0t, I0, U, Dinv)
         ok = True
         for r in range(n):
             v1[r] = v[r] + dt * acc[r]

@@ -286,25 +286,29 @@ def minv_from_mass_matrix(m, M, Minv):
 def fdsva_workspace(nj, nv):
     """The work arrays of :func:`fdsva_core` for a thread, in its argument order: M, dtau_dq,
     dtau_dv (nv, nv) (to be zeroed before each call), S0 (nv, 6), IA (nj, 6, 6), U, Dinv
-    (nv, 6)."""
+    (nv, 6), oR (nj, 3, 3), op (nj, 3)."""
     return (np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, 6)),
-            np.empty((nj, 6, 6)), np.empty((nv, 6)), np.empty((nv, 6)))
+            np.empty((nj, 6, 6)), np.empty((nv, 6)), np.empty((nv, 6)), np.empty((nj, 3, 3)),
+            np.empty((nj, 3)))
 
 
 @njit(cache=True, error_model="numpy")
-def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, S0, IA, U, Dinv):
+def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, S0, IA, U, Dinv,
+               oR, op):
     """FDSVA at one knot: qdd, da/dq, da/dqdot, Minv (= da/dtau); also leaves M and the ID
     derivatives at (q, qdot, qdd) in the given arrays (M, dtau_dq, dtau_dv zero on entry).  The
     ABA work arrays S0, IA, U, Dinv (see :func:`aba_point`) are supplied by the caller, who may
-    reuse S0, U and Dinv afterwards for :func:`aza_apply`."""
+    reuse S0, U and Dinv afterwards for :func:`aza_apply`; so are oR, op, which, with S0, keep the
+    forward kinematics of q (the knot's costs use them)."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     # arguments and work arrays as borrowed views (layout module: no reference counting)
     q, v, tau, qdd, da_dq, da_dv, Minv = borrowed((q, v, tau, qdd, da_dq, da_dv, Minv))
     M, dtau_dq, dtau_dv, S0, IA, U, Dinv = borrowed((M, dtau_dq, dtau_dv, S0, IA, U, Dinv))
-    work = (np.empty(nv), np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((nj, 6, 6)),
-            np.empty((nv, nv)), np.empty((nv, 2 * nv) if ipr == IPR_LTDL else (0, 0)))
-    tau_id, oR, op, IC, H, B = borrowed(work)
+    oR, op = borrowed((oR, op))
+    work = (np.empty(nv), np.empty((nj, 6, 6)), np.empty((nv, nv)),
+            np.empty((nv, 2 * nv) if ipr == IPR_LTDL else (0, 0)))
+    tau_id, IC, H, B = borrowed(work)
     kinematics_and_inertias(m, q, oR, op, S0, IC)  # once, for ABA and IDSVA
     IA[:, :, :] = IC
     aba_sweeps(m, v, tau, qdd, S0, IA, U, Dinv)
@@ -414,11 +418,11 @@ def _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, chunk, n
     m = unpack(ints, floats)
     nj = ints[0]
     nv = ints[1]
-    M, dq, dv, S0, IA, U, Dinv = fdsva_workspace(nj, nv)
+    M, dq, dv, S0, IA, U, Dinv, oR, op = fdsva_workspace(nj, nv)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
         M[:, :] = 0.0
         dq[:, :] = 0.0
         dv[:, :] = 0.0
         fdsva_core(m, Q[t], V[t], TAU[t], ipr, qdd[t], da_dq[t], da_dv[t], Minv[t], M, dq, dv, S0,
-                   IA, U, Dinv)
+                   IA, U, Dinv, oR, op)

@@ -61,7 +61,8 @@ def _first_order(m, q, v, tau, qdd, da_dq, da_dv, Minv, S0, U, Dinv):
     dtq = np.zeros((nv, nv))
     dtv = np.zeros((nv, nv))
     IA = np.empty((nj, 6, 6))
-    fdsva_core(m, q, v, tau, IPR_LTDL, qdd, da_dq, da_dv, Minv, M, dtq, dtv, S0, IA, U, Dinv)
+    fdsva_core(m, q, v, tau, IPR_LTDL, qdd, da_dq, da_dv, Minv, M, dtq, dtv, S0, IA, U, Dinv,
+               np.empty((nj, 3, 3)), np.empty((nj, 3)))
 
 
 @njit(cache=True, error_model="numpy")

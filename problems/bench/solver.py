@@ -106,8 +106,8 @@ def run_solver_speed(problems=PROBLEMS, repeats=5, rounds=3, max_iter=300, log=p
              f"(DDP with full FD-SO tensors when nv <= {TENSOR_MAX_NV}), backward = compiled "
              f"Riccati pass (DDP with nv > {TENSOR_MAX_NV}: the lam-contracted FDSVA-SO at each "
              "knot inside it), forward = line search (one compiled call per trial: the "
-             "closed-loop rollout, then the costs of its knots in parallel), other = Python "
-             "between phases; the quasi-static controls are "
+             "closed-loop rollout, then the costs of its knots in parallel on the rollout's "
+             "kinematics), other = Python between phases; the quasi-static controls are "
              "computed before the timed solves, for ours as for Crocoddyl",
              "second-order share (DDP): the time per iteration that DDP's derivatives and "
              "backward pass take beyond iLQR's (the second-order dynamics terms: the FD-SO "
