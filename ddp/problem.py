@@ -21,11 +21,12 @@ from dynamics.inputs import prepare
 from . import costs as _costs
 from .evaluation import CompiledEvaluation, KnotDerivatives
 from .integrators import SemiImplicitEuler
+from .kernels import costs as _kcosts
 from .kernels import passes as _passes
 
 INTEGRATORS = {"euler": SemiImplicitEuler}
-#: the empty ``kin`` of a rollout that keeps no kinematics
-_NO_KINEMATICS = (np.empty((0, 0, 3, 3)), np.empty((0, 0, 3)), np.empty((0, 0, 6)))
+#: the empty ``kin`` of a rollout that keeps no kinematics (numpy's run of the kernel's function)
+_NO_KINEMATICS = _kcosts.kinematics_buffers.py_func(0, 0, 0)
 
 
 class ShootingProblem:

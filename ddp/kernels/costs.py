@@ -214,8 +214,8 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
     ``exact``).  The outputs must be zeroed by the caller.  (``order`` 0: the value only.)  The
     work arrays are allocated once for the range of knots.  ``kin``: the forward kinematics of
     the knots, (oR (T, nj, 3, 3), op (T, nj, 3), S0 (T, nv, 6)), when already computed (by the
-    rollout's ABA, by FDSVA), or empty arrays (:func:`no_kinematics`): each knot's are then
-    computed here when the program has frame terms."""
+    rollout's ABA, by FDSVA), or empty arrays (:func:`kinematics_buffers` of 0 knots): each
+    knot's are then computed here when the program has frame terms."""
     K = cints[0]
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
@@ -267,9 +267,10 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
 
 
 @njit(**_JIT)
-def no_kinematics():
-    """The empty ``kin`` of :func:`cost_knots`: each knot's kinematics are computed there."""
-    return np.empty((0, 0, 3, 3)), np.empty((0, 0, 3)), np.empty((0, 0, 6))
+def kinematics_buffers(T, nj, nv):
+    """A ``kin`` of :func:`cost_knots` (and of :func:`~ddp.kernels.passes.rollout`) for T knots,
+    to be filled: oR (T, nj, 3, 3), op (T, nj, 3), S0 (T, nv, 6).  T = 0: the empty one."""
+    return np.empty((T, nj, 3, 3)), np.empty((T, nj, 3)), np.empty((T, nv, 6))
 
 
 @njit(inline="always", **_JIT)
@@ -348,7 +349,7 @@ def _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, 
                 chunk, nchunks):
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     cost_knots(unpack(ints, floats), cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu,
-               Hxx, Hxu, Huu, no_kinematics())
+               Hxx, Hxu, Huu, kinematics_buffers(0, 0, 0))
 
 
 @njit(cache=True, error_model="numpy", parallel=True)

@@ -23,7 +23,7 @@ from dynamics.kernels.layout import borrowed, chunk_range, keep_alive, unpack
 from dynamics.kernels.lie_group import integrate_expansion_point
 from dynamics.kernels.step import assemble_knot
 
-from .costs import cost_knots, cost_views, has_frame_terms, no_kinematics
+from .costs import cost_knots, cost_views, has_frame_terms, kinematics_buffers
 from .passes import rollout
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -98,7 +98,7 @@ def _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer,
     run_ints = borrowed(run_ints)
     frames = has_frame_terms(run_ints)
     nk = T if frames else 0  # the knots' forward kinematics, kept for the costs' frame terms
-    kin_own = (np.empty((nk, nj, 3, 3)), np.empty((nk, nj, 3)), np.empty((nk, n, 6)))
+    kin_own = kinematics_buffers(nk, nj, n)
     a, w, Minv, tmp, tu = borrowed(work)
     M, dtq, dtv, S0, IA, U6, Dinv, oR, op = borrowed(fdsva_work)
     kin = borrowed(kin_own)
@@ -185,7 +185,7 @@ def knot_derivatives(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer, h
     _zero_rows(term, 0, 1)
     l, lx, lu, lxx, lxu, luu = term
     cost_knots(unpack(ints, floats), term_ints, term_floats, QT, VT, np.zeros((1, U.shape[1])), 0,
-               1, 2, exact, l, lx, lu, lxx, lxu, luu, no_kinematics())
+               1, 2, exact, l, lx, lu, lxx, lxu, luu, kinematics_buffers(0, 0, 0))
 
 
 @njit(**_JIT)
@@ -213,7 +213,7 @@ def rollout_cost(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedb
     nj = ints[0]
     nq = x0.shape[0] - n
     nk = T if has_frame_terms(run_ints) else 0  # the kinematics of ABA, kept for frame terms
-    kin = (np.empty((nk, nj, 3, 3)), np.empty((nk, nj, 3)), np.empty((nk, n, 6)))
+    kin = kinematics_buffers(nk, nj, n)
     rollout(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedback, gaps, infeasible,
             xs, us_out, kin)
     for t in range(T + 1):
@@ -235,7 +235,7 @@ def rollout_cost(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedb
     lT = l[T:]
     _cost_values_chunk(ints, floats, term_ints, term_floats, np.ascontiguousarray(Q[T:]),
                        np.ascontiguousarray(V[T:]), np.zeros((1, us.shape[1])), lT,
-                       no_kinematics(), 0, 1)
+                       kinematics_buffers(0, 0, 0), 0, 1)
     total = 0.0
     for t in range(T):  # a plain loop: np.sum here would become a parallel reduction, whose
         total += l[t]   # rounding depends on the number of threads
