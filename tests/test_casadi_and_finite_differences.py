@@ -71,6 +71,21 @@ def test_casadi_batch_equals_pointwise():
     assert cd.aba(Q, V, TAU).shape == (3, m.nv)
 
 
+def test_casadi_results_are_not_overwritten_by_the_next_call():
+    """Evaluations go through buffers that each call overwrites: what a call returned must
+    stay as it was (one point and batches, every output)."""
+    m, cd = _casadi("ur3")
+    states = [random_state(m, s) for s in (0, 1, 2, 3)]
+    Q, V, _, TAU = (np.stack(x) for x in zip(*states))
+    for take in (slice(0, 1), slice(0, 3)):
+        first = cd.fd_derivatives(Q[take], V[take], TAU[take], order=2)
+        kept = {k: getattr(first, k).copy() for k in FD_FIELDS}
+        second = cd.fd_derivatives(Q[take][::-1] + 0.1, -V[take], 2 * TAU[take], order=2)
+        for k in FD_FIELDS:
+            assert not np.allclose(getattr(second, k), kept[k]), k
+            np.testing.assert_array_equal(getattr(first, k), kept[k], err_msg=k)
+
+
 @pytest.mark.parametrize("method", ["finite-diff-1", "finite-diff-2"])
 @pytest.mark.parametrize("spec", ["hyq", (8, True, 1), (8, False, 2)], ids=spec_id)
 def test_finite_differences_match_analytical(spec, method):
