@@ -16,13 +16,13 @@ from .backward import Policy
 from .box_qp import BoxQPResult, box_qp
 from .callbacks import Iteration, IterationTable
 from .costs import (ControlRegularization, CostProgram, FramePlacement, FrameRotation,
-                    FrameTranslation, ResidualCost, StateRegularization, Sum)
+                    FrameTranslation, FrameVelocity, ResidualCost, StateRegularization, Sum)
 from .integrators import SemiImplicitEuler
 from .problem import ShootingProblem
 from .settings import SolverSettings
 from .solver import STATUSES, Solution, solve
 
 __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlacement", "FrameTranslation",
-           "FrameRotation", "ResidualCost", "CostProgram", "StateRegularization", "Sum",
+           "FrameRotation", "FrameVelocity", "ResidualCost", "CostProgram", "StateRegularization", "Sum",
            "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution",
            "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult"]

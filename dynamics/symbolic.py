@@ -74,6 +74,17 @@ def world_placements(tree, X):
     return out
 
 
+def frame_velocity(tree, X, v, joint, fR, fp):
+    """The spatial velocity [lin, ang] (6 x 1 SX) of the frame ``jMf = (fR, fp)`` on ``joint``
+    in the frame's own axes (Pinocchio's ``LOCAL``), for the parent placements X of
+    :meth:`SymbolicTree.placements` and the velocity v."""
+    V = [cs.SX.zeros(6, 1)] * (joint + 1)
+    for i in range(1, joint + 1):  # parents come first
+        sl = slice(tree.iv[i], tree.iv[i] + tree.nvj[i])
+        V[i] = _motion_to_child(X[i], V[tree.parent[i]]) + cs.mtimes(tree.S[i], v[sl])
+    return _motion_to_child((cs.DM(fR), cs.DM(fp)), V[joint])
+
+
 def _motion_to_child(X, m):
     """Motion m given in the parent frame, expressed in the child frame X = parent_M_child."""
     R, p = X

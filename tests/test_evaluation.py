@@ -33,10 +33,12 @@ def _problem(name):
     x0 = np.concatenate([q0, 0.1 * rng.normal(size=m.nv)])
     frame = {"ur3": "tool0", "other-model": "tool0", "hyq": "lf_foot", "tree": "tip"}[name]
     target = pin.SE3(pin.exp3(np.array([0.3, -0.2, 0.5])), np.array([0.2, 0.1, 0.3]))
-    run = [ddp.FramePlacement(m, frame, target, 1.0), ddp.StateRegularization(m, x0, 1e-1)]
+    run = [ddp.FramePlacement(m, frame, target, 1.0), ddp.StateRegularization(m, x0, 1e-1),
+           ddp.FrameVelocity(m, frame, 0.1 * np.ones(6), 0.5, reference="world-aligned")]
     if name != "other-model":  # (bound to the dynamics' model, it cannot join the others)
         run.append(ddp.ControlRegularization(m.nv - 6 if name == "hyq" else m.nv, 1e-3))
-    term = [ddp.FrameTranslation(m, frame, np.ones(3), 10.0), ddp.StateRegularization(m, x0, 1.0)]
+    term = [ddp.FrameTranslation(m, frame, np.ones(3), 10.0), ddp.StateRegularization(m, x0, 1.0),
+            ddp.FrameVelocity(m, frame, np.zeros(6), 2.0)]
     if name == "tree":
         run.append(Upright(m))
         term.append(Upright(m))

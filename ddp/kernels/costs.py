@@ -17,12 +17,17 @@ CONTROL         u_ref (nu): residual u - u_ref
 PLACEMENT       jMf (R 9, p 3), target (R 9, p 3): residual log6(target^-1 oMf)
 TRANSLATION     jMf (12), target position (3): residual oMf.p - target
 ROTATION        jMf (12), target rotation (9): residual log3(target^T oMf.R)
+VELOCITY        jMf (12), v_ref (6), world-aligned (1: 1.0 or 0.0): residual v_f - v_ref, the
+                frame's spatial velocity in its own axes (LOCAL) or in the world's axes at its
+                origin (LOCAL_WORLD_ALIGNED)
 ==============  ===========================================================================
 
-Frame terms are written as a residual of ``xi`` (the local motion of the frame, see
-:mod:`dynamics.kernels.frames`) with its Jacobian and Hessian in xi; the chain rule through the
-frame Jacobian and its bracket terms gives the exact Hessian in dq, including the second-order
-terms of forward kinematics and of log6 / log3 (:mod:`dynamics.kernels.lie_group`).
+Placement, translation and rotation terms are written as a residual of ``xi`` (the local motion
+of the frame, see :mod:`dynamics.kernels.frames`) with its Jacobian and Hessian in xi; the chain
+rule through the frame Jacobian and its bracket terms gives the exact Hessian in dq, including
+the second-order terms of forward kinematics and of log6 / log3
+(:mod:`dynamics.kernels.lie_group`).  The velocity term depends on v too: see
+:func:`_velocity_term`.
 """
 
 import numpy as np
@@ -33,13 +38,13 @@ from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_
 from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
 from dynamics.kernels.layout import borrowed, chunk_range, keep_alive, unpack
 from dynamics.kernels.dense import gemm_tn
+from dynamics.kernels.spatial import dot6, motion_cross, motion_cross_add
 from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion, se3_log,
                                         se3_log_expansion, se3_log_hessian_contracted,
                                         se3_log_jacobian, so3_log_expansion,
                                         so3_log_hessian_contracted)
 
-STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION = 0, 1, 2, 3, 4
-FRAME_KINDS = (PLACEMENT, TRANSLATION, ROTATION)
+STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY = 0, 1, 2, 3, 4, 5
 TERM_INTS = 5
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -202,7 +207,7 @@ def has_frame_terms(cints):
     """Whether the program has a frame term (it then needs the forward kinematics)."""
     for k in range(cints[0]):
         kind = cints[1 + TERM_INTS * k]
-        if kind == PLACEMENT or kind == TRANSLATION or kind == ROTATION:
+        if kind == PLACEMENT or kind == TRANSLATION or kind == ROTATION or kind == VELOCITY:
             return True
     return False
 
@@ -229,9 +234,10 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
             np.empty(6), np.empty((6, 6)), np.empty(6), np.empty((6, nv)), np.empty(3),
             np.empty((3, 3)), np.empty((3, 3, 3)), np.empty((6, 6)), np.empty((6, 6, 6)),
             np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 1)),
-            np.empty((3, 1)))
+            np.empty((3, 1)), np.empty((nj, 6)), np.empty((6, 2 * nv)), np.empty((2 * nv, 6)),
+            np.empty((6, 6)))
     (oR, op, S0, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, r3, J3, H3, J6, H6, R, Rr, RE, dp,
-     pE) = borrowed(work)
+     pE, Uc, Jr, P, v6) = borrowed(work)
     chain = borrowed(chain_own)
     cints, cfloats, Q, V, U = borrowed((cints, cfloats, Q, V, U))
     l, gx, gu, Hxx, Hxu, Huu = borrowed((l, gx, gu, Hxx, Hxu, Huu))
@@ -260,6 +266,9 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
                     if order > 0:
                         gu[t, a] += w[a] * ra
                         Huu[t, a, a] += w[a]
+            elif kind == VELOCITY:
+                _velocity_term(m, joint, w, par, v, order, exact, oRt, opt, S0t, lt, gxt, Hxxt,
+                               chain, Jf, Rf, pf, Uc, Jr, P, r, wr, v6)
             else:
                 _frame_term(m, kind, joint, nr, w, par, order, exact, oRt, opt, S0t, lt, gxt,
                             Hxxt, chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3)
@@ -342,6 +351,149 @@ def _frame_term(m, kind, joint, nr, w, par, order, exact, oR, op, S0, l, gx, Hxx
                     Hxx[a, b] += s
     if exact:
         add_bracket_hessian(m, Jf, chain, nc, gxi, Hxx)
+
+
+@njit(**_JIT)
+def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, chain, J, Rf, pf,
+                   Uc, Jr, P, r, wr, v6):
+    """A frame-velocity term at one knot, after forward kinematics (oR, op, S0).
+
+    With J the frame's local Jacobian (:func:`~dynamics.kernels.frames.frame_jacobian`), the
+    frame's velocity in its own axes is ``y = sum_j J_j v_j``, and the residual
+    ``r = Rb y - v_ref`` with ``Rb = diag(oR_f, oR_f)`` when world-aligned, I when local.  For a
+    right perturbation of the DoF k (``j < k``: the joint of j is a strict ancestor of the joint
+    of k; ``x``: the motion cross product)::
+
+        dJ_j/dq_k = [j < k] J_j x J_k,     dRb/dq_k = Rb (A_k x),  A_k = (0, ang J_k) (world-
+        dy/dq_k = D_k = U_k x J_k,         U_k = sum_{j < k} J_j v_j        aligned; else 0)
+
+    so that ``dr/dv_j = Rb J_j``, ``dr/dq_k = Rb P_k`` with ``P_k = A_k x y + D_k`` and, for
+    ``mu = Rb^T lam``::
+
+        lam . d2r/dv_j dq_k = mu . (A_k x J_j + [j < k] J_j x J_k)
+        lam . d2r/dq_l dq_k = mu . (A_l x P_k + [k < l] (A_k x A_l) x y + A_k x D_l
+                                    + (U_k x J_l) x J_k + [k < l] U_k x (J_k x J_l))   (k <= l)
+
+    which is symmetric in (k, l) on different joints; within one joint (a single exponential
+    in q (+) dq) the Hessian is its symmetric part.  Work arrays: Uc (nj, 6) holds U per joint
+    of the support ``chain``, Jr (6, 2 nv) the residual's Jacobian, P (2 nv, 6) the P_k (rows
+    < nv) and D_k (rows >= nv), r, wr (6,), v6 (6, 6)."""
+    nv = m.S_local.shape[0]
+    fR = par[0:9].reshape((3, 3))
+    frame_placement(oR, op, joint, fR, par[9:12], Rf, pf)
+    world = par[18] != 0.0
+    nc = support_joints(m, joint, chain)
+    frame_jacobian(m, S0, chain, nc, Rf, pf, J)
+    y, mu, a, b, c, d = v6[0], v6[1], v6[2], v6[3], v6[4], v6[5]
+    y[:] = 0.0
+    for n in range(nc):
+        i = chain[n]
+        Uc[n] = y
+        for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
+            for e in range(6):
+                y[e] += J[e, k] * v[k]
+    _rotated(y, Rf, world, r)
+    for e in range(6):  # r = Rb y - v_ref
+        r[e] -= par[12 + e]
+        wr[e] = w[e] * r[e]
+        l[0] += 0.5 * wr[e] * r[e]
+    if order == 0:
+        return
+    # P_k, D_k and the Jacobian columns Rb P_k (dq_k), Rb J_j (dv_j) on the support
+    for n in range(nc):
+        i = chain[n]
+        for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
+            motion_cross(Uc[n], J[:, k], P[nv + k])
+            for e in range(6):
+                P[k, e] = P[nv + k, e]
+            if world:
+                a[:] = 0.0
+                a[3:] = J[3:, k]
+                motion_cross(a, y, b)
+                for e in range(6):
+                    P[k, e] += b[e]
+            _rotated(P[k], Rf, world, Jr[:, k])
+            _rotated(J[:, k], Rf, world, Jr[:, nv + k])
+    # gradient Jr^T W r and Gauss-Newton Jr^T W Jr over the support columns (q, then v)
+    for n1 in range(2 * nc):
+        i1 = chain[n1 % nc]
+        o1 = 0 if n1 < nc else nv
+        for k in range(o1 + m.iv[i1], o1 + m.iv[i1] + m.nvj[i1]):
+            s = 0.0
+            for e in range(6):
+                s += Jr[e, k] * wr[e]
+            gx[k] += s
+            for n2 in range(2 * nc):
+                i2 = chain[n2 % nc]
+                o2 = 0 if n2 < nc else nv
+                for kk in range(o2 + m.iv[i2], o2 + m.iv[i2] + m.nvj[i2]):
+                    s = 0.0
+                    for e in range(6):
+                        s += Jr[e, k] * w[e] * Jr[e, kk]
+                    Hxx[k, kk] += s
+    if not exact:
+        return
+    for e in range(6):  # mu = Rb^T W r
+        mu[e] = wr[e]
+    if world:
+        for h in range(0, 6, 3):
+            for e in range(3):
+                mu[h + e] = Rf[0, e] * wr[h] + Rf[1, e] * wr[h + 1] + Rf[2, e] * wr[h + 2]
+    for n1 in range(nc):
+        i1 = chain[n1]
+        for k in range(m.iv[i1], m.iv[i1] + m.nvj[i1]):
+            Jk = J[:, k]
+            for n2 in range(nc):
+                i2 = chain[n2]
+                for j in range(m.iv[i2], m.iv[i2] + m.nvj[i2]):
+                    # v_j, q_k: mu . (A_k x J_j + [j < k] J_j x J_k)
+                    s = 0.0
+                    if n2 < n1:
+                        motion_cross(J[:, j], Jk, b)
+                        s += dot6(mu, b)
+                    if world:
+                        a[:] = 0.0
+                        a[3:] = Jk[3:]
+                        motion_cross(a, J[:, j], b)
+                        s += dot6(mu, b)
+                    Hxx[k, nv + j] += s
+                    Hxx[nv + j, k] += s
+                    if n2 < n1:
+                        continue
+                    # q_k, q_l with l = j on the same joint or a later one
+                    Jl = J[:, j]
+                    motion_cross(Uc[n1], Jl, a)
+                    motion_cross(a, Jk, b)  # (U_k x J_l) x J_k
+                    if n2 > n1:
+                        motion_cross(Jk, Jl, a)
+                        motion_cross_add(Uc[n1], a, b)  # + U_k x (J_k x J_l)
+                    if world:
+                        a[:] = 0.0
+                        a[3:] = Jl[3:]
+                        motion_cross_add(a, P[k], b)  # + A_l x P_k
+                        c[:] = 0.0
+                        c[3:] = Jk[3:]
+                        motion_cross_add(c, P[nv + j], b)  # + A_k x D_l
+                        if n2 > n1:  # + (A_k x A_l) x y, both pure rotations
+                            motion_cross(c, a, d)
+                            motion_cross_add(d, y, b)
+                    s = dot6(mu, b)
+                    if n2 == n1:  # the symmetric part, from both orders within the joint
+                        s *= 0.5
+                    Hxx[k, j] += s
+                    Hxx[j, k] += s
+
+
+@njit(inline="always", **_JIT)
+def _rotated(x, R, world, out):
+    """out = diag(R, R) x (world) or x, for 6-vectors."""
+    if world:
+        for h in range(0, 6, 3):
+            for e in range(3):
+                out[h + e] = R[e, 0] * x[h] + R[e, 1] * x[h + 1] + R[e, 2] * x[h + 2]
+    else:
+        for e in range(6):
+            out[e] = x[e]
 
 
 @njit(**_JIT)

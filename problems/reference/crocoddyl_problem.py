@@ -64,6 +64,10 @@ def build(spec):
                                                            nu)
         if kind == "rotation":
             return crocoddyl.ResidualModelFrameRotation(state, fid, np.array(c["rotation"]), nu)
+        if kind == "velocity":
+            ref = pin.LOCAL_WORLD_ALIGNED if c["world_aligned"] else pin.LOCAL
+            return crocoddyl.ResidualModelFrameVelocity(state, fid, pin.Motion(
+                np.array(c["velocity"])), ref, nu)
         raise ValueError(f"cost kind {kind!r}")
 
     def costs(items):

@@ -53,6 +53,9 @@ def _cost_items(cost):
         elif isinstance(c, ddp.FrameRotation):
             items.append(dict(kind="rotation", frame=c.frame_name, weights=w,
                               rotation=c.rotation.tolist()))
+        elif isinstance(c, ddp.FrameVelocity):
+            items.append(dict(kind="velocity", frame=c.frame_name, weights=w,
+                              velocity=c.velocity.tolist(), world_aligned=c.world_aligned))
         elif hasattr(c, "crocoddyl_item"):  # a user residual that says how Crocoddyl writes it
             items.append(c.crocoddyl_item())
         else:
