@@ -229,6 +229,7 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
     # loop numba's reference counting took most of the time (UR3's costs per knot, value only:
     # 1.66 -> 0.67 us; with the Gauss-Newton derivatives 2.4 -> 1.2 us)
     chain_own = np.empty(nj, dtype=np.int64)
+    cols_own = np.empty(2 * nv, dtype=np.int64)
     work = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((nv, 6)), np.empty((6, nv)),
             np.empty((3, 3)), np.empty(3), np.empty(6), np.empty((6, 6)), np.empty((6, 6, 6)),
             np.empty(6), np.empty((6, 6)), np.empty(6), np.empty((6, nv)), np.empty(3),
@@ -238,7 +239,7 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
             np.empty((6, 6)))
     (oR, op, S0, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, r3, J3, H3, J6, H6, R, Rr, RE, dp,
      pE, Uc, Jr, P, v6) = borrowed(work)
-    chain = borrowed(chain_own)
+    chain, cols = borrowed(chain_own), borrowed(cols_own)
     cints, cfloats, Q, V, U = borrowed((cints, cfloats, Q, V, U))
     l, gx, gu, Hxx, Hxu, Huu = borrowed((l, gx, gu, Hxx, Hxu, Huu))
     KR, Kp, KS = borrowed(kin)
@@ -268,11 +269,11 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
                         Huu[t, a, a] += w[a]
             elif kind == VELOCITY:
                 _velocity_term(m, joint, w, par, v, order, exact, oRt, opt, S0t, lt, gxt, Hxxt,
-                               chain, Jf, Rf, pf, Uc, Jr, P, r, wr, v6)
+                               chain, cols, Jf, Rf, pf, Uc, Jr, P, r, wr, v6)
             else:
                 _frame_term(m, kind, joint, nr, w, par, order, exact, oRt, opt, S0t, lt, gxt,
                             Hxxt, chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3)
-    keep_alive((work, chain_own))
+    keep_alive((work, chain_own, cols_own))
 
 
 @njit(**_JIT)
@@ -354,8 +355,8 @@ def _frame_term(m, kind, joint, nr, w, par, order, exact, oR, op, S0, l, gx, Hxx
 
 
 @njit(**_JIT)
-def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, chain, J, Rf, pf,
-                   Uc, Jr, P, r, wr, v6):
+def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, chain, cols, J,
+                   Rf, pf, Uc, Jr, P, r, wr, v6):
     """A frame-velocity term at one knot, after forward kinematics (oR, op, S0).
 
     With J the frame's local Jacobian (:func:`~dynamics.kernels.frames.frame_jacobian`), the
@@ -375,9 +376,9 @@ def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, ch
                                     + (U_k x J_l) x J_k + [k < l] U_k x (J_k x J_l))   (k <= l)
 
     which is symmetric in (k, l) on different joints; within one joint (a single exponential
-    in q (+) dq) the Hessian is its symmetric part.  Work arrays: Uc (nj, 6) holds U per joint
-    of the support ``chain``, Jr (6, 2 nv) the residual's Jacobian, P (2 nv, 6) the P_k (rows
-    < nv) and D_k (rows >= nv), r, wr (6,), v6 (6, 6)."""
+    in q (+) dq) the Hessian is its symmetric part.  Work arrays: ``cols`` (2 nv) the support's
+    columns of dx, Uc (nj, 6) U per joint of the support ``chain``, Jr (6, 2 nv) the residual's
+    Jacobian, P (2 nv, 6) the P_k (rows < nv) and D_k (rows >= nv), r, wr (6,), v6 (6, 6)."""
     nv = m.S_local.shape[0]
     fR = par[0:9].reshape((3, 3))
     frame_placement(oR, op, joint, fR, par[9:12], Rf, pf)
@@ -415,22 +416,25 @@ def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, ch
             _rotated(P[k], Rf, world, Jr[:, k])
             _rotated(J[:, k], Rf, world, Jr[:, nv + k])
     # gradient Jr^T W r and Gauss-Newton Jr^T W Jr over the support columns (q, then v)
-    for n1 in range(2 * nc):
-        i1 = chain[n1 % nc]
-        o1 = 0 if n1 < nc else nv
-        for k in range(o1 + m.iv[i1], o1 + m.iv[i1] + m.nvj[i1]):
+    nz = 0
+    for o in range(0, 2 * nv, nv):
+        for n in range(nc):
+            i = chain[n]
+            for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
+                cols[nz] = o + k
+                nz += 1
+    for ci in range(nz):
+        k = cols[ci]
+        s = 0.0
+        for e in range(6):
+            s += Jr[e, k] * wr[e]
+        gx[k] += s
+        for cj in range(nz):
+            kk = cols[cj]
             s = 0.0
             for e in range(6):
-                s += Jr[e, k] * wr[e]
-            gx[k] += s
-            for n2 in range(2 * nc):
-                i2 = chain[n2 % nc]
-                o2 = 0 if n2 < nc else nv
-                for kk in range(o2 + m.iv[i2], o2 + m.iv[i2] + m.nvj[i2]):
-                    s = 0.0
-                    for e in range(6):
-                        s += Jr[e, k] * w[e] * Jr[e, kk]
-                    Hxx[k, kk] += s
+                s += Jr[e, k] * w[e] * Jr[e, kk]
+            Hxx[k, kk] += s
     if not exact:
         return
     for e in range(6):  # mu = Rb^T W r
