@@ -291,6 +291,10 @@ class CasadiDynamics(RobotConfigurationSpace):
                 d.mkdir(parents=True, exist_ok=True)
                 failed.write_text(json.dumps(dict(message=msg, max_compile_s=lim.max_compile_s)))
                 raise CodegenLimitError(msg) from None
+            except BaseException:  # Ctrl-C: the compiler is not in our process group, and
+                os.killpg(proc.pid, signal.SIGKILL)  # would compile on (minutes, GBs) alone
+                proc.wait()
+                raise
             compile_s = time.perf_counter() - t0
             if proc.returncode != 0:
                 raise RuntimeError(f"compiling {c_file} failed:\n{stderr[-2000:]}")

@@ -6,6 +6,7 @@ SX and differentiated by AD), so agreement to 1e-9 checks both.  Finite differen
 
 import functools
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -129,6 +130,25 @@ def test_codegen_compiles_caches_and_matches(tmp_path):
     _compare(again.id_derivatives(q, v, a, order=2), ref.id_derivatives(q, v, a, order=2),
              ID_FIELDS, 1e-12)
     assert again.reports["rnea_so"].cached
+
+
+def test_an_interrupted_codegen_stops_the_compiler(tmp_path, monkeypatch):
+    """Ctrl-C while the C compiler runs: the compiler (in its own session, so that a time-out
+    can stop the whole group) is stopped too, not left compiling alone."""
+    m = build("ur3")
+    cg = CasadiDynamics(m, codegen=True, cache_dir=tmp_path)
+
+    def interrupted(self, *args, **kwargs):
+        time.sleep(1.0)  # the compiler proper (cc1) has started
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(subprocess.Popen, "communicate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cg.function("aba_so")
+    monkeypatch.undo()  # (subprocess.run communicates too)
+    left = subprocess.run(["pgrep", "-f", f"cc1 .*{tmp_path}"], capture_output=True)
+    assert left.stdout == b""
+    assert not list(tmp_path.rglob("*.so"))
 
 
 def test_codegen_limits_fail_with_a_clear_message(tmp_path):
