@@ -229,17 +229,15 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
     # loop numba's reference counting took most of the time (UR3's costs per knot, value only:
     # 1.66 -> 0.67 us; with the Gauss-Newton derivatives 2.4 -> 1.2 us)
     chain_own = np.empty(nj, dtype=np.int64)
-    cols_own = np.empty(2 * nv, dtype=np.int64)
     work = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((nv, 6)), np.empty((6, nv)),
             np.empty((3, 3)), np.empty(3), np.empty(6), np.empty((6, 6)), np.empty((6, 6, 6)),
             np.empty(6), np.empty((6, 6)), np.empty(6), np.empty((6, nv)), np.empty(3),
             np.empty((3, 3)), np.empty((3, 3, 3)), np.empty((6, 6)), np.empty((6, 6, 6)),
             np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 1)),
-            np.empty((3, 1)), np.empty((nj, 6)), np.empty((6, 2 * nv)), np.empty((2 * nv, 6)),
-            np.empty((6, 6)))
+            np.empty((3, 1)))
     (oR, op, S0, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, r3, J3, H3, J6, H6, R, Rr, RE, dp,
-     pE, Uc, Jr, P, v6) = borrowed(work)
-    chain, cols = borrowed(chain_own), borrowed(cols_own)
+     pE) = borrowed(work)
+    chain = borrowed(chain_own)
     cints, cfloats, Q, V, U = borrowed((cints, cfloats, Q, V, U))
     l, gx, gu, Hxx, Hxu, Huu = borrowed((l, gx, gu, Hxx, Hxu, Huu))
     KR, Kp, KS = borrowed(kin)
@@ -269,11 +267,11 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
                         Huu[t, a, a] += w[a]
             elif kind == VELOCITY:
                 _velocity_term(m, joint, w, par, v, order, exact, oRt, opt, S0t, lt, gxt, Hxxt,
-                               chain, cols, Jf, Rf, pf, Uc, Jr, P, r, wr, v6)
+                               chain, Jf, Rf, pf, r, wr)
             else:
                 _frame_term(m, kind, joint, nr, w, par, order, exact, oRt, opt, S0t, lt, gxt,
                             Hxxt, chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3)
-    keep_alive((work, chain_own, cols_own))
+    keep_alive((work, chain_own))
 
 
 @njit(**_JIT)
@@ -355,8 +353,8 @@ def _frame_term(m, kind, joint, nr, w, par, order, exact, oR, op, S0, l, gx, Hxx
 
 
 @njit(**_JIT)
-def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, chain, cols, J,
-                   Rf, pf, Uc, Jr, P, r, wr, v6):
+def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, chain, J, Rf, pf,
+                   r, wr):
     """A frame-velocity term at one knot, after forward kinematics (oR, op, S0).
 
     With J the frame's local Jacobian (:func:`~dynamics.kernels.frames.frame_jacobian`), the
@@ -376,10 +374,17 @@ def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, ch
                                     + (U_k x J_l) x J_k + [k < l] U_k x (J_k x J_l))   (k <= l)
 
     which is symmetric in (k, l) on different joints; within one joint (a single exponential
-    in q (+) dq) the Hessian is its symmetric part.  Work arrays: ``cols`` (2 nv) the support's
-    columns of dx, Uc (nj, 6) U per joint of the support ``chain``, Jr (6, 2 nv) the residual's
-    Jacobian, P (2 nv, 6) the P_k (rows < nv) and D_k (rows >= nv), r, wr (6,), v6 (6, 6)."""
+    in q (+) dq) the Hessian is its symmetric part.  Work arrays: chain (nj), J (6, nv), Rf
+    (3, 3), pf (3,), r, wr (6,) of :func:`cost_knots`; the term's own are allocated here (in
+    cost_knots' work arrays, they slowed every program by 2%: UR3's derivative call 340 -> 347
+    us, without a velocity term)."""
     nv = m.S_local.shape[0]
+    nj = m.parent.shape[0]
+    cols = np.empty(2 * nv, dtype=np.int64)  # the support's columns of dx
+    Uc = np.empty((nj, 6))  # U per joint of the support
+    Jr = np.empty((6, 2 * nv))  # the residual's Jacobian
+    P = np.empty((2 * nv, 6))  # P_k (rows < nv) and D_k (rows >= nv)
+    v6 = np.empty((6, 6))
     fR = par[0:9].reshape((3, 3))
     frame_placement(oR, op, joint, fR, par[9:12], Rf, pf)
     world = par[18] != 0.0
