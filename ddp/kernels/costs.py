@@ -398,7 +398,7 @@ def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, ch
         for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
             for e in range(6):
                 y[e] += J[e, k] * v[k]
-    _rotated(y, Rf, world, r)
+    _rotated(y, Rf, world, False, r)
     for e in range(6):  # r = Rb y - v_ref
         r[e] -= par[12 + e]
         wr[e] = w[e] * r[e]
@@ -418,8 +418,8 @@ def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, ch
                 motion_cross(a, y, b)
                 for e in range(6):
                     P[k, e] += b[e]
-            _rotated(P[k], Rf, world, Jr[:, k])
-            _rotated(J[:, k], Rf, world, Jr[:, nv + k])
+            _rotated(P[k], Rf, world, False, Jr[:, k])
+            _rotated(J[:, k], Rf, world, False, Jr[:, nv + k])
     # gradient Jr^T W r and Gauss-Newton Jr^T W Jr over the support columns (q, then v)
     nz = 0
     for o in range(0, 2 * nv, nv):
@@ -442,16 +442,13 @@ def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, ch
             Hxx[k, kk] += s
     if not exact:
         return
-    for e in range(6):  # mu = Rb^T W r
-        mu[e] = wr[e]
-    if world:
-        for h in range(0, 6, 3):
-            for e in range(3):
-                mu[h + e] = Rf[0, e] * wr[h] + Rf[1, e] * wr[h + 1] + Rf[2, e] * wr[h + 2]
+    _rotated(wr, Rf, world, True, mu)  # mu = Rb^T W r
+    c[:] = 0.0  # A_k (world-aligned): the rotation of J_k
     for n1 in range(nc):
         i1 = chain[n1]
         for k in range(m.iv[i1], m.iv[i1] + m.nvj[i1]):
             Jk = J[:, k]
+            c[3:] = Jk[3:]
             for n2 in range(nc):
                 i2 = chain[n2]
                 for j in range(m.iv[i2], m.iv[i2] + m.nvj[i2]):
@@ -461,9 +458,7 @@ def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, ch
                         motion_cross(J[:, j], Jk, b)
                         s += dot6(mu, b)
                     if world:
-                        a[:] = 0.0
-                        a[3:] = Jk[3:]
-                        motion_cross(a, J[:, j], b)
+                        motion_cross(c, J[:, j], b)
                         s += dot6(mu, b)
                     Hxx[k, nv + j] += s
                     Hxx[nv + j, k] += s
@@ -480,8 +475,6 @@ def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, ch
                         a[:] = 0.0
                         a[3:] = Jl[3:]
                         motion_cross_add(a, P[k], b)  # + A_l x P_k
-                        c[:] = 0.0
-                        c[3:] = Jk[3:]
                         motion_cross_add(c, P[nv + j], b)  # + A_k x D_l
                         if n2 > n1:  # + (A_k x A_l) x y, both pure rotations
                             motion_cross(c, a, d)
@@ -494,12 +487,15 @@ def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, ch
 
 
 @njit(inline="always", **_JIT)
-def _rotated(x, R, world, out):
-    """out = diag(R, R) x (world) or x, for 6-vectors."""
+def _rotated(x, R, world, transpose, out):
+    """out = diag(R, R) x, or diag(R, R)^T x with ``transpose`` (world), or x, for 6-vectors."""
     if world:
         for h in range(0, 6, 3):
             for e in range(3):
-                out[h + e] = R[e, 0] * x[h] + R[e, 1] * x[h + 1] + R[e, 2] * x[h + 2]
+                if transpose:
+                    out[h + e] = R[0, e] * x[h] + R[1, e] * x[h + 1] + R[2, e] * x[h + 2]
+                else:
+                    out[h + e] = R[e, 0] * x[h] + R[e, 1] * x[h + 1] + R[e, 2] * x[h + 2]
     else:
         for e in range(6):
             out[e] = x[e]
