@@ -77,6 +77,23 @@ def _weights(weight, size, name):
     return w.copy()
 
 
+def _finite(name, value, shape, expected):
+    """``value`` as a float array of ``shape`` with finite entries, else ValueError naming
+    ``name`` and what was ``expected``."""
+    a = np.asarray(getattr(value, "vector", value), dtype=float)
+    if a.shape != shape or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: expected {expected}; got {value!r}")
+    return a.copy()
+
+
+def _rotation(name, R, expected="a 3x3 rotation matrix"):
+    """``R`` if it is a rotation matrix (orthonormal to 1e-9, determinant +1), else ValueError."""
+    if R.shape != (3, 3) or not np.all(np.isfinite(R)) \
+            or not np.allclose(R @ R.T, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+        raise ValueError(f"{name}: expected {expected}; got {R!r}")
+    return R
+
+
 def check_hessians(hessians):
     if hessians not in ("exact", "gauss-newton"):
         raise ValueError(f"hessians: expected 'exact' or 'gauss-newton'; got {hessians!r}")
@@ -291,9 +308,11 @@ class ControlRegularization(BuiltinCost):
     """Residual ``u - u_ref`` (u_ref defaults to zero)."""
 
     def __init__(self, nu, weight, u_ref=None, nq=None, nv=None):
-        self.u_ref = np.zeros(nu) if u_ref is None else np.asarray(u_ref, dtype=float)
-        if self.u_ref.shape != (nu,):
-            raise ValueError(f"u_ref: expected shape ({nu},); got {self.u_ref.shape}")
+        if isinstance(nu, bool) or not isinstance(nu, (int, np.integer)) or nu < 1:
+            raise ValueError(f"nu: expected a positive integer (the number of controls); got "
+                             f"{nu!r}")
+        self.u_ref = np.zeros(nu) if u_ref is None else _finite(
+            "u_ref", u_ref, (nu,), f"{nu} finite values")
         super().__init__(nq or 0, nv or 0, nu, weight, nu, "ControlRegularization")
 
     def bind(self, nq, nv, model=None):
@@ -343,10 +362,11 @@ class FramePlacement(_FrameCost):
     which the solver reports as "diverged")."""
 
     def __init__(self, model, frame_name, placement, weight, nu=0):
-        M = np.asarray(placement.homogeneous if hasattr(placement, "homogeneous") else placement,
-                       dtype=float)
-        if M.shape != (4, 4):
-            raise ValueError(f"placement: expected a pinocchio.SE3 or a 4x4 matrix; got {M.shape}")
+        expected = "a pinocchio.SE3 or a 4x4 homogeneous matrix (a rotation, finite)"
+        M = _finite("placement", getattr(placement, "homogeneous", placement), (4, 4), expected)
+        if not np.array_equal(M[3], [0.0, 0.0, 0.0, 1.0]):
+            raise ValueError(f"placement: expected {expected}; its last row is {M[3]}")
+        _rotation("placement", M[:3, :3], expected)
         self.placement = M
         super().__init__(model, frame_name, weight, 6, nu, "FramePlacement")
 
@@ -367,9 +387,7 @@ class FrameTranslation(_FrameCost):
     """Residual ``oMf.translation - position`` (3)."""
 
     def __init__(self, model, frame_name, position, weight, nu=0):
-        self.position = np.asarray(position, dtype=float)
-        if self.position.shape != (3,):
-            raise ValueError(f"position: expected shape (3,); got {self.position.shape}")
+        self.position = _finite("position", position, (3,), "3 finite values")
         super().__init__(model, frame_name, weight, 3, nu, "FrameTranslation")
 
     def term(self):
@@ -385,11 +403,7 @@ class FrameRotation(_FrameCost):
     matrix (the rotation error must stay below pi, as for :class:`FramePlacement`)."""
 
     def __init__(self, model, frame_name, rotation, weight, nu=0):
-        R = np.asarray(rotation, dtype=float)
-        if R.shape != (3, 3) or not np.allclose(R @ R.T, np.eye(3), atol=1e-9) \
-                or np.linalg.det(R) < 0:
-            raise ValueError(f"rotation: expected a 3x3 rotation matrix; got {R!r}")
-        self.rotation = R
+        self.rotation = _rotation("rotation", np.array(rotation, dtype=float))
         super().__init__(model, frame_name, weight, 3, nu, "FrameRotation")
 
     def term(self):
@@ -425,11 +439,8 @@ class FrameVelocity(_FrameCost):
             raise ValueError(f"reference: expected 'local' (pinocchio.LOCAL) or 'world-aligned' "
                              f"(pinocchio.LOCAL_WORLD_ALIGNED); got {reference!r}")
         self.world_aligned = self.REFERENCES[ref]
-        vel = np.asarray(getattr(velocity, "vector", velocity), dtype=float)
-        if vel.shape != (6,) or not np.all(np.isfinite(vel)):
-            raise ValueError(f"velocity: expected a pinocchio.Motion or 6 finite values "
-                             f"[lin, ang]; got {velocity!r}")
-        self.velocity = vel
+        self.velocity = _finite("velocity", velocity, (6,),
+                                "a pinocchio.Motion or 6 finite values [lin, ang]")
         super().__init__(model, frame_name, weight, 6, nu, "FrameVelocity")
 
     def term(self):

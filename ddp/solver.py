@@ -120,7 +120,8 @@ def solve(problem, xs=None, us=None, settings: SolverSettings | None = None, cal
     ``us``).
     ``settings``: a :class:`SolverSettings`; ``overrides``: any of its fields by name, e.g.
     ``solve(problem, method="ilqr", max_iter=50)``.  ``callbacks``: callables ``cb(Iteration)``
-    called after every iteration; one returning True stops the solve.
+    called after every iteration (one callable alone is also accepted); one returning True
+    stops the solve.
     """
     if isinstance(xs, str):  # solve(problem, "ilqr"): the method given by position
         overrides.setdefault("method", xs)
@@ -128,8 +129,26 @@ def solve(problem, xs=None, us=None, settings: SolverSettings | None = None, cal
     s = settings or DEFAULT_SETTINGS
     if overrides:
         s = s.updated(**overrides)
+    callbacks = _checked_callbacks(callbacks)
     with _one_blas_thread():
         return _solve(problem, xs, us, s, callbacks)
+
+
+def _checked_callbacks(callbacks) -> list:
+    """``callbacks`` (a callable or an iterable of them) as a list; ValueError naming what is
+    not callable."""
+    if callable(callbacks):
+        return [callbacks]
+    try:
+        out = list(callbacks)
+    except TypeError:
+        raise ValueError(f"callbacks: expected callables cb(Iteration); got {callbacks!r}") \
+            from None
+    for i, cb in enumerate(out):
+        if not callable(cb):
+            raise ValueError(f"callbacks: expected callables cb(Iteration); got {cb!r} at "
+                             f"position {i}")
+    return out
 
 
 def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:

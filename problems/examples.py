@@ -19,6 +19,8 @@ the time step ``dt`` with problem-specific defaults, and returns a ShootingProbl
 
 from __future__ import annotations
 
+import inspect
+
 import casadi as cs
 import numpy as np
 
@@ -229,4 +231,9 @@ def get(name: str, **options):
     """The example problem ``name`` (one of :data:`PROBLEMS`) built with ``options``."""
     if name not in PROBLEMS:
         raise ValueError(f"problem: expected one of {', '.join(PROBLEMS)}; got {name!r}")
+    known = inspect.signature(PROBLEMS[name]).parameters
+    for k in options:
+        if k not in known:
+            raise ValueError(f"{k}: not an option of the {name} problem (options: "
+                             f"{', '.join(known)})")
     return PROBLEMS[name](**options)

@@ -115,6 +115,20 @@ def test_cost_arguments_are_checked():
         ddp.StateRegularization(m, np.zeros(5), 1.0)
     with pytest.raises(ValueError, match="StateRegularization weight: expected a non-negative"):
         ddp.StateRegularization(m, np.zeros(12), -1.0)
+    M = np.eye(4)
+    for bad in (np.eye(3), np.where(np.eye(4) > 0, 1.0, np.nan), np.diag([2.0, 1, 1, 1]),
+                np.vstack([np.eye(4)[:3], [1.0, 0, 0, 1]])):
+        with pytest.raises(ValueError, match="placement: expected a pinocchio.SE3 or a 4x4"):
+            ddp.FramePlacement(m, "tool0", bad, 1.0)
+    assert np.array_equal(ddp.FramePlacement(m, "tool0", pin.SE3(M), 1.0).placement, M)
+    with pytest.raises(ValueError, match="position: expected 3 finite values"):
+        ddp.FrameTranslation(m, "tool0", [np.nan, 0.0, 0.0], 1.0)
+    with pytest.raises(ValueError, match="rotation: expected a 3x3 rotation matrix"):
+        ddp.FrameRotation(m, "tool0", np.diag([1.0, 1.0, -1.0]), 1.0)
+    with pytest.raises(ValueError, match="u_ref: expected 6 finite values"):
+        ddp.ControlRegularization(6, 1.0, u_ref=np.full(6, np.inf))
+    with pytest.raises(ValueError, match="nu: expected a positive integer"):
+        ddp.ControlRegularization(np.zeros(6), 1.0)
 
 
 # ---------------------------------------------------------------------------------- compiled

@@ -23,6 +23,9 @@ def test_registry_errors():
         problems.get("ur3", backend="pinocchio")
     with pytest.raises(ValueError, match=r"target: expected a pinocchio.SE3 or a position \(3,\)"):
         problems.get("ur3", target=[0.2, 0.25])
+    with pytest.raises(ValueError, match="horizon: not an option of the ur3 problem "
+                                         r"\(options: backend, T, dt, target\)"):
+        problems.get("ur3", horizon=10)
 
 
 def test_a_ur3_target_position_keeps_the_start_orientation():

@@ -307,6 +307,11 @@ def test_settings_and_bounds_are_checked():
         ddp.solve(_linear_problem(), second_order="contracted")
     s = ddp.SolverSettings(method="ilqr", max_iter=3)
     assert ddp.solve(_linear_problem(), settings=s, max_iter=1).iterations == 1
+    with pytest.raises(ValueError, match="callbacks: expected callables cb.Iteration.; got 3 at "
+                                         "position 1"):
+        ddp.solve(_linear_problem(), callbacks=(print, 3))
+    with pytest.raises(ValueError, match="callbacks: expected callables cb.Iteration.; got 3$"):
+        ddp.solve(_linear_problem(), callbacks=3)
 
 
 @pytest.mark.parametrize("bad", [np.nan, 1e200])
