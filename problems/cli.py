@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import math
 import sys
 from pathlib import Path
 
@@ -83,6 +84,27 @@ def _solve(args):
 def _compare(args):
     studies.compare_command(args.problem, args.max_iter)
     return 0
+
+
+def _number(kind, low, strict):
+    """An argparse type: ``kind`` (int or float) above ``low`` (or at it unless ``strict``)."""
+    what = ("a positive " if strict else "a non-negative ") + (
+        "integer" if kind is int else "number")
+
+    def parse(text):
+        try:
+            x = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}") from None
+        if not math.isfinite(x) or x < low or (strict and x == low):
+            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}")
+        return x
+
+    return parse
+
+
+_COUNT, _POSITIVE_COUNT = _number(int, 0, False), _number(int, 0, True)
+_SECONDS = _number(float, 0.0, True)
 
 
 def _setting(text):
@@ -141,7 +163,7 @@ def _add_solver_commands(sub):
                    help="full second-order DDP (default) or iLQR")
     s.add_argument("--backend", choices=list(BACKENDS), default="analytical",
                    help="dynamics derivatives: analytical (default), casadi (AD) or finite-diff")
-    s.add_argument("--max-iter", type=int, default=200, metavar="N", help="default 200")
+    s.add_argument("--max-iter", type=_COUNT, default=200, metavar="N", help="default 200")
     s.add_argument("--globalization", choices=list(GLOBALIZATIONS), default="safeguarded",
                    help="how steps are regularized (default safeguarded; shift: pure DDP)")
     s.add_argument("--shooting", choices=["single", "multiple"], default="single",
@@ -154,7 +176,7 @@ def _add_solver_commands(sub):
                        "AD derivatives and DDP with finite-difference second derivatives; write "
                        "one table and one convergence plot to results/compare_PROBLEM.*")
     c.add_argument("problem", choices=list(PROBLEMS), metavar="PROBLEM", help=f"one of: {names}")
-    c.add_argument("--max-iter", type=int, default=200, metavar="N", help="default 200")
+    c.add_argument("--max-iter", type=_COUNT, default=200, metavar="N", help="default 200")
     c.set_defaults(func=_compare)
     st = sub.add_parser("study", help="the DDP-versus-iLQR study on every problem, on Dask",
                         description="Run compare on every example problem, every globalization "
@@ -173,7 +195,7 @@ def _add_solver_commands(sub):
                     "results/study.*), globalization (every globalization, single and multiple "
                     "shooting, Crocoddyl beside: results/globalization.*), robustness (random "
                     "instances: results/robustness.*); default: all three")
-    st.add_argument("--instances", type=int, default=None, metavar="N",
+    st.add_argument("--instances", type=_POSITIVE_COUNT, default=None, metavar="N",
                     help="random instances per family (default 20, --quick 5)")
     st.add_argument("--methods", nargs="+", choices=SOLVERS["soddp"],
                     default=list(SOLVERS["soddp"]), metavar="METHOD",
@@ -182,7 +204,7 @@ def _add_solver_commands(sub):
                     help="more solver settings for every task (ddp.SolverSettings fields, "
                     "e.g. --set tol=1e-8 reg_factor=4)")
     where = st.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, metavar="N",
+    where.add_argument("--workers", type=_POSITIVE_COUNT, default=None, metavar="N",
                        help="start a local Dask cluster of N worker processes, one thread each "
                        "(default: the number of cores); 1: run in this process (debugging)")
     where.add_argument("--scheduler", metavar="ADDRESS",
@@ -222,14 +244,14 @@ def build_parser() -> argparse.ArgumentParser:
                    + "; all: every one (default: fo)")
     b.add_argument("--robots", nargs="+", default=list(ROBOTS), metavar="ROBOT",
                    help=f"robots to time (default: {' '.join(ROBOTS)})")
-    b.add_argument("--batch", type=int, default=100, metavar="T", help="knots per batched call")
-    b.add_argument("--min-time", type=float, default=0.2, metavar="S",
+    b.add_argument("--batch", type=_POSITIVE_COUNT, default=100, metavar="T", help="knots per batched call")
+    b.add_argument("--min-time", type=_SECONDS, default=0.2, metavar="S",
                    help="seconds per timing round (default 0.2)")
     b.add_argument("--build-cpp", action="store_true",
                    help="build the C++ Pinocchio reference first if it is not built (minutes)")
     b.add_argument("--cflags", default="-O3", metavar="FLAGS",
                    help="casadi: C compiler flags of the code-generated baseline (default -O3)")
-    b.add_argument("--codegen-timeout", type=float, default=900.0, metavar="S",
+    b.add_argument("--codegen-timeout", type=_SECONDS, default=900.0, metavar="S",
                    help="casadi: stop compiling a generated function after S seconds (default 900)")
     b.add_argument("--no-codegen", action="store_true",
                    help="casadi: time only the SX virtual machine, no C code generation")

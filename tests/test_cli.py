@@ -37,6 +37,23 @@ def test_unknown_names_exit_2():
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
+@pytest.mark.parametrize("args,message", [
+    (["solve", "ur3", "--max-iter", "-3"], "--max-iter: expected a non-negative integer; got '-3'"),
+    (["compare", "ur3", "--max-iter", "x"], "--max-iter: expected a non-negative integer"),
+    (["bench", "fo", "--batch", "0"], "--batch: expected a positive integer; got '0'"),
+    (["bench", "fo", "--min-time", "nan"], "--min-time: expected a positive number; got 'nan'"),
+    (["bench", "casadi", "--codegen-timeout", "-1"], "--codegen-timeout: expected a positive"),
+    (["study", "--instances", "0"], "--instances: expected a positive integer"),
+    (["study", "--workers", "1.5"], "--workers: expected a positive integer; got '1.5'")])
+def test_bad_numbers_exit_2_naming_the_option(args, message, capsys):
+    """Checked by the parser, before any work (they used to start a benchmark or end in a
+    traceback)."""
+    with pytest.raises(SystemExit) as e:
+        cli.build_parser().parse_args(args)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
 def test_solve_writes_table_plot_and_trajectory(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(output, "RESULTS", tmp_path)
     assert cli.main(["solve", "pendulum", "--max-iter", "50", "--plot"]) == 0
