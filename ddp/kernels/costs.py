@@ -196,7 +196,7 @@ def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, RE, dp, pE, J3, H3):
         if order == 0:
             rotation_log(RE, r)
             return
-        so3_log_expansion(RE, r, J3, H3, False)
+        so3_log_expansion(RE, r, J3, H3, np.bool_(False))
         for a in range(3):
             for j in range(3):
                 Jx[a, 3 + j] = J3[a, j]
@@ -516,8 +516,8 @@ def cost_batch(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, H
     :func:`~dynamics.kernels.layout.num_chunks`), in parallel (outputs zeroed by the caller)."""
     if nchunks == 1:
         _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
-                    0, 1)
+                    np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
             _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu,
-                        Huu, c, nchunks)
+                        Huu, np.int64(c), nchunks)

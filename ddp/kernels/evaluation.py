@@ -117,8 +117,8 @@ def _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer,
             S0t, oRt, opt = S0, oR, op
             if frames:  # FDSVA's forward kinematics, kept in kin
                 S0t, oRt, opt = KS[t], KR[t], Kp[t]
-            fdsva_core(m, Q[t], V[t], TAU[t], IPR_LTDL, a, da_dq[t], da_dv[t], Minv, M, dtq, dtv,
-                       S0t, IA, U6, Dinv, oRt, opt)
+            fdsva_core(m, Q[t], V[t], TAU[t], np.int64(IPR_LTDL), a, da_dq[t], da_dv[t], Minv, M,
+                       dtq, dtv, S0t, IA, U6, Dinv, oRt, opt)
             if keep:
                 ACC[t] = a
                 MINV[t] = Minv
@@ -136,7 +136,8 @@ def _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer,
     run = cost_views(run_buf, T, 2 * n, U.shape[1])
     _zero_rows(run, t0, t1)
     l, lx, lu, lxx, lxu, luu = run
-    cost_knots(m, run_ints, run_floats, Q, V, U, t0, t1, 2, exact, l, lx, lu, lxx, lxu, luu, kin)
+    cost_knots(m, run_ints, run_floats, Q, V, U, t0, t1, np.int64(2), exact, l, lx, lu, lxx, lxu,
+               luu, kin)
     keep_alive((work, fdsva_work, kin_own))
     for t in range(t0, t1):  # running costs times dt
         l[t] *= dt
@@ -175,17 +176,19 @@ def knot_derivatives(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer, h
     if nchunks == 1:
         _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer, hessian,
                            lie_iv, lie_nv, run_ints, run_floats, exact, step_buf, tensor_buf,
-                           point_buf, H, run_buf, 0, 1)
+                           point_buf, H, run_buf, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
             _derivatives_chunk(ints, floats, B, dt, Q, V, TAU, U, tensors, inner, outer, hessian,
                                lie_iv, lie_nv, run_ints, run_floats, exact, step_buf, tensor_buf,
-                               point_buf, H, run_buf, c, nchunks)
+                               point_buf, H, run_buf, np.int64(c), nchunks)
     term = cost_views(term_buf, 1, 2 * ints[1], U.shape[1])
-    _zero_rows(term, 0, 1)
+    zero, one = np.int64(0), np.int64(1)
+    _zero_rows(term, zero, one)
     l, lx, lu, lxx, lxu, luu = term
-    cost_knots(unpack(ints, floats), term_ints, term_floats, QT, VT, np.zeros((1, U.shape[1])), 0,
-               1, 2, exact, l, lx, lu, lxx, lxu, luu, kinematics_buffers(0, 0, 0))
+    cost_knots(unpack(ints, floats), term_ints, term_floats, QT, VT, np.zeros((1, U.shape[1])),
+               zero, one, np.int64(2), exact, l, lx, lu, lxx, lxu, luu,
+               kinematics_buffers(0, 0, 0))
 
 
 @njit(**_JIT)
@@ -195,8 +198,8 @@ def _cost_values_chunk(ints, floats, cints, cfloats, Q, V, U, l, kin, chunk, nch
     l[t0:t1] = 0.0
     e2 = np.empty((T, 0))
     e3 = np.empty((T, 0, 0))
-    cost_knots(unpack(ints, floats), cints, cfloats, Q, V, U, t0, t1, 0, False, l, e2, e2, e3, e3,
-               e3, kin)
+    cost_knots(unpack(ints, floats), cints, cfloats, Q, V, U, t0, t1, np.int64(0), np.bool_(False),
+               l, e2, e2, e3, e3, e3, kin)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
@@ -227,15 +230,16 @@ def rollout_cost(ints, floats, B, dt, x0, us, k, K, alpha, lo, hi, xs_ref, feedb
     Q = np.ascontiguousarray(xs[:, :nq])
     V = np.ascontiguousarray(xs[:, nq:])
     if nchunks == 1:
-        _cost_values_chunk(ints, floats, run_ints, run_floats, Q, V, us_out, l, kin, 0, 1)
+        _cost_values_chunk(ints, floats, run_ints, run_floats, Q, V, us_out, l, kin,
+                           np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _cost_values_chunk(ints, floats, run_ints, run_floats, Q, V, us_out, l, kin, c,
-                               nchunks)
+            _cost_values_chunk(ints, floats, run_ints, run_floats, Q, V, us_out, l, kin,
+                               np.int64(c), nchunks)
     lT = l[T:]
     _cost_values_chunk(ints, floats, term_ints, term_floats, np.ascontiguousarray(Q[T:]),
                        np.ascontiguousarray(V[T:]), np.zeros((1, us.shape[1])), lT,
-                       kinematics_buffers(0, 0, 0), 0, 1)
+                       kinematics_buffers(0, 0, 0), np.int64(0), np.int64(1))
     total = 0.0
     for t in range(T):  # a plain loop: np.sum here would become a parallel reduction, whose
         total += l[t]   # rounding depends on the number of threads

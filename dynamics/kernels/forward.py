@@ -364,10 +364,10 @@ def _aba_chunk(ints, floats, Q, V, TAU, out, chunk, nchunks):
 def aba_batch(ints, floats, Q, V, TAU, nchunks):
     out = np.empty((Q.shape[0], ints[1]))
     if nchunks == 1:
-        _aba_chunk(ints, floats, Q, V, TAU, out, 0, 1)
+        _aba_chunk(ints, floats, Q, V, TAU, out, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _aba_chunk(ints, floats, Q, V, TAU, out, c, nchunks)
+            _aba_chunk(ints, floats, Q, V, TAU, out, np.int64(c), nchunks)
     return out
 
 
@@ -388,10 +388,10 @@ def minv_batch(ints, floats, Q, nchunks):
     """M^{-1} per knot: CRBA, then the sparse L^T D L factorization."""
     out = np.empty((Q.shape[0], ints[1], ints[1]))
     if nchunks == 1:
-        _minv_chunk(ints, floats, Q, out, 0, 1)
+        _minv_chunk(ints, floats, Q, out, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _minv_chunk(ints, floats, Q, out, c, nchunks)
+            _minv_chunk(ints, floats, Q, out, np.int64(c), nchunks)
     return out
 
 
@@ -406,10 +406,11 @@ def fdsva_batch(ints, floats, Q, V, TAU, ipr, nchunks):
     da_dv = np.empty((T, nv, nv))
     Minv = np.empty((T, nv, nv))
     if nchunks == 1:
-        _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, 0, 1)
+        _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, c, nchunks)
+            _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, np.int64(c),
+                         nchunks)
     return qdd, da_dq, da_dv, Minv
 
 

@@ -61,8 +61,8 @@ def _first_order(m, q, v, tau, qdd, da_dq, da_dv, Minv, S0, U, Dinv):
     dtq = np.zeros((nv, nv))
     dtv = np.zeros((nv, nv))
     IA = np.empty((nj, 6, 6))
-    fdsva_core(m, q, v, tau, IPR_LTDL, qdd, da_dq, da_dv, Minv, M, dtq, dtv, S0, IA, U, Dinv,
-               np.empty((nj, 3, 3)), np.empty((nj, 3)))
+    fdsva_core(m, q, v, tau, np.int64(IPR_LTDL), qdd, da_dq, da_dv, Minv, M, dtq, dtv, S0, IA, U,
+               Dinv, np.empty((nj, 3, 3)), np.empty((nj, 3)))
 
 
 @njit(cache=True, error_model="numpy")
@@ -216,10 +216,10 @@ def fdsva_so_batch(ints, floats, Q, V, TAU, inner, outer, buf, nchunks):
     """Full FDSVA-SO over a batch, in place into ``buf`` (layout of ``id_so_views``), in
     ``nchunks`` parallel chunks of knots."""
     if nchunks == 1:
-        _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, 0, 1)
+        _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, c, nchunks)
+            _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, np.int64(c), nchunks)
 
 
 @njit(cache=True, error_model="numpy")
@@ -237,7 +237,7 @@ def fdsva_so_lam_batch(ints, floats, Q, V, TAU, LAM, buf, nchunks):
     """Contracted FDSVA-SO over a batch, in place into ``buf`` (layout of ``fd_lam_views``), in
     ``nchunks`` parallel chunks of knots."""
     if nchunks == 1:
-        _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, 0, 1)
+        _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, c, nchunks)
+            _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, np.int64(c), nchunks)

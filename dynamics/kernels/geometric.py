@@ -757,11 +757,11 @@ def geometric_fd_batch(ints, floats, Q, V, TAU, seg, nseg, nslot, slot, nchunks)
     dacc = np.empty((T, nv, seg.shape[0]))
     if nchunks == 1:
         _geometric_fd_chunk(ints, floats, Q, V, TAU, (seg, nseg, nslot, slot), acc, Minv, dacc,
-                            0, 1)
+                            np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
             _geometric_fd_chunk(ints, floats, Q, V, TAU, (seg, nseg, nslot, slot), acc, Minv,
-                                dacc, c, nchunks)
+                                dacc, np.int64(c), nchunks)
     return acc, Minv, dacc
 
 
@@ -806,11 +806,12 @@ def geometric_linearization_batch(ints, floats, Q, V, TAU, seg, nseg, nslot, slo
     A = np.empty((T, 2 * nv, 2 * nv))
     B = np.empty((T, 2 * nv, nv))
     if nchunks == 1:
-        _linearization_chunk(ints, floats, Q, V, TAU, (seg, nseg, nslot, slot), acc, A, B, 0, 1)
+        _linearization_chunk(ints, floats, Q, V, TAU, (seg, nseg, nslot, slot), acc, A, B,
+                             np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
             _linearization_chunk(ints, floats, Q, V, TAU, (seg, nseg, nslot, slot), acc, A, B,
-                                 c, nchunks)
+                                 np.int64(c), nchunks)
     return acc, A, B
 
 
@@ -838,10 +839,10 @@ def continuous_linearization_batch(ints, floats, V, da_dq, da_dv, Minv, nchunks)
     A = np.empty((T, 2 * nv, 2 * nv))
     B = np.empty((T, 2 * nv, nv))
     if nchunks == 1:
-        _continuous_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, 0, 1)
+        _continuous_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _continuous_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, c, nchunks)
+            _continuous_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, np.int64(c), nchunks)
     return A, B
 
 
@@ -858,10 +859,10 @@ def eidamb_batch(ints, floats, Q, V, A, nchunks):
     """:func:`eidamb_point` at every knot: tau (T, nv)."""
     tau = np.empty((Q.shape[0], ints[1]))
     if nchunks == 1:
-        _eidamb_chunk(ints, floats, Q, V, A, tau, 0, 1)
+        _eidamb_chunk(ints, floats, Q, V, A, tau, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _eidamb_chunk(ints, floats, Q, V, A, tau, c, nchunks)
+            _eidamb_chunk(ints, floats, Q, V, A, tau, np.int64(c), nchunks)
     return tau
 
 
@@ -882,10 +883,10 @@ def eidamb_derivatives_batch(ints, floats, Q, V, A, ncol, nchunks):
     tau = np.empty((T, nv))
     D = np.empty((T, nv, ncol))
     if nchunks == 1:
-        _eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, 0, 1)
+        _eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, c, nchunks)
+            _eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, np.int64(c), nchunks)
     return tau, D
 
 
@@ -902,10 +903,10 @@ def immamb_batch(ints, floats, Q, nchunks):
     """:func:`immamb_point` at every knot: Minv (T, nv, nv)."""
     Minv = np.empty((Q.shape[0], ints[1], ints[1]))
     if nchunks == 1:
-        _immamb_chunk(ints, floats, Q, Minv, 0, 1)
+        _immamb_chunk(ints, floats, Q, Minv, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _immamb_chunk(ints, floats, Q, Minv, c, nchunks)
+            _immamb_chunk(ints, floats, Q, Minv, np.int64(c), nchunks)
     return Minv
 
 
@@ -963,10 +964,10 @@ def tangent_ad_batch(ints, floats, V, nchunks):
     """:func:`tangent_ad_point` at every knot: (T, nv, nv)."""
     out = np.empty((V.shape[0], ints[1], ints[1]))
     if nchunks == 1:
-        _tangent_ad_chunk(ints, floats, V, out, 0, 1)
+        _tangent_ad_chunk(ints, floats, V, out, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _tangent_ad_chunk(ints, floats, V, out, c, nchunks)
+            _tangent_ad_chunk(ints, floats, V, out, np.int64(c), nchunks)
     return out
 
 
@@ -997,8 +998,8 @@ def base_adjoint_batch(ints, floats, Q, nchunks):
     """Ad(H) (T, 6, 6) of the pose H = oM_1 of the root joint, [lin; ang]: [[R, [p]x R], [0, R]]."""
     out = np.zeros((Q.shape[0], 6, 6))
     if nchunks == 1:
-        _base_adjoint_chunk(ints, floats, Q, out, 0, 1)
+        _base_adjoint_chunk(ints, floats, Q, out, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _base_adjoint_chunk(ints, floats, Q, out, c, nchunks)
+            _base_adjoint_chunk(ints, floats, Q, out, np.int64(c), nchunks)
     return out

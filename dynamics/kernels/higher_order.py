@@ -665,10 +665,10 @@ def rnea_batch(ints, floats, Q, VD, nchunks):
     T, K1, nv = VD.shape
     out = np.empty((T, K1 - 1, nv))
     if nchunks == 1:
-        _rnea_chunk(ints, floats, Q, VD, out, 0, 1)
+        _rnea_chunk(ints, floats, Q, VD, out, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _rnea_chunk(ints, floats, Q, VD, out, c, nchunks)
+            _rnea_chunk(ints, floats, Q, VD, out, np.int64(c), nchunks)
     return out
 
 
@@ -690,10 +690,10 @@ def hybrid_batch(ints, floats, Q, VD, TAU, motion, nchunks):
     r+2, nv) and TAU (T, r+1, nv) are completed in place (see hybrid_point for which entries are
     inputs)."""
     if nchunks == 1:
-        _hybrid_chunk(ints, floats, Q, VD, TAU, motion, 0, 1)
+        _hybrid_chunk(ints, floats, Q, VD, TAU, motion, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _hybrid_chunk(ints, floats, Q, VD, TAU, motion, c, nchunks)
+            _hybrid_chunk(ints, floats, Q, VD, TAU, motion, np.int64(c), nchunks)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -799,8 +799,8 @@ def closed_form_batch(ints, floats, Q, Vel, nchunks):
     g = np.empty((T, nv))
     C = np.empty((T, nv, nv))
     if nchunks == 1:
-        _closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, 0, 1)
+        _closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, c, nchunks)
+            _closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, np.int64(c), nchunks)
     return M, h, g, C

@@ -278,10 +278,10 @@ def _rnea_chunk(ints, floats, Q, V, A, out, chunk, nchunks):
 def rnea_batch(ints, floats, Q, V, A, nchunks):
     out = np.empty(V.shape)
     if nchunks == 1:
-        _rnea_chunk(ints, floats, Q, V, A, out, 0, 1)
+        _rnea_chunk(ints, floats, Q, V, A, out, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _rnea_chunk(ints, floats, Q, V, A, out, c, nchunks)
+            _rnea_chunk(ints, floats, Q, V, A, out, np.int64(c), nchunks)
     return out
 
 
@@ -298,10 +298,10 @@ def _crba_chunk(ints, floats, Q, out, chunk, nchunks):
 def crba_batch(ints, floats, Q, nchunks):
     out = np.empty((Q.shape[0], ints[1], ints[1]))
     if nchunks == 1:
-        _crba_chunk(ints, floats, Q, out, 0, 1)
+        _crba_chunk(ints, floats, Q, out, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _crba_chunk(ints, floats, Q, out, c, nchunks)
+            _crba_chunk(ints, floats, Q, out, np.int64(c), nchunks)
     return out
 
 
@@ -325,8 +325,8 @@ def idsva_batch(ints, floats, Q, V, A, nchunks):
     dv = np.empty((T, nv, nv))
     M = np.empty((T, nv, nv))
     if nchunks == 1:
-        _idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, 0, 1)
+        _idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, c, nchunks)
+            _idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, np.int64(c), nchunks)
     return tau, dq, dv, M

@@ -387,10 +387,10 @@ def _integrate_chunk(ints, floats, Q, V, out, chunk, nchunks):
 def integrate_batch(ints, floats, Q, V, nchunks):
     out = np.empty_like(Q)
     if nchunks == 1:
-        _integrate_chunk(ints, floats, Q, V, out, 0, 1)
+        _integrate_chunk(ints, floats, Q, V, out, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _integrate_chunk(ints, floats, Q, V, out, c, nchunks)
+            _integrate_chunk(ints, floats, Q, V, out, np.int64(c), nchunks)
     return out
 
 
@@ -406,8 +406,8 @@ def _difference_chunk(ints, floats, Q0, Q1, out, chunk, nchunks):
 def difference_batch(ints, floats, Q0, Q1, nchunks):
     out = np.empty((Q0.shape[0], ints[1]))
     if nchunks == 1:
-        _difference_chunk(ints, floats, Q0, Q1, out, 0, 1)
+        _difference_chunk(ints, floats, Q0, Q1, out, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _difference_chunk(ints, floats, Q0, Q1, out, c, nchunks)
+            _difference_chunk(ints, floats, Q0, Q1, out, np.int64(c), nchunks)
     return out

@@ -147,13 +147,17 @@ def unpack(ints, floats):
 # chunk a batched kernel runs it on the calling thread, outside its ``prange`` loop:
 #
 #     if nchunks == 1:
-#         _chunk(..., 0, 1)
+#         _chunk(..., np.int64(0), nchunks)
 #     else:
 #         for c in prange(nchunks):
-#             _chunk(..., c, nchunks)
+#             _chunk(..., np.int64(c), nchunks)
 #
 # so that a single point costs no parallel launch (about 2 us; and when another process holds a
-# core, the launch can stall for milliseconds at numba's OpenMP barrier).
+# core, the launch can stall for milliseconds at numba's OpenMP barrier).  Both calls pass the
+# same types: numba compiles a jitted callee once per distinct argument types, and a literal
+# (``0, 1``) is a type of its own, as is prange's unsigned index, so that ``_chunk(..., 0, 1)``
+# beside ``_chunk(..., c, nchunks)`` compiled every chunk three times (with its whole call tree,
+# which numba optimizes again in each caller).
 
 #: batches of up to this many knots run as one chunk, on the calling thread
 SERIAL_MAX_T = 1

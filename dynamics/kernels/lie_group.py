@@ -664,9 +664,9 @@ def _integrate_hessian_block(kind, R, p, Ad, Jr, Hb):
     Jlog = np.empty((k, k))  # the logarithm's Jacobian: not needed here
     L = np.empty((k, k, k))
     if kind == SPH:
-        so3_log_expansion(R, r, Jlog, L, True)
+        so3_log_expansion(R, r, Jlog, L, np.bool_(True))
     elif kind == FF:
-        se3_log_expansion(R, p, r, Jlog, L, True)
+        se3_log_expansion(R, p, r, Jlog, L, np.bool_(True))
     else:
         se2_log_expansion(R[0, 0], R[1, 0], p[0], p[1], r, Jlog, L)
     Hb[:, :, :] = 0.0
@@ -733,7 +733,7 @@ def integrate_expansion_point(m, w, Jq, Jw, H, hessian):
             _put_block(Ad, B3w, o, Jq, Jw)
             if hessian:
                 Hb3 = np.empty((3, 6, 6))
-                _integrate_hessian_block(SPH, R, np.empty(3), Ad, B3w, Hb3)
+                _integrate_hessian_block(np.int64(SPH), R, np.empty(3), Ad, B3w, Hb3)
                 H[block, :3, :6, :6] = Hb3
         elif t == FF:
             R = np.empty((3, 3))
@@ -744,7 +744,7 @@ def integrate_expansion_point(m, w, Jq, Jw, H, hessian):
             _put_block(B6q, B6w, o, Jq, Jw)
             if hessian:
                 Hb6 = np.empty((6, 12, 12))
-                _integrate_hessian_block(FF, R, p, B6q, B6w, Hb6)
+                _integrate_hessian_block(np.int64(FF), R, p, B6q, B6w, Hb6)
                 H[block] = Hb6
         elif t == PLA:
             R = np.empty((3, 3))
@@ -755,7 +755,7 @@ def integrate_expansion_point(m, w, Jq, Jw, H, hessian):
             _put_block(B3q, B3w, o, Jq, Jw)
             if hessian:
                 Hb3 = np.empty((3, 6, 6))
-                _integrate_hessian_block(PLA, R, p, B3q, B3w, Hb3)
+                _integrate_hessian_block(np.int64(PLA), R, p, B3q, B3w, Hb3)
                 H[block, :3, :6, :6] = Hb3
         if t == SPH or t == FF or t == PLA or t == RUB:
             block += 1
@@ -787,9 +787,9 @@ def integrate_expansion_batch(ints, floats, W, nblocks, hessian, nchunks):
     Jw = np.empty((T, n, n))
     H = np.zeros((T, nblocks, 6, 12, 12))
     if nchunks == 1:
-        _integrate_expansion_chunk(ints, floats, W, hessian, Jq, Jw, H, 0, 1)
+        _integrate_expansion_chunk(ints, floats, W, hessian, Jq, Jw, H, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _integrate_expansion_chunk(ints, floats, W, hessian, Jq, Jw, H, c, nchunks)
+            _integrate_expansion_chunk(ints, floats, W, hessian, Jq, Jw, H, np.int64(c), nchunks)
     return Jq, Jw, H
 

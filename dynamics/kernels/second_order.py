@@ -483,7 +483,7 @@ def idsva_so_batch(ints, floats, Q, V, A, buf, nchunks):
     allocator uses huge pages for large arrays, numba's does not); every knot's outputs are
     zeroed by the thread that computes them."""
     if nchunks == 1:
-        _idsva_so_chunk(ints, floats, Q, V, A, buf, 0, 1)
+        _idsva_so_chunk(ints, floats, Q, V, A, buf, np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _idsva_so_chunk(ints, floats, Q, V, A, buf, c, nchunks)
+            _idsva_so_chunk(ints, floats, Q, V, A, buf, np.int64(c), nchunks)

@@ -111,8 +111,9 @@ def assemble_step_derivatives(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv,
     written into the given arrays, from the FD derivatives and the Jacobians of (+) of every
     knot, in parallel over ``nchunks`` chunks of knots."""
     if nchunks == 1:
-        _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, 0, 1)
+        _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB,
+                        np.int64(0), nchunks)
     else:
         for c in prange(nchunks):
-            _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB, c,
-                            nchunks)
+            _assemble_chunk(B, dt, da_dq, da_dv, Minv, Jq, Jw, lie_iv, lie_nv, Fx, Fu, MinvB,
+                            np.int64(c), nchunks)
