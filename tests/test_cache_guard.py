@@ -27,3 +27,48 @@ def test_stale_cache_is_dropped(tmp_path):
     (d / "soddp-kernels.sha256").write_text("an old hash\n")
     assert _run(code, tmp_path).split()[1] == "True"
     assert not fake.exists() and other.exists()
+
+
+
+#: kernels that must compile once: the chunks of the batched kernels (called on two paths, serial
+#: and parallel) and the large callees that several kernels share
+_ONCE = ("cost_knots", "fdsva_core", "_integrate_hessian_block", "so3_log_expansion")
+
+
+def test_the_solver_compiles_each_kernel_once():
+    """After a UR3 solve (DDP and iLQR) and derivatives at one point and at a batch, the numba
+    cache holds one compiled signature of every chunk of a batched kernel and of each shared
+    callee of ``_ONCE``.  numba compiles a jitted callee again for each new set of argument
+    types, and a literal argument (``_chunk(..., 0, 1)``) or prange's unsigned index is a type
+    of its own: that had the chunks compiled three times and the cost program four (a cold
+    first solve took 326 s instead of 256 s).  The cache index counts every signature compiled
+    with the current sources (by any earlier test too); a callee loaded with its caller from
+    the cache shows none in ``signatures``, hence the index.  Runs in a fresh interpreter."""
+    code = """
+import importlib, pkgutil
+import numpy as np
+from numba.core.registry import CPUDispatcher
+import ddp, problems, dynamics.kernels, ddp.kernels
+P = problems.get("ur3", T=4)
+for method in ("ddp", "ilqr"):
+    ddp.solve(P, method=method, max_iter=2)
+D, rng = P.dynamics, np.random.default_rng(0)
+q = np.array([D.model.random_configuration() for _ in range(3)])
+v, tau = rng.standard_normal((3, D.nv)), rng.standard_normal((3, D.nv))
+for order in (1, 2):
+    D.fd_derivatives(q, v, tau, order=order)
+    D.fd_derivatives(q[0], v[0], tau[0], order=order)
+for pkg in (dynamics.kernels, ddp.kernels):
+    for info in pkgutil.iter_modules(pkg.__path__):
+        mod = importlib.import_module(pkg.__name__ + "." + info.name)
+        for name, f in vars(mod).items():
+            if isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__ and f._cache:
+                print(name, len(f._cache._cache_file._load_index()))
+"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    counts = {name: int(n) for name, n in (line.split() for line in out.splitlines())}
+    checked = {k: n for k, n in counts.items() if (k.endswith("_chunk") or k in _ONCE) and n}
+    assert len(checked) >= 8 and set(_ONCE) <= set(checked), counts
+    assert all(n == 1 for n in checked.values()), {k: n for k, n in checked.items() if n > 1}
