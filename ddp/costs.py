@@ -283,10 +283,7 @@ class StateRegularization(BuiltinCost):
     def __init__(self, dynamics, x_ref, weight, nu=0):
         self.model = _model_of(dynamics)
         nq, nv = int(dynamics.nq), int(dynamics.nv)
-        x_ref = np.asarray(x_ref, dtype=float)
-        if x_ref.shape != (nq + nv,) or not np.all(np.isfinite(x_ref)):
-            raise ValueError(f"x_ref: expected {nq + nv} finite values (q, v); got shape "
-                             f"{x_ref.shape}")
+        x_ref = _finite("x_ref", x_ref, (nq + nv,), f"{nq + nv} finite values (q, v)")
         if self.model is not None:
             prepare(self.model, q=x_ref[:nq])  # unit quaternions etc.
         self.x_ref = x_ref

@@ -244,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
                    + "; all: every one (default: fo)")
     b.add_argument("--robots", nargs="+", default=list(ROBOTS), metavar="ROBOT",
                    help=f"robots to time (default: {' '.join(ROBOTS)})")
-    b.add_argument("--batch", type=_POSITIVE_COUNT, default=100, metavar="T", help="knots per batched call")
+    b.add_argument("--batch", type=_POSITIVE_COUNT, default=100, metavar="T",
+                   help="knots per batched call")
     b.add_argument("--min-time", type=_SECONDS, default=0.2, metavar="S",
                    help="seconds per timing round (default 0.2)")
     b.add_argument("--build-cpp", action="store_true",
