@@ -5,10 +5,12 @@ first and second derivatives of the discrete step on the manifold) -> :class:`Sh
 (with the costs of :mod:`ddp.costs`, control bounds) -> :func:`solve` (DDP or iLQR, configured by
 :class:`SolverSettings`) -> :class:`Solution` (with the feedback :class:`Policy`).
 
-One module per phase: :mod:`.problem` (derivatives, rollouts), :mod:`.backward` (Riccati),
-:mod:`.forward` (line search), :mod:`.globalization` (regularization strategies),
-:mod:`.box_qp`, :mod:`.callbacks` (iteration table), :mod:`.lqr` (LQR on a linearization),
-:mod:`.solver` (the loop); the compiled kernels are in :mod:`.kernels`.
+One module per phase: :mod:`.problem` (the problem), :mod:`.evaluation` and :mod:`.compiled`
+(rollouts and derivatives, through the Dynamics protocol or compiled), :mod:`.local_model` (what
+an iteration differentiates), :mod:`.backward` (Riccati), :mod:`.line_search`,
+:mod:`.globalization` (regularization strategies), :mod:`.box_qp`, :mod:`.callbacks` (iteration
+table), :mod:`.lqr` (LQR on a linearization), :mod:`.solver` (the loop); the compiled kernels
+and the records at their door are in :mod:`.kernels`.
 """
 
 from . import costs, globalization, lqr
@@ -18,6 +20,8 @@ from .callbacks import Iteration, IterationTable
 from .costs import (ControlRegularization, CostProgram, FramePlacement, FrameRotation,
                     FrameTranslation, FrameVelocity, ResidualCost, StateRegularization, Sum)
 from .integrators import SemiImplicitEuler
+from .kernels.records import Regularization, SecondOrderMode
+from .local_model import GAUSS_NEWTON, LocalModel
 from .problem import ShootingProblem
 from .settings import SolverSettings
 from .solver import STATUSES, Solution, solve
@@ -25,4 +29,5 @@ from .solver import STATUSES, Solution, solve
 __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlacement", "FrameTranslation",
            "FrameRotation", "FrameVelocity", "ResidualCost", "CostProgram", "StateRegularization", "Sum",
            "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution",
-           "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult"]
+           "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult",
+           "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization"]

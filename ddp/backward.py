@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kernels import passes as _passes
+from .kernels.records import Box, Costs, Gaps, Gains, Regularization, SecondOrderMode
+from .local_model import LocalModel
 
 
 @dataclass
@@ -54,39 +56,41 @@ class Policy:
         return self.us[t] + alpha * self.k[t] + self.K[t] @ np.asarray(dx, dtype=float)
 
 
-def backward(problem, xs, us, derivatives, method, reg_u, reg_x=0.0, reg_v=0.0, safeguard=False,
+def backward(problem, xs, us, derivatives, local: LocalModel, regularization=Regularization(),
              gaps=None, box_qp_iter=50, structured=None):
-    """(Policy, None) or (None, knot where Q_uu was not positive definite).  ``method``: "ddp"
-    adds the exact second-order dynamics terms, "ilqr" drops them.  ``reg_u``, ``reg_x``,
-    ``reg_v``, ``safeguard``: the regularization and safeguard of
-    :func:`ddp.kernels.passes.backward_pass`; ``gaps`` (T + 1, ndx): the defects of a
-    multiple-shooting trajectory (None: feasible).  ``structured``: how F^T V_xx F is formed
-    (see :func:`~ddp.kernels.passes.backward_pass`; None: by size, from
+    """(Policy, None) or (None, knot where Q_uu was not positive definite).  ``local``: the
+    :class:`~ddp.local_model.LocalModel` of the iteration (its ``second_order`` mode adds DDP's
+    exact second-order dynamics terms, from the data in ``derivatives.second_order``; NONE drops
+    them).  ``regularization``: a :data:`~ddp.kernels.records.Regularization` (shifts u, x, v
+    and the safeguard; see :func:`ddp.kernels.passes.backward_pass`); ``gaps`` (T + 1, ndx): the
+    defects of a multiple-shooting trajectory (None: feasible).  ``structured``: how F^T V_xx F
+    is formed (see :func:`~ddp.kernels.passes.backward_pass`; None: by size, from
     ``nv >= STRUCTURED_MIN_NV``); both give the same numbers to rounding."""
     P, d = problem, derivatives
-    run, term, step = d.running, d.terminal, d.step
     T, nu, ndx = P.T, P.nu, P.ndx
-    k = np.zeros((T, nu))
-    K = np.zeros((T, nu, ndx))
-    dV = np.zeros(2)
-    Vx = np.empty((T + 1, ndx))
-    fVxx = np.empty((T + 1, ndx))
-    info = np.zeros(1, dtype=np.int64)
-    so = P.integrator.second_order_arguments(step)
-    if method != "ddp":
-        so = so[:6] + (0,) + so[7:]
-    infeasible = gaps is not None
-    g = np.ascontiguousarray(gaps, dtype=float) if infeasible else np.zeros((T + 1, ndx))
-    status, knot = _passes.backward_pass(
-        step.Fx, step.Fu, run.lx, run.lu, run.lxx, run.lxu, run.luu, term.lx[0], term.lxx[0],
-        float(reg_u), float(reg_x), float(reg_v), bool(safeguard), g, infeasible, us, P.u_min,
-        P.u_max, P.bounded, int(box_qp_iter), *so, np.ascontiguousarray(step.expansion.Jq),
-        P.nv >= _passes.STRUCTURED_MIN_NV if structured is None else bool(structured), k, K, dV,
-        Vx, fVxx, info)
+    gains = Gains(np.zeros((T, nu)), np.zeros((T, nu, ndx)), np.zeros(2), np.empty((T + 1, ndx)),
+                  np.empty((T + 1, ndx)), np.zeros(1, dtype=np.int64))
+    so = d.second_order
+    if local.second_order == SecondOrderMode.NONE:
+        so = so._replace(mode=SecondOrderMode.NONE)
+    elif so.mode != local.second_order:
+        raise ValueError(f"local: the derivatives carry {so.mode.name} second-order data; the "
+                         f"local model asks for {local.second_order.name}")
+    r = regularization
+    r = Regularization(float(r.u), float(r.x), float(r.v), bool(r.safeguard))
+    box = Box(np.ascontiguousarray(us, dtype=float), P.u_min, P.u_max, P.bounded,
+              int(box_qp_iter))
+    open_ = gaps is not None
+    g = Gaps(np.ascontiguousarray(gaps, dtype=float) if open_ else np.zeros((T + 1, ndx)), open_)
+    if structured is None:
+        structured = P.nv >= _passes.STRUCTURED_MIN_NV
+    status, knot = _passes.backward_pass(P.integrator.kernel_model, P.integrator.record, d.step,
+                                         so, Costs(d.running, d.terminal), r, box, g, gains,
+                                         bool(structured))
     if status != _passes.OK:
         return None, int(knot)
-    return Policy(xs, us, k, K, float(dV[0]), float(dV[1]), Vx, gaps if infeasible else None,
-                  fVxx, int(info[0])), None
+    return Policy(xs, us, gains.k, gains.K, float(gains.dV[0]), float(gains.dV[1]), gains.Vx,
+                  gaps if open_ else None, gains.fVxx, int(gains.gauss_newton_knots[0])), None
 
 
 def gradient_norm(problem, us, derivatives) -> float:

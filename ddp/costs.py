@@ -27,45 +27,17 @@ CasADi.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 
 import casadi as cs
 import numpy as np
 
 from dynamics import lie, robots
-from dynamics.inputs import prepare
-from dynamics.kernels.layout import num_chunks
-from dynamics.kernels import kinematics as _kin
-from dynamics.model import RobotModel
+from dynamics.model import FF, HEL, PRI, REV, SPH, RobotModel
 from dynamics.symbolic import SymbolicTree, frame_velocity, world_placements
 
 from .kernels import costs as _k
-
-
-@dataclass
-class CostDerivatives:
-    """Values and derivatives of a cost at T knots: l (T,), lx (T, ndx), lu (T, nu),
-    lxx (T, ndx, ndx), lxu (T, ndx, nu), luu (T, nu, nu); C-contiguous float arrays (a
-    residual's derivatives may come transposed: the compiled passes take one memory layout,
-    and another would compile them again)."""
-
-    l: np.ndarray
-    lx: np.ndarray
-    lu: np.ndarray
-    lxx: np.ndarray
-    lxu: np.ndarray
-    luu: np.ndarray
-
-    def __post_init__(self):
-        for k in self.__dataclass_fields__:
-            setattr(self, k, np.ascontiguousarray(getattr(self, k), dtype=float))
-
-    def __add__(self, other):
-        return CostDerivatives(*(getattr(self, k) + getattr(other, k)
-                                 for k in self.__dataclass_fields__))
-
-    def scaled(self, s):
-        return CostDerivatives(*(s * getattr(self, k) for k in self.__dataclass_fields__))
+from .kernels import num_chunks
+from .kernels.records import CostDerivatives, Model, Program
 
 
 def _weights(weight, size, name):
@@ -229,7 +201,7 @@ def _model_of(dynamics_or_model):
     """The RobotModel behind a backend (or the model itself), None for a vector-space system."""
     if isinstance(dynamics_or_model, RobotModel):
         return dynamics_or_model
-    return getattr(dynamics_or_model, "model", None)
+    return dynamics_or_model.model  # the Dynamics protocol declares it (None: a vector space)
 
 
 class BuiltinCost(ResidualCost):
@@ -267,7 +239,7 @@ def configuration_difference(model, q_ref, q, dq):
         t = int(a.jtype[i])
         sq = slice(int(a.iq[i]), int(a.iq[i] + a.nqj[i]))
         sv = slice(int(a.iv[i]), int(a.iv[i] + a.nvj[i]))
-        if t in (_kin.REV, _kin.PRI, _kin.HEL):
+        if t in (REV, PRI, HEL):
             parts.append(q[sq] + dq[sv] - q_ref[sq])
         else:
             rel = cs.mtimes([lie.inverse(t, lie.element(t, cs.DM(q_ref[sq]))),
@@ -285,7 +257,7 @@ class StateRegularization(BuiltinCost):
         nq, nv = int(dynamics.nq), int(dynamics.nv)
         x_ref = _finite("x_ref", x_ref, (nq + nv,), f"{nq + nv} finite values (q, v)")
         if self.model is not None:
-            prepare(self.model, q=x_ref[:nq])  # unit quaternions etc.
+            self.model.check_configuration(x_ref[:nq], "x_ref")  # unit quaternions etc.
         self.x_ref = x_ref
         super().__init__(nq, nv, nu, weight, 2 * nv, "StateRegularization")
 
@@ -377,7 +349,7 @@ class FramePlacement(_FrameCost):
         Rr, pr = cs.DM(self.placement[:3, :3]), cs.DM(self.placement[:3, 3])
         rel = cs.vertcat(cs.horzcat(cs.mtimes(Rr.T, R), cs.mtimes(Rr.T, p - pr)),
                          cs.DM([[0, 0, 0, 1]]))
-        return lie.log_group(_kin.FF, rel)
+        return lie.log_group(FF, rel)
 
 
 class FrameTranslation(_FrameCost):
@@ -409,7 +381,7 @@ class FrameRotation(_FrameCost):
 
     def residual(self, q, dq, v, u):
         R, _ = self.frame_placement(q, dq)
-        return lie.log_group(_kin.SPH, cs.mtimes(cs.DM(self.rotation).T, R))
+        return lie.log_group(SPH, cs.mtimes(cs.DM(self.rotation).T, R))
 
 
 class FrameVelocity(_FrameCost):
@@ -472,23 +444,27 @@ class CostProgram:
             po += len(par)
         self.ints = np.array(ints, dtype=np.int64)
         self.floats = np.concatenate(weights + params) if terms else np.zeros(0)
+        #: the program as the compiled kernels take it
+        self.record = Program(self.ints, self.floats)
+        self._model = Model(*model.kernel_args)
 
     def _run(self, xs, us, order, exact):
         xs, us, T = _knots(xs, us, self.nu)
         nv, nu = self.nv, self.nu
-        out = (np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
-               np.zeros((T, 2 * nv, 2 * nv)), np.zeros((T, 2 * nv, nu)), np.zeros((T, nu, nu)))
-        _k.cost_batch(*self.model.kernel_args, self.ints, self.floats,
-                      np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:]),
-                      np.ascontiguousarray(us), order, exact, *out, num_chunks(T))
+        out = CostDerivatives(np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
+                              np.zeros((T, 2 * nv, 2 * nv)), np.zeros((T, 2 * nv, nu)),
+                              np.zeros((T, nu, nu)))
+        _k.cost_batch(self._model, self.record, np.ascontiguousarray(xs[:, :self.nq]),
+                      np.ascontiguousarray(xs[:, self.nq:]), np.ascontiguousarray(us),
+                      np.int64(order), np.bool_(exact), out, num_chunks(T))
         return out
 
     def calc(self, xs, us):
-        return self._run(xs, us, 0, False)[0]
+        return self._run(xs, us, 0, False).l
 
     def calc_diff(self, xs, us, hessians="exact"):
         check_hessians(hessians)
-        return CostDerivatives(*self._run(xs, us, 2, hessians == "exact"))
+        return self._run(xs, us, 2, hessians == "exact")
 
 
 class Sum(Cost):

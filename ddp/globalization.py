@@ -40,19 +40,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernels.records import Regularization
+from .local_model import GAUSS_NEWTON, LocalModel
+
 GLOBALIZATIONS = ("shift", "state-shift", "crocoddyl", "trust-region", "safeguarded")
 
 
 class Globalization:
-    """The interface: ``backward_arguments()`` gives (reg_u, reg_x, reg_v, safeguard);
-    ``alphas`` the step lengths to try; ``exact_terms(feasible)`` whether an iteration uses the
-    exact model; ``backward_failed()`` and ``no_step()`` return False when the regularization is
-    exhausted (``exact_failed()`` True: retry with Gauss-Newton first); ``accepted(alpha, ratio,
-    reduction)`` after each accepted step (``ratio``: actual over expected decrease;
-    ``reduction``: actual decrease over the cost before the step)."""
+    """The interface: ``regularization()`` gives the
+    :data:`~ddp.kernels.records.Regularization` of the next backward pass; ``alphas`` the step
+    lengths to try; ``local_model(feasible)`` the :class:`~ddp.local_model.LocalModel` of an
+    iteration (the solve's exact model, or Gauss-Newton); ``backward_failed()`` and
+    ``no_step()`` return False when the regularization is exhausted (``exact_failed()`` True:
+    retry with Gauss-Newton first); ``accepted(alpha, ratio, reduction)`` after each accepted
+    step (``ratio``: actual over expected decrease; ``reduction``: actual decrease over the cost
+    before the step).  ``exact``: the solve's exact model (DDP with its second-order terms, or
+    iLQR; the cost Hessians of its settings)."""
 
-    def __init__(self, settings):
+    def __init__(self, settings, exact: LocalModel):
         s = settings
+        self.exact = exact
         self.reg = float(s.reg_init)
         self.reg_min, self.reg_max = float(s.reg_min), float(s.reg_max)
         self.alphas = tuple(s.alphas)
@@ -61,13 +68,13 @@ class Globalization:
     def value(self) -> float:
         return self.reg
 
-    def backward_arguments(self):
-        return self.reg, 0.0, 0.0, False
+    def regularization(self) -> Regularization:
+        return Regularization(self.reg, 0.0, 0.0, False)
 
-    def exact_terms(self, feasible: bool) -> bool:
-        """Whether this iteration uses the exact second-order model (DDP's dynamics terms, the
-        exact cost Hessians of ``hessians="exact"``) rather than Gauss-Newton."""
-        return True
+    def local_model(self, feasible: bool) -> LocalModel:
+        """The local model of this iteration: the exact one (DDP's dynamics terms, the exact
+        cost Hessians of ``hessians="exact"``) or Gauss-Newton."""
+        return self.exact
 
     def exact_failed(self) -> bool:
         """The backward pass with the exact terms failed: True to retry this iteration with
@@ -93,8 +100,8 @@ class Globalization:
 class Shift(Globalization):
     """``shift``: mu on Q_uu, Tassa's schedule (see the module docstring)."""
 
-    def __init__(self, settings):
-        super().__init__(settings)
+    def __init__(self, settings, exact):
+        super().__init__(settings, exact)
         self.factor, self.delta = float(settings.reg_factor), 1.0
 
     def _increase(self):
@@ -110,25 +117,25 @@ class Shift(Globalization):
 class StateShift(Shift):
     """``state-shift``: mu on V'_xx inside Q_uu and Q_ux."""
 
-    def backward_arguments(self):
-        return 0.0, self.reg, 0.0, False
+    def regularization(self):
+        return Regularization(0.0, self.reg, 0.0, False)
 
 
 class Safeguarded(StateShift):
     """``safeguarded``: ``state-shift`` with the exact terms where they can be trusted."""
 
-    def __init__(self, settings):
-        super().__init__(settings)
+    def __init__(self, settings, exact):
+        super().__init__(settings, exact)
         self.trusted = False  # the first iteration is Gauss-Newton (Fletcher & Xu start so)
         self.used = False
         self.gauss_newton_reduction = float(settings.gauss_newton_reduction)
 
-    def backward_arguments(self):
-        return (*super().backward_arguments()[:3], True)
+    def regularization(self):
+        return super().regularization()._replace(safeguard=True)
 
-    def exact_terms(self, feasible):
+    def local_model(self, feasible):
         self.used = feasible and self.trusted
-        return self.used
+        return self.exact if self.used else GAUSS_NEWTON
 
     def exact_failed(self):
         self.used = False
@@ -152,8 +159,8 @@ class Crocoddyl(Globalization):
 
     FACTOR, STEP_DEC, STEP_INC = 10.0, 0.5, 0.01
 
-    def backward_arguments(self):
-        return self.reg, 0.0, self.reg, False
+    def regularization(self):
+        return Regularization(self.reg, 0.0, self.reg, False)
 
     def _increase(self):
         self.reg = min(max(self.reg * self.FACTOR, self.reg_min), self.reg_max * self.FACTOR)
@@ -172,8 +179,8 @@ class Crocoddyl(Globalization):
 class TrustRegion(Globalization):
     """``trust-region``: full steps, mu from the ratio of actual to predicted decrease."""
 
-    def __init__(self, settings):
-        super().__init__(settings)
+    def __init__(self, settings, exact):
+        super().__init__(settings, exact)
         self.alphas = (1.0,)
         self.nu = 2.0
 

@@ -1,4 +1,5 @@
-"""Discrete dynamics x+ = F(x, u) on the state manifold and its exact first and second derivatives.
+"""The discrete step x+ = F(x, u) on the state manifold, through the Dynamics protocol, and its
+exact first and second derivatives.
 
 State x = (q, v) (size nq + nv), tangent dx = (dq, dv) (size 2 nv), control u (size nu),
 generalized force tau = B u with the actuation matrix B (nv x nu, identity by default).
@@ -7,70 +8,38 @@ generalized force tau = B u with the actuation matrix B (nv x nu, identity by de
 
     a = FD(q, v, B u),   v+ = v + dt a,   q+ = q (+) dt v+
 
-Derivatives are those of ``h(dx, du) = F(x (+) dx, u + du) (-) F(x, u)`` at 0: ``Fx``, ``Fu``
-and, contracted with a co-state ``lam`` (size 2 nv, tangent at x+), the symmetric Hessians
-``Fxx``, ``Fxu``, ``Fuu`` of ``lam . h``.  With ``w = dt v+`` and ``G(dq, dw) = ((q (+) dq) (+)
-(w + dw)) (-) (q (+) w)`` (the backend's ``integrate_second_order``)::
-
-    lam . d2h = Jz^T (lam_q . d2G) Jz  +  dt * (mu . d2a),   mu = lam_v + dt J_w^T lam_q
-
-where ``Jz`` maps (dx, du) to (dq, dw) to first order and ``mu . d2a`` are the FD-SO terms of the
-backend contracted with mu.  The first term holds the second-order terms of (+) on SO(3) / SE(3) /
-SE(2) joints; it vanishes on vector spaces.  The solver evaluates these terms inside its compiled
-backward pass (:mod:`ddp.kernels.passes`); :meth:`SemiImplicitEuler.hessians` gives them for one
-knot through the same kernel.
-
-Everything goes through the public :class:`~dynamics.protocol.Dynamics` protocol.
+The formula, its Jacobians ``Fx``, ``Fu`` and its second-order terms (the Hessians ``Fxx``,
+``Fxu``, ``Fuu`` of ``lam . h`` for a co-state ``lam`` at x+, with h(dx, du) = F(x (+) dx,
+u + du) (-) F(x, u)) are written once, in :mod:`dynamics.kernels.step`; this class evaluates
+them for any backend, knot by knot through its ``aba`` and batched through its
+``fd_derivatives``.  The solver evaluates the second-order terms inside its compiled backward
+pass (:mod:`ddp.kernels.passes`); :meth:`SemiImplicitEuler.hessians` gives them for one knot
+through the same kernel.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from dynamics import AnalyticalDynamics, robots
-from dynamics.kernels.layout import num_chunks
-from dynamics.kernels.step import assemble_step_derivatives
+from dynamics import robots
 
+from .kernels import assemble_step_derivatives, num_chunks, step_velocities
 from .kernels import passes as _passes
+from .kernels.records import (FDTensors, Model, SecondOrder, SecondOrderMode, Step,
+                              StepDerivatives, empty_step_derivatives)
+from .local_model import second_order_mode
 
-#: where DDP's second-order dynamics terms come from (see :class:`ddp.SolverSettings`)
-SECOND_ORDER = ("auto", "tensor", "contracted")
-#: up to this nv, "auto" computes the full FD-SO tensors of all knots in the batched derivative
-#: call and contracts them in the backward pass; above, the analytical backend's contracted
-#: FDSVA-SO kernel runs at each knot inside the backward pass (O(n^3) instead of O(n^4)).
-#: Measured per DDP solve (2-core Zen 5): tensors 1-7% faster at nv = 1, 2 (pendulum, double
-#: pendulum, pendubot), the contracted kernel 3-5% faster at nv = 6 (UR3)
-TENSOR_MAX_NV = 4
-
-
-@dataclass
-class StepDerivatives:
-    """First derivatives of the step at T knots, and what the second-order terms need.
-
-    Fx (T, ndx, ndx), Fu (T, ndx, nu); da_dq, da_dv (T, n, n), Minv_B (T, n, nu); the expansion of
-    (+) (:class:`~dynamics.lie.IntegrateExpansion`, with Jq, Jw (T, n, n)); ``so_mode`` (0 none,
-    1 full FD-SO ``tensors``, 2 the contracted kernel at each knot) and its data: for so_mode 2
-    the knots' q, v (T, nq / nv), accelerations ``acc`` (T, n) and ``Minv`` (T, n, n)."""
-
-    Fx: np.ndarray
-    Fu: np.ndarray
-    da_dq: np.ndarray
-    da_dv: np.ndarray
-    Minv_B: np.ndarray
-    expansion: object
-    so_mode: int = 0
-    tensors: tuple = ()
-    q: np.ndarray | None = None
-    v: np.ndarray | None = None
-    acc: np.ndarray | None = None
-    Minv: np.ndarray | None = None
+_EMPTY_INDEX = np.zeros(0, dtype=np.int64)
 
 
 class SemiImplicitEuler:
     """Semi-implicit Euler step of a :class:`~dynamics.protocol.Dynamics` backend (see module
-    docstring).  ``actuation``: (nv, nu) matrix B, or None for full actuation."""
+    docstring).  ``actuation``: (nv, nu) matrix B, or None for full actuation.
+
+    ``record``: the :data:`~ddp.kernels.records.Step` of the compiled passes (dt, B and the
+    tangent offsets and sizes of the Lie-group joints); ``kernel_model``: the
+    :data:`~ddp.kernels.records.Model` they read (a vector space for a system without a
+    RobotModel)."""
 
     def __init__(self, dynamics, dt: float, actuation=None):
         self.dynamics = dynamics
@@ -85,23 +54,25 @@ class SemiImplicitEuler:
         self.B = np.ascontiguousarray(B)
         self.nu = B.shape[1]
         self.nx, self.ndx = self.nq + self.nv, 2 * self.nv
-        #: the compiled passes run on the analytical backend's kernels
-        self.compiled = isinstance(dynamics, AnalyticalDynamics)
-        if getattr(dynamics, "model", None) is None and self.nq != self.nv:
+        model = dynamics.model
+        if model is None and self.nq != self.nv:
             raise ValueError("dynamics: a system without a RobotModel must have nq == nv")
+        self.kernel_model = Model(*(model if model is not None
+                                    else robots.vector_space(self.nv)).kernel_args)
+        e = dynamics.integrate_second_order(np.zeros((1, self.nq)) if model is None
+                                            else model.neutral()[None], np.zeros((1, self.nv)),
+                                            hessian=False)
+        self.record = Step(self.dt, self.B, np.ascontiguousarray(e.offsets, dtype=np.int64),
+                           np.ascontiguousarray(e.sizes, dtype=np.int64))
 
-    def second_order_mode(self, second_order: str) -> int:
-        """The ``so_mode`` of the backward pass for a ``second_order`` setting."""
-        if second_order not in SECOND_ORDER:
-            raise ValueError(f"second_order: expected one of {', '.join(SECOND_ORDER)}; got "
-                             f"{second_order!r}")
-        if second_order == "contracted" and not self.compiled:
-            raise ValueError(f"second_order: 'contracted' needs the analytical backend; "
-                             f"{type(self.dynamics).__name__} gives 'tensor' (or 'auto')")
-        if second_order == "auto":
-            second_order = ("contracted" if self.compiled and self.nv > TENSOR_MAX_NV
-                            else "tensor")
-        return 1 if second_order == "tensor" else 2
+    def second_order_mode(self, second_order: str) -> SecondOrderMode:
+        """The :class:`~ddp.kernels.records.SecondOrderMode` of DDP for a ``second_order``
+        setting on this backend."""
+        try:
+            return second_order_mode(second_order, self.nv, self.dynamics.compiled)
+        except ValueError as e:
+            raise ValueError(str(e).replace("this backend",
+                                            type(self.dynamics).__name__)) from None
 
     # ------------------------------------------------------------------ state manifold
     def integrate(self, x, dx):
@@ -118,68 +89,64 @@ class SemiImplicitEuler:
 
     # ------------------------------------------------------------------ step
     def step(self, x, u):
-        """F(x, u) for one knot (nx,), (nu,) or a batch (T, nx), (T, nu)."""
+        """F(x, u) for one knot (nx,), (nu,) or a batch (T, nx), (T, nu).  A diverged step gives
+        a NaN state (no exception: the solver reports it)."""
         x, u = np.asarray(x, dtype=float), np.asarray(u, dtype=float)
-        q, v = x[..., :self.nq], x[..., self.nq:]
+        single = x.ndim == 1
+        X, U = np.atleast_2d(x), np.atleast_2d(u)
+        q, v = X[:, :self.nq], np.ascontiguousarray(X[:, self.nq:])
         with np.errstate(all="ignore"):
-            a = self.dynamics.aba(q, v, u @ self.B.T)
-            v1 = v + self.dt * a
+            a = np.ascontiguousarray(np.reshape(self.dynamics.aba(q, v, U @ self.B.T),
+                                                v.shape), dtype=float)
+        v1, w = np.empty_like(v), np.empty_like(v)
+        step_velocities(v, a, self.dt, v1, w)
         bad = ~np.all(np.isfinite(v1), axis=-1)
-        if np.any(bad):  # a diverged step: NaN state, no exception (the solver reports it)
-            v1 = np.where(bad[..., None], 0.0, v1)
-        x1 = np.concatenate([self.dynamics.integrate(q, self.dt * v1), v1], axis=-1)
+        if np.any(bad):
+            w[bad] = 0.0
+        x1 = np.concatenate([np.reshape(self.dynamics.integrate(q, w), q.shape), v1], axis=-1)
         x1[bad] = np.nan
-        return x1
+        return x1[0] if single else x1
 
-    def derivatives(self, xs, us, so_mode: int = 0) -> StepDerivatives:
-        """Fx, Fu of a batch (T, nx), (T, nu), with one batched (parallel) FD call; with
-        ``so_mode`` 1 that call also returns the full FD-SO tensors."""
+    def derivatives(self, xs, us, mode=SecondOrderMode.NONE):
+        """(:data:`~ddp.kernels.records.StepDerivatives`, :data:`~ddp.kernels.records.SecondOrder`)
+        of a batch (T, nx), (T, nu), with one batched (parallel) FD call; with ``mode`` TENSORS
+        that call also returns the full FD-SO tensors, with CONTRACTED each knot's acceleration
+        and M^-1 are kept for the contracted sweep."""
         xs, us = np.atleast_2d(xs), np.atleast_2d(us)
+        mode = SecondOrderMode(mode)
         T, n, dt = xs.shape[0], self.nv, self.dt
         q, v = np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:])
         tau = np.ascontiguousarray(us @ self.B.T)
-        d = self.dynamics.fd_derivatives(q, v, tau, order=2 if so_mode == 1 else 1)
-        a, da_dq, da_dv, Minv = (np.asarray(x).reshape(T, *np.shape(x)[-(2 if i else 1):])
-                                 for i, x in enumerate((d.a, d.da_dq, d.da_dv, d.da_dtau)))
-        w = dt * (v + dt * a)
-        e = self.dynamics.integrate_second_order(q, w, hessian=so_mode > 0)
-        Fx = np.empty((T, 2 * n, 2 * n))
-        Fu = np.empty((T, 2 * n, self.nu))
-        Minv_B = np.empty((T, n, self.nu))
-        da_dq, da_dv = np.ascontiguousarray(da_dq), np.ascontiguousarray(da_dv)
-        Minv = np.ascontiguousarray(Minv)
-        assemble_step_derivatives(self.B, dt, da_dq, da_dv, Minv, np.ascontiguousarray(e.Jq),
-                                  np.ascontiguousarray(e.Jw), e.offsets, e.sizes, Fx, Fu, Minv_B,
-                                  num_chunks(T))
-        tensors = ()
-        if so_mode == 1:
-            tensors = tuple(np.ascontiguousarray(np.reshape(getattr(d, k), (T, n, n, n)))
-                            for k in ("d2a_dq2", "d2a_dv2", "d2a_dqdv", "d2a_dtaudq"))
-        point = (np.ascontiguousarray(a), Minv) if so_mode == 2 else (None, None)
-        return StepDerivatives(Fx, Fu, da_dq, da_dv, Minv_B, e, so_mode, tensors, q, v, *point)
-
-    def kernel_args(self):
-        """The model buffers the compiled passes read (a vector space for a user system)."""
-        model = getattr(self.dynamics, "model", None)
-        return (model if model is not None else robots.vector_space(self.nv)).kernel_args
-
-    def second_order_arguments(self, d: StepDerivatives):
-        """The arguments of the compiled second-order terms after ``lam`` (see
-        :func:`ddp.kernels.passes.backward_pass`)."""
-        T = d.Fx.shape[0]
-        e = d.expansion
+        fd = self.dynamics.fd_derivatives(q, v, tau,
+                                          order=2 if mode == SecondOrderMode.TENSORS else 1)
+        a, da_dq, da_dv, da_dtau = (
+            np.ascontiguousarray(np.reshape(x, (T, *np.shape(x)[-(2 if i else 1):])), dtype=float)
+            for i, x in enumerate((fd.a, fd.da_dq, fd.da_dv, fd.da_dtau)))
+        v1, w = np.empty_like(v), np.empty_like(v)
+        step_velocities(v, a, dt, v1, w)
+        e = self.dynamics.integrate_second_order(q, w, hessian=mode != SecondOrderMode.NONE)
+        d = empty_step_derivatives(T, n, self.nu)
+        d.da_dq[:], d.da_dv[:] = da_dq, da_dv
+        d.Jq[:], d.Jw[:] = e.Jq, e.Jw
+        assemble_step_derivatives(self.B, dt, d.da_dq, d.da_dv, da_dtau, d.Jq, d.Jw,
+                                  self.record.lie_offsets, self.record.lie_sizes, d.Fx, d.Fu,
+                                  d.da_du, num_chunks(T))
         empty4 = np.zeros((T, 0, 0, 0))
-        T2 = d.tensors if d.so_mode == 1 else (empty4,) * 4
-        point = ((d.q, d.v, d.acc, d.Minv) if d.so_mode == 2
-                 else (np.zeros((T, 0)),) * 3 + (np.zeros((T, 0, 0)),))
-        return (self.dt, self.B, np.ascontiguousarray(e.Jw), d.da_dq, d.da_dv, d.Minv_B,
-                d.so_mode, *T2, *self.kernel_args(), *point, e.offsets, e.sizes,
-                np.ascontiguousarray(e.H))
+        tensors = FDTensors(empty4, empty4, empty4, empty4)
+        if mode == SecondOrderMode.TENSORS:
+            tensors = FDTensors(*(np.ascontiguousarray(np.reshape(getattr(fd, k), (T, n, n, n)))
+                                  for k in FDTensors._fields))
+        contracted = mode == SecondOrderMode.CONTRACTED
+        so = SecondOrder(mode, 0, 0, tensors, q, v, a if contracted else np.zeros((T, 0)),
+                         da_dtau if contracted else np.zeros((T, 0, 0)),
+                         np.ascontiguousarray(e.H, dtype=float))
+        return d, so
 
-    def hessians(self, x, u, lam, d: StepDerivatives, t: int):
+    def hessians(self, x, u, lam, derivatives: StepDerivatives, second_order: SecondOrder,
+                 t: int):
         """(Fxx, Fxu, Fuu) of ``lam . h`` at knot t (lam (2 nv,) tangent at x+), by the same
         compiled function as the backward pass."""
-        if d.so_mode == 0:
-            raise ValueError("d: derivatives computed with so_mode=0 carry no second-order data")
-        return _passes.step_hessians(t, np.asarray(lam, dtype=float),
-                                     *self.second_order_arguments(d))
+        if second_order.mode == SecondOrderMode.NONE:
+            raise ValueError("second_order: derivatives computed without second-order data")
+        return _passes.step_hessians(t, np.asarray(lam, dtype=float), self.kernel_model,
+                                     self.record, derivatives, second_order)

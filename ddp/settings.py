@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from .globalization import GLOBALIZATIONS
-from .integrators import SECOND_ORDER
+from .local_model import SECOND_ORDER
 
 METHODS = ("ddp", "ilqr")
 HESSIANS = ("exact", "gauss-newton")
@@ -27,7 +27,7 @@ class SolverSettings:
             tensors of all knots in the batched derivative call, contracted in the backward
             pass), "contracted" (the analytical backend's lam-contracted FDSVA-SO at each knot,
             inside the compiled backward pass: O(n^3) per knot instead of O(n^4)) or "auto"
-            (tensor up to nv = 4, ``ddp.integrators.TENSOR_MAX_NV``, contracted above; tensor for
+            (tensor up to nv = 4, ``ddp.local_model.TENSOR_MAX_NV``, contracted above; tensor for
             every other backend).
 
     Shooting and globalization:

@@ -11,7 +11,7 @@ second-order dynamics) and iLQR drops.  One iteration, phase by phase:
    strategy says (:mod:`ddp.globalization`: where the shift goes, how it adapts, and whether this
    iteration uses the exact second-order model or Gauss-Newton), until Q_uu is positive definite
    at every knot;
-3. forward pass (:func:`ddp.forward.line_search`): closed-loop rollouts and their costs (one
+3. forward pass (:func:`ddp.line_search.line_search`): closed-loop rollouts and their costs (one
    compiled call per trial on the analytical backend) with backtracking (with
    multiple shooting, FDDP's feasibility-driven rollouts that shrink the gaps);
 4. callbacks (:mod:`ddp.callbacks`), then the stopping test on the adjoint gradient.
@@ -30,8 +30,10 @@ import threadpoolctl
 from .backward import Policy, backward, gradient_norm
 from .callbacks import Iteration, IterationTable
 from .evaluation import KnotDerivatives
-from .forward import line_search
 from .globalization import STRATEGIES
+from .kernels.records import SecondOrderMode
+from .line_search import line_search
+from .local_model import GAUSS_NEWTON, exact_model
 from .settings import DEFAULT_SETTINGS, SolverSettings
 
 #: what ended a solve
@@ -72,18 +74,19 @@ class Solution:
         return np.array([h.cost for h in self.history])
 
 
-def _initial_guess(P, xs, us):
+def _initial_guess(problem, xs, us):
     """The checked initial controls (default: quasi-static, the controls holding x0; zeros
     without rnea), or a (status, message) when they are not finite."""
     if us is None:
         try:  # cold start: hold x0 (Crocoddyl's quasiStatic), or zeros without rnea
-            us = P.quasi_static()
+            us = problem.quasi_static()
         except NotImplementedError:
-            us = np.zeros((P.T, P.nu))
-    us = P.check_controls(us).copy()
+            us = np.zeros((problem.T, problem.nu))
+    us = problem.check_controls(us).copy()
     if xs is not None:
-        if np.shape(xs) != (P.T + 1, P.nx):
-            raise ValueError(f"xs: expected shape ({P.T + 1}, {P.nx}); got {np.shape(xs)}")
+        if np.shape(xs) != (problem.T + 1, problem.nx):
+            raise ValueError(f"xs: expected shape ({problem.T + 1}, {problem.nx}); got "
+                             f"{np.shape(xs)}")
         if not np.all(np.isfinite(xs)):
             return us, ("diverged", "xs: the initial states are not finite")
     if not np.all(np.isfinite(us)):
@@ -123,9 +126,9 @@ def solve(problem, xs=None, us=None, settings: SolverSettings | None = None, cal
     called after every iteration (one callable alone is also accepted); one returning True
     stops the solve.
     """
-    if isinstance(xs, str):  # solve(problem, "ilqr"): the method given by position
-        overrides.setdefault("method", xs)
-        xs = None
+    if isinstance(xs, str):
+        raise TypeError(f"xs: expected initial states ({problem.T + 1}, {problem.nx}) or None; "
+                        f"got {xs!r} (the method is a setting: solve(problem, method={xs!r}))")
     s = settings or DEFAULT_SETTINGS
     if overrides:
         s = s.updated(**overrides)
@@ -151,141 +154,186 @@ def _checked_callbacks(callbacks) -> list:
     return out
 
 
-def _solve(P, xs, us, s: SolverSettings, callbacks) -> Solution:
-    so_mode = P.integrator.second_order_mode(s.second_order) if s.method == "ddp" else 0
-    table = IterationTable(gaps=s.shooting == "multiple") if s.verbose else None
-    if table:
-        table.start(s.method)
-    callbacks = ([table] if table else []) + list(callbacks)
+class _Stop(Exception):
+    """How a phase ends the solve: a status of :data:`STATUSES` and its message (caught by
+    :func:`_solve`, which returns the :class:`Solution`; never seen by the caller)."""
 
-    def finish(xs_, us_, cost_, it_, status_, message_, history_, policy_=None):
-        sol = Solution(xs_, us_, cost_, it_, status_ == "converged", status_, message_,
-                       history_, s.method, policy_)
-        if table:
-            table.end(sol)
+    def __init__(self, status, message):
+        super().__init__(status, message)
+        self.status, self.message = status, message
+
+
+def _solve(problem, xs, us, s: SolverSettings, callbacks) -> Solution:
+    """The loop, phase by phase (module docstring)."""
+    run = _Run(problem, s, callbacks)
+    try:
+        run.start(xs, us)
+        glob = STRATEGIES[s.globalization](s, run.exact)
+        while True:
+            local = glob.local_model(run.gaps is None)
+            d, rec = run.differentiate(local)
+            run.stop_test(rec)
+            policy = run.backward(d, local, glob, rec)
+            run.step(policy, glob, rec)
+    except _Stop as stop:
+        return run.finish(stop.status, stop.message)
+
+
+class _Run:
+    """The state of one solve: the trajectory (xs, us, its cost and gaps), the iteration count,
+    the history and the last policy, and its phases."""
+
+    def __init__(self, problem, settings, callbacks):
+        self.problem, self.s = problem, settings
+        mode = (problem.integrator.second_order_mode(settings.second_order)
+                if settings.method == "ddp" else SecondOrderMode.NONE)
+        self.exact = exact_model(settings.method, settings.hessians, mode)
+        self.table = IterationTable(gaps=settings.shooting == "multiple") \
+            if settings.verbose else None
+        if self.table:
+            self.table.start(settings.method)
+        self.callbacks = ([self.table] if self.table else []) + list(callbacks)
+        self.xs = self.us = None
+        self.cost, self.gaps = float("nan"), None
+        self.it, self.history, self.policy = 0, [], None
+
+    def finish(self, status, message) -> Solution:
+        sol = Solution(self.xs, self.us, self.cost, self.it, status == "converged", status,
+                       message, self.history, self.s.method, self.policy)
+        if self.table:
+            self.table.end(sol)
         return sol
 
-    us, bad = _initial_guess(P, xs, us)
-    if np.any(P.u_min > P.u_max):
-        i = int(np.argmax(P.u_min > P.u_max))
-        return finish(np.full((P.T + 1, P.nx), np.nan), us, float("nan"), 0, "infeasible",
-                      f"u_min > u_max for control {i} ({P.u_min[i]} > {P.u_max[i]})", [])
-    if bad:
-        return finish(np.full((P.T + 1, P.nx), np.nan), us, float("nan"), 0, *bad, [])
-    us = np.clip(us, P.u_min, P.u_max)
-    gaps = None
-    if s.shooting == "single":
-        xs, us, cost = P.rollout_cost(us)
-    else:  # multiple shooting: the states are given (default: x0 at every knot)
-        xs = np.tile(P.x0, (P.T + 1, 1)) if xs is None else P.check_states(xs).copy()
-        gaps = _open_gaps(P, xs, us, s.gap_tol)
-        if gaps is not None and not np.all(np.isfinite(gaps)):
-            return finish(xs, us, float("nan"), 0, "diverged",
-                          "xs, us: a step from the initial guess is not finite", [])
-        cost = P.cost(xs, us)
-    if not np.isfinite(cost):
-        what = "the rollout of the initial controls" if gaps is None else "the initial guess"
-        return finish(xs, us, cost, 0, "diverged", f"us: {what} has a non-finite cost", [])
-    history, policy = [], None
-    glob = STRATEGIES[s.globalization](s)
-    it = 0
-    while True:
-        # the exact model this iteration (DDP's dynamics terms, exact cost Hessians), or
-        # Gauss-Newton throughout (a safeguarded iteration that does not trust it)
-        exact = glob.exact_terms(gaps is None)
+    def record(self, rec) -> bool:
+        """Add an iteration to the history and call the callbacks: True when one asks to
+        stop."""
+        self.history.append(rec)
+        stop = False
+        for cb in self.callbacks:
+            stop = bool(cb(rec)) or stop
+        return stop
+
+    def start(self, xs, us):
+        """The initial trajectory, its gaps and its cost (the statuses of a bad start)."""
+        problem, s = self.problem, self.s
+        self.us, bad = _initial_guess(problem, xs, us)
+        nan_states = np.full((problem.T + 1, problem.nx), np.nan)
+        if np.any(problem.u_min > problem.u_max):
+            i = int(np.argmax(problem.u_min > problem.u_max))
+            self.xs = nan_states
+            raise _Stop("infeasible", f"u_min > u_max for control {i} ({problem.u_min[i]} > "
+                                      f"{problem.u_max[i]})")
+        if bad:
+            self.xs = nan_states
+            raise _Stop(*bad)
+        us = np.clip(self.us, problem.u_min, problem.u_max)
+        if s.shooting == "single":
+            self.xs, self.us, self.cost = problem.rollout_cost(us)
+        else:  # multiple shooting: the states are given (default: x0 at every knot)
+            self.us = us
+            self.xs = (np.tile(problem.x0, (problem.T + 1, 1)) if xs is None
+                       else problem.check_states(xs).copy())
+            self.gaps = _open_gaps(problem, self.xs, us, s.gap_tol)
+            if self.gaps is not None and not np.all(np.isfinite(self.gaps)):
+                raise _Stop("diverged", "xs, us: a step from the initial guess is not finite")
+            self.cost = problem.cost(self.xs, us)
+        if not np.isfinite(self.cost):
+            what = "the rollout of the initial controls" if self.gaps is None \
+                else "the initial guess"
+            raise _Stop("diverged", f"us: {what} has a non-finite cost")
+
+    def differentiate(self, local):
+        """The derivatives of every knot for the local model, and the iteration's record."""
+        problem = self.problem
         t0 = time.perf_counter()
         with np.errstate(all="ignore"):
-            d = P.calc_diff(xs, us, s.hessians if exact else "gauss-newton",
-                            so_mode if exact else 0)
+            d = problem.calc_diff(self.xs, self.us, local)
         t_der = time.perf_counter() - t0
         if not d.all_finite():
-            return finish(xs, us, cost, it, "diverged", "non-finite derivatives", history, policy)
-        grad = gradient_norm(P, us, d)
-        gap = 0.0 if gaps is None else float(np.max(np.abs(gaps)))
-        rec = Iteration(it, cost, grad, t_derivatives=t_der, gap=gap, exact=exact)
-        if grad < s.tol and gaps is None:
-            history.append(rec)
-            _call(callbacks, rec)
-            return finish(xs, us, cost, it, "converged",
-                          f"gradient norm {grad:.2e} < tol = {s.tol:g}", history, policy)
-        if it >= s.max_iter:
-            history.append(rec)
-            _call(callbacks, rec)
-            return finish(xs, us, cost, it, "max-iterations",
-                          f"stopped after max_iter = {s.max_iter} iterations", history, policy)
+            raise _Stop("diverged", "non-finite derivatives")
+        grad = gradient_norm(problem, self.us, d)
+        gap = 0.0 if self.gaps is None else float(np.max(np.abs(self.gaps)))
+        return d, Iteration(self.it, self.cost, grad, t_derivatives=t_der, gap=gap,
+                            exact=local.exact)
+
+    def stop_test(self, rec):
+        """Converged (the gradient norm below tol on a feasible trajectory) or out of
+        iterations."""
+        s = self.s
+        if rec.grad_norm < s.tol and self.gaps is None:
+            self.record(rec)
+            raise _Stop("converged", f"gradient norm {rec.grad_norm:.2e} < tol = {s.tol:g}")
+        if self.it >= s.max_iter:
+            self.record(rec)
+            raise _Stop("max-iterations", f"stopped after max_iter = {s.max_iter} iterations")
+
+    def backward(self, d, local, glob, rec):
+        """Backward passes until one gives a policy, regularized as the globalization says
+        (and falling back to Gauss-Newton where it asks to)."""
+        problem, s = self.problem, self.s
         t0 = time.perf_counter()
         while True:
             rec.backward_passes += 1
-            reg_u, reg_x, reg_v, safeguard = glob.backward_arguments()
             with np.errstate(all="ignore"):
-                new_policy, knot = backward(P, xs, us, d, s.method if exact else "ilqr", reg_u,
-                                            reg_x, reg_v, safeguard, gaps,
-                                            box_qp_iter=s.box_qp_iter)
-            if new_policy is not None:
+                policy, knot = backward(problem, self.xs, self.us, d, local, glob.regularization(),
+                                        self.gaps, box_qp_iter=s.box_qp_iter)
+            if policy is not None:
                 break
-            if exact and glob.exact_failed():
-                exact = rec.exact = False  # the step derivatives stay; DDP's terms are dropped
+            if local.exact and glob.exact_failed():
+                local = GAUSS_NEWTON  # the step derivatives stay; DDP's terms are dropped
+                rec.exact = False
                 if s.hessians != "gauss-newton":
                     with np.errstate(all="ignore"):
-                        d = KnotDerivatives(*P.cost_derivatives(xs, us, "gauss-newton"), d.step)
+                        costs = problem.cost_derivatives(self.xs, self.us, "gauss-newton")
+                        d = KnotDerivatives(*costs, d.step, d.second_order)
                 continue
             if not glob.backward_failed():
                 break
         rec.t_backward = time.perf_counter() - t0
-        if new_policy is None:
-            history.append(rec)
-            _call(callbacks, rec)
-            return finish(xs, us, cost, it, "regularization-exhausted",
-                          f"Q_uu not positive definite at knot {knot} up to reg {s.reg_max:g}",
-                          history, policy)
-        policy = new_policy
+        if policy is None:
+            self.record(rec)
+            raise _Stop("regularization-exhausted",
+                        f"Q_uu not positive definite at knot {knot} up to reg {s.reg_max:g}")
+        self.policy = policy
+        return policy
+
+    def step(self, policy, glob, rec):
+        """The line search along the policy; the accepted step becomes the trajectory."""
+        problem, s = self.problem, self.s
         t0 = time.perf_counter()
-        step = line_search(P, policy, cost, glob.alphas, s.c1, s.max_increase_ratio)
+        step = line_search(problem, policy, self.cost, glob.alphas, s.c1, s.max_increase_ratio)
         rec.t_forward = time.perf_counter() - t0
         rec.reg = glob.value
         rec.gauss_newton_knots = policy.gauss_newton_knots
         if step is None:
-            history.append(rec)
-            stop = _call(callbacks, rec)
+            stop = self.record(rec)
             if not glob.no_step():
-                return finish(xs, us, cost, it, "line-search-failed",
-                              f"no step length gave a decrease; regularization above "
-                              f"{s.reg_max:g}", history, policy)
-            it += 1
+                raise _Stop("line-search-failed", f"no step length gave a decrease; "
+                                                  f"regularization above {s.reg_max:g}")
+            self.it += 1
             if stop:
-                return finish(xs, us, cost, it, "stopped-by-callback", "a callback returned True",
-                              history, policy)
-            continue
+                raise _Stop("stopped-by-callback", "a callback returned True")
+            return
         rec.expected, rec.actual, rec.alpha = step.expected, step.actual, step.alpha
-        history.append(rec)
-        stop = _call(callbacks, rec)
-        reduction = step.actual / max(abs(cost), _TINY)
-        xs, us, cost = step.xs, step.us, step.cost
+        stop = self.record(rec)
+        reduction = step.actual / max(abs(self.cost), _TINY)
+        self.xs, self.us, self.cost = step.xs, step.us, step.cost
         glob.accepted(step.alpha, step.ratio, reduction)
-        was_feasible = gaps is None
-        if gaps is not None:  # a full step closes the gaps exactly; a partial one shrinks them
-            gaps = None if step.alpha == 1.0 else _open_gaps(P, xs, us, s.gap_tol)
-        it += 1
+        was_feasible = self.gaps is None
+        if self.gaps is not None:  # a full step closes the gaps exactly; a partial one shrinks
+            self.gaps = (None if step.alpha == 1.0
+                         else _open_gaps(problem, self.xs, self.us, s.gap_tol))
+        self.it += 1
         if stop:
-            return finish(xs, us, cost, it, "stopped-by-callback", "a callback returned True",
-                          history, policy)
-        if was_feasible and step.expected < s.decrease_tol * (1 + abs(cost)):
-            d = P.calc_diff(xs, us, "gauss-newton", 0)  # for the gradient norm only
-            history.append(Iteration(it, cost, gradient_norm(P, us, d)))
-            _call(callbacks, history[-1])
-            return finish(xs, us, cost, it, "converged",
-                          f"expected decrease {step.expected:.1e} below rounding", history, policy)
+            raise _Stop("stopped-by-callback", "a callback returned True")
+        if was_feasible and step.expected < s.decrease_tol * (1 + abs(self.cost)):
+            d = problem.calc_diff(self.xs, self.us, GAUSS_NEWTON)  # for the gradient norm only
+            self.record(Iteration(self.it, self.cost, gradient_norm(problem, self.us, d)))
+            raise _Stop("converged", f"expected decrease {step.expected:.1e} below rounding")
 
 
-def _open_gaps(P, xs, us, gap_tol):
+def _open_gaps(problem, xs, us, gap_tol):
     """The gaps of a multiple-shooting trajectory, or None when they are all below gap_tol."""
     with np.errstate(all="ignore"):
-        f = P.gaps(xs, us)
+        f = problem.gaps(xs, us)
     return f if not np.all(np.abs(f) <= gap_tol) else None
-
-
-def _call(callbacks, rec) -> bool:
-    stop = False
-    for cb in callbacks:
-        stop = bool(cb(rec)) or stop
-    return stop

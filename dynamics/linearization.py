@@ -35,7 +35,7 @@ from .algorithms import fd_derivatives
 from .inputs import prepare
 from .kernels import geometric as _geo
 from .kernels.layout import num_chunks
-from .kernels.step import assemble_step_derivatives
+from .kernels.step import assemble_step_derivatives, step_velocities
 from .lie import integrate_second_order
 
 METHODS = ("geometric", "fdsva")
@@ -211,9 +211,13 @@ def _continuous_inertial(model, Q, V, a, da_dq, da_dv, da_dH, Minv):
 
 def _semi_implicit_euler(model, Q, V, dt, a, da_dq, da_dv, Minv):
     """Fx, Fu of ``v+ = v + dt a``, ``q+ = q (+) dt v+``, assembled by the solver's kernel
-    (:mod:`dynamics.kernels.step`) with full actuation, B = I (its Minv B output is discarded)."""
+    (:mod:`dynamics.kernels.step`) with full actuation, B = I (its M^-1 B output is
+    discarded)."""
     T, n = V.shape
-    e = integrate_second_order(model, Q, dt * (V + dt * a), hessian=False)
+    V1, W = np.empty((T, n)), np.empty((T, n))
+    step_velocities(np.ascontiguousarray(V, dtype=float), np.ascontiguousarray(a, dtype=float),
+                    dt, V1, W)
+    e = integrate_second_order(model, Q, W, hessian=False)
     A = np.empty((T, 2 * n, 2 * n))
     B = np.empty((T, 2 * n, n))
     assemble_step_derivatives(np.eye(n), dt, *map(np.ascontiguousarray, (da_dq, da_dv, Minv,

@@ -33,6 +33,11 @@ from .inputs import prepare
 from .kernels import kinematics as _kin
 from .kernels.layout import KernelModel, num_chunks, pack
 
+#: the joint type codes of ``jtype`` (revolute, unbounded revolute, prismatic, helical,
+#: spherical, free-flyer, planar)
+REV, RUB, PRI, HEL, SPH, FF, PLA = (_kin.REV, _kin.RUB, _kin.PRI, _kin.HEL, _kin.SPH, _kin.FF,
+                                    _kin.PLA)
+
 #: Pinocchio joint model short names we support, mapped to (type code, fixed axis or None).
 _SUPPORTED = {
     "JointModelRX": (_kin.REV, (1.0, 0.0, 0.0)),
@@ -217,6 +222,17 @@ class RobotModel:
         import pinocchio as pin
 
         return np.array(pin.neutral(self.pin_model))
+
+    def check_configuration(self, q, name: str = "q") -> np.ndarray:
+        """q (nq,) or (T, nq) as a float array, checked: the shape, finite values, unit
+        quaternions and unit complex numbers; else ValueError naming ``name``."""
+        try:
+            b = prepare(self, q=q)
+        except ValueError as e:
+            if name == "q":
+                raise
+            raise ValueError(f"{name}{str(e)[1:]}") from None
+        return b.unbatch(b["q"])
 
     def integrate(self, q, dq) -> np.ndarray:
         """q (+) dq, as ``pinocchio.integrate``.  Shapes (nq,), (nv,) or batched (T, nq), (T, nv)."""

@@ -22,6 +22,16 @@ one point (n = nv):
 
 ``order=1`` leaves the second-order fields ``None``; ``order=2`` fills them: (n, n, n) tensors, or
 (n, n) matrices contracted with the co-state ``lam`` over the output index when ``lam`` is given.
+
+Besides its methods a backend declares what a solver may rely on:
+
+* ``model``: the :class:`~dynamics.model.RobotModel` whose configuration manifold it lives on
+  (None for a system on a vector space, nq = nv);
+* ``compiled``: True when the analytical kernels compute exactly this backend's dynamics on
+  ``model``, so that a solver may evaluate whole trajectories (rollouts, derivatives of every
+  knot) in single compiled calls instead of through these methods;
+* ``check_configuration(q, name)``: q (nq,) or (T, nq) as floats, or ValueError naming ``name``
+  (finite values; on a robot, unit quaternions and unit complex numbers).
 """
 
 from __future__ import annotations
@@ -40,6 +50,10 @@ from .results import FDDerivatives, IDDerivatives
 class Dynamics(Protocol):
     nq: int
     nv: int
+    model: object
+    compiled: bool
+
+    def check_configuration(self, q, name: str = "q"): ...
 
     def integrate(self, q, dq): ...
 
@@ -70,6 +84,10 @@ class RobotConfigurationSpace:
     ``self.model`` (a RobotModel): what every robot backend shares."""
 
     model = None
+    compiled = False
+
+    def check_configuration(self, q, name="q"):
+        return self.model.check_configuration(q, name)
 
     def integrate(self, q, dq):
         return self.model.integrate(q, dq)
@@ -90,6 +108,8 @@ class RobotConfigurationSpace:
 class AnalyticalDynamics(RobotConfigurationSpace):
     """The analytical backend: IDSVA / FDSVA (first order), IDSVA-SO / FDSVA-SO (second order)
     on a :class:`~dynamics.model.RobotModel`, batched and parallel over knots."""
+
+    compiled = True
 
     def __init__(self, model):
         self.model = model
@@ -148,8 +168,19 @@ class EuclideanDynamics:
 
     nq: int
     nv: int
+    model = None
+    compiled = False
 
     _BATCHED = ("aba", "rnea", "fd_derivatives", "id_derivatives")
+
+    def check_configuration(self, q, name="q"):
+        q = np.asarray(q, dtype=float)
+        if q.ndim not in (1, 2) or q.shape[-1] != self.nq:
+            raise ValueError(f"{name}: expected shape ({self.nq},) or (T, {self.nq}); got shape "
+                             f"{q.shape}")
+        if not np.all(np.isfinite(q)):
+            raise ValueError(f"{name}: expected finite values")
+        return q
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

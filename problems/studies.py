@@ -43,7 +43,7 @@ def run_one(name, method="ddp", backend="analytical", max_iter=200, verbose=True
     if verbose:
         log(_describe(name, P, method, backend, settings))
     t0 = time.perf_counter()
-    sol = ddp.solve(P, method, max_iter=max_iter, verbose=verbose, **settings)
+    sol = ddp.solve(P, method=method, max_iter=max_iter, verbose=verbose, **settings)
     return P, sol, time.perf_counter() - t0
 
 

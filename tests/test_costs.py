@@ -172,7 +172,7 @@ def test_compiled_costs_equal_the_casadi_reference(spec):
         c = ddp.costs.bind(c, m.nq, m.nv, nu, m)
         for hessians in ("exact", "gauss-newton"):
             a, b = c.calc_diff(xs, us, hessians), c.casadi_calc_diff(xs, us, hessians)
-            for k in a.__dataclass_fields__:
+            for k in a._fields:
                 assert rel_err(getattr(a, k), getattr(b, k)) < 1e-10, (type(c).__name__, k)
         np.testing.assert_allclose(c.calc(xs, us), c.casadi_calc(xs, us), rtol=1e-12)
     # a Sum runs the built-in terms as one program and adds a CasADi residual

@@ -41,8 +41,10 @@ def test_with_gaps_the_expected_decrease_is_exact_on_the_lq_problem(method):
     xs, us = _gappy_start(P)
     gaps = P.gaps(xs, us)
     assert np.max(np.abs(gaps)) > 0.1
-    d = P.calc_diff(xs, us, "exact", 1 if method == "ddp" else 0)
-    policy, _ = backward(P, xs, us, d, method, 0.0, gaps=gaps)
+    local = ddp.LocalModel("exact", ddp.SecondOrderMode.TENSORS if method == "ddp"
+                           else ddp.SecondOrderMode.NONE, True)
+    d = P.calc_diff(xs, us, local)
+    policy, _ = backward(P, xs, us, d, local, gaps=gaps)
     cost = P.cost(xs, us)
     for alpha in (1.0, 0.7, 0.25):
         x1, u1 = P.closed_loop(xs, us, policy.k, policy.K, alpha, gaps=gaps)
@@ -61,8 +63,8 @@ def test_gaps_shrink_by_one_minus_alpha_on_a_robot():
     xs, us = np.tile(P.x0, (P.T + 1, 1)), P.quasi_static()
     xs[1:, :6] += 0.05
     gaps = P.gaps(xs, us)
-    d = P.calc_diff(xs, us, "gauss-newton", 0)
-    policy, _ = backward(P, xs, us, d, "ilqr", 0.0, gaps=gaps)
+    d = P.calc_diff(xs, us, ddp.GAUSS_NEWTON)
+    policy, _ = backward(P, xs, us, d, ddp.GAUSS_NEWTON, gaps=gaps)
     for alpha in (0.5, 0.125):
         x1, u1 = P.closed_loop(xs, us, policy.k, policy.K, alpha, gaps=gaps)
         np.testing.assert_allclose(P.gaps(x1, u1), (1 - alpha) * gaps, atol=1e-12)
@@ -119,8 +121,8 @@ def test_the_safeguarded_default_keeps_the_quadratic_tail():
     its last steps are exact and quadratic, g_{k+1} <= C g_k^2."""
     P = _ur3_problem()
     u0 = np.zeros((P.T, P.nu))
-    d = ddp.solve(P, "ddp", us=u0, tol=1e-8, max_iter=200)
-    i = ddp.solve(P, "ilqr", us=u0, tol=1e-8, max_iter=200)
+    d = ddp.solve(P, method="ddp", us=u0, tol=1e-8, max_iter=200)
+    i = ddp.solve(P, method="ilqr", us=u0, tol=1e-8, max_iter=200)
     assert d.converged and i.converged and d.cost == pytest.approx(i.cost, rel=1e-9)
     assert d.iterations <= i.iterations
     # Gauss-Newton while it cuts the cost by >= 20% per iteration, then exact to the end
@@ -143,9 +145,9 @@ def test_gauss_newton_stays_while_it_converges_fast():
     costates, and needs no more iterations than iLQR (without the switch it needs 2 more)."""
     from problems.tasks import instance
     P = instance("double_pendulum", 15)
-    i = ddp.solve(P, "ilqr")
-    d = ddp.solve(P, "ddp")
-    plain = ddp.solve(P, "ddp", gauss_newton_reduction=0.0)
+    i = ddp.solve(P, method="ilqr")
+    d = ddp.solve(P, method="ddp")
+    plain = ddp.solve(P, method="ddp", gauss_newton_reduction=0.0)
     assert i.converged and d.converged and plain.converged
     assert d.cost == pytest.approx(i.cost, rel=1e-9)
     assert plain.cost == pytest.approx(i.cost, rel=1e-9)
@@ -179,8 +181,8 @@ def test_the_first_safeguarded_iteration_is_gauss_newton():
     terms of the placement cost, far from the target) must cut its step to 0.125; with the
     Gauss-Newton start it takes the full step and needs Crocoddyl's 6 iterations."""
     P = problems.get("ur3")
-    gn_first = ddp.solve(P, "ilqr")
-    exact_first = ddp.solve(P, "ilqr", globalization="state-shift")
+    gn_first = ddp.solve(P, method="ilqr")
+    exact_first = ddp.solve(P, method="ilqr", globalization="state-shift")
     assert not gn_first.history[0].exact and gn_first.history[0].alpha == 1.0
     assert exact_first.history[0].exact and exact_first.history[0].alpha < 1.0
     assert gn_first.converged and gn_first.iterations <= 6

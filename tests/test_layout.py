@@ -116,3 +116,56 @@ def test_a_lower_package_loads_no_higher_one(package, forbidden):
             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(forbidden)!r}))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.strip() == "[]", (r.stdout, r.stderr[-2000:])
+
+
+#: the modules of ddp that may reach into dynamics.kernels: its own compiled kernels and the
+#: compiled evaluation (every other module goes through the Dynamics protocol)
+COMPILED_DOOR = ("ddp.kernels", "ddp.compiled")
+
+
+def test_ddp_reaches_the_dynamics_kernels_only_through_its_compiled_door():
+    wrong = [f"{m}:{line} imports {t}" for m, p in MODULES.items()
+             if m.startswith("ddp") and not any(m == d or m.startswith(d + ".")
+                                                for d in COMPILED_DOOR)
+             for t, line, _ in _imports(m, p) if t.startswith("dynamics.kernels")]
+    assert not wrong, wrong
+
+
+def test_ddp_asks_the_dynamics_protocol_instead_of_probing_backends():
+    """ddp reads what the Dynamics protocol declares (model, compiled, check_configuration)
+    instead of testing a backend's class or probing its attributes."""
+    probes = []
+    for m, p in MODULES.items():
+        if not m.startswith("ddp"):
+            continue
+        for node in ast.walk(ast.parse(p.read_text())):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            args = node.args
+            if node.func.id == "isinstance" and len(args) == 2 and "Dynamics" in ast.unparse(
+                    args[1]):
+                probes.append(f"{m}:{node.lineno} {ast.unparse(node)}")
+            if node.func.id in ("getattr", "hasattr") and len(args) >= 2 and isinstance(
+                    args[1], ast.Constant) and args[1].value in ("model", "compiled"):
+                probes.append(f"{m}:{node.lineno} {ast.unparse(node)}")
+    assert not probes, probes
+
+
+#: the doors of the compiled solver and their parameters at most (records, not positional lists)
+KERNEL_DOORS = {"ddp.kernels.passes": ("backward_pass", "rollout"),
+                "ddp.kernels.evaluation": ("knot_derivatives", "rollout_cost"),
+                "ddp.kernels.costs": ("cost_batch",)}
+
+
+def test_the_compiled_solver_takes_records():
+    import importlib
+    import inspect
+
+    wide = {}
+    for module, names in KERNEL_DOORS.items():
+        mod = importlib.import_module(module)
+        for name in names:
+            n = len(inspect.signature(getattr(mod, name).py_func).parameters)
+            if n > 10:
+                wide[f"{module}.{name}"] = n
+    assert not wide, wide

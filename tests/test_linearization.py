@@ -110,7 +110,7 @@ def test_geometric_equals_fdsva_and_the_solver_step(spec):
             f = dyn.linearize(m, q, v, tau, dt=dt, method="fdsva", base_twist=bt)
             assert rel_err(g.A, f.A) < 1e-10 and rel_err(g.B, f.B) < 1e-10, (dt, bt)
     step = ddp.SemiImplicitEuler(dyn.AnalyticalDynamics(m), 0.01)
-    sd = step.derivatives(np.concatenate([q, v])[None], tau[None])
+    sd, _ = step.derivatives(np.concatenate([q, v])[None], tau[None])
     lin = dyn.linearize(m, q, v, tau, dt=0.01)
     assert rel_err(lin.A, sd.Fx[0]) < 1e-12 and rel_err(lin.B, sd.Fu[0]) < 1e-12
     dt = 1e-7

@@ -48,7 +48,7 @@ def test_floating_base_is_unactuated_and_floats_without_gravity():
 
 def test_pendulum_swing_up_is_solved_by_both_methods():
     P = problems.get("pendulum")
-    d, i = ddp.solve(P, "ddp"), ddp.solve(P, "ilqr")
+    d, i = ddp.solve(P, method="ddp"), ddp.solve(P, method="ilqr")
     assert d.converged and i.converged
     assert d.cost == pytest.approx(i.cost, rel=1e-8)
     assert abs(d.xs[-1, 0] - np.pi) < 0.05  # upright at the end

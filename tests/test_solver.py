@@ -65,7 +65,7 @@ def _riccati_reference(P):
 @pytest.mark.parametrize("method", ["ddp", "ilqr"])
 def test_linear_quadratic_problem_converges_in_one_iteration_to_riccati(method):
     P = _linear_problem()
-    sol = ddp.solve(P, method, tol=1e-9)
+    sol = ddp.solve(P, method=method, tol=1e-9)
     assert sol.converged and sol.status == "converged"
     assert sol.history[0].alpha == 1.0 and sol.history[1].grad_norm < 1e-9
     np.testing.assert_allclose(sol.us, _riccati_reference(P), atol=1e-8)
@@ -92,8 +92,8 @@ def test_ddp_and_ilqr_reach_the_same_optimum_with_quadratic_vs_linear_rates():
     # (pure DDP: the exact terms at every iteration, control shift; see test_globalization for
     # the safeguarded default)
     u0 = np.zeros((P.T, P.nu))
-    d = ddp.solve(P, "ddp", us=u0, tol=1e-8, max_iter=200, globalization="shift")
-    i = ddp.solve(P, "ilqr", us=u0, tol=1e-8, max_iter=200, globalization="shift")
+    d = ddp.solve(P, method="ddp", us=u0, tol=1e-8, max_iter=200, globalization="shift")
+    i = ddp.solve(P, method="ilqr", us=u0, tol=1e-8, max_iter=200, globalization="shift")
     assert d.converged and i.converged, (d.message, i.message)
     assert d.cost == pytest.approx(i.cost, rel=1e-9)
     assert rel_err(d.us, i.us) < 1e-5
@@ -121,7 +121,7 @@ def test_box_constrained_solve_respects_bounds_and_box_qp_is_optimal():
                                                                            gtol=1e-12))
     np.testing.assert_allclose(x, ref.x, atol=1e-6)
     P = _ur3_problem(T=20, u_min=-2.0, u_max=2.0)
-    sol = ddp.solve(P, "ddp", max_iter=100)
+    sol = ddp.solve(P, method="ddp", max_iter=100)
     assert sol.converged, sol.message
     assert np.all(sol.us <= 2.0 + 1e-12) and np.all(sol.us >= -2.0 - 1e-12)
     assert np.any(np.isclose(np.abs(sol.us), 2.0))  # some bound is active
@@ -143,32 +143,32 @@ class SingularJacobian(Linear):
 
 
 def test_failure_statuses():
-    sol = ddp.solve(_ur3_problem(T=10), "ddp", max_iter=1)
+    sol = ddp.solve(_ur3_problem(T=10), method="ddp", max_iter=1)
     assert sol.status == "max-iterations" and not sol.converged and sol.iterations == 1
     P = _linear_problem()
-    sol = ddp.solve(_linear_problem(u_min=[1.0, 0.0], u_max=[0.0, 1.0]), "ilqr")
+    sol = ddp.solve(_linear_problem(u_min=[1.0, 0.0], u_max=[0.0, 1.0]), method="ilqr")
     assert sol.status == "infeasible" and "u_min > u_max for control 0" in sol.message
-    sol = ddp.solve(P, "ddp", c1=10.0)  # no step can decrease 10x more than predicted
+    sol = ddp.solve(P, method="ddp", c1=10.0)  # no step can decrease 10x more than predicted
     assert sol.status == "line-search-failed"
     d = Exploding()
     P2 = ddp.ShootingProblem(d, P.x0, 10, 0.05, ddp.ControlRegularization(2, 1.0),
                              ddp.StateRegularization(d, np.zeros(4), 1.0))
-    sol = ddp.solve(P2, "ddp", us=np.ones((10, 2)))
+    sol = ddp.solve(P2, method="ddp", us=np.ones((10, 2)))
     assert sol.status == "diverged" and not np.isfinite(sol.cost)
     d = SingularJacobian()
     P3 = ddp.ShootingProblem(d, P.x0, 10, 0.05, ddp.ControlRegularization(2, 1.0),
                              ddp.StateRegularization(d, np.zeros(4), 1.0))
-    sol = ddp.solve(P3, "ilqr", us=np.ones((10, 2)))
+    sol = ddp.solve(P3, method="ilqr", us=np.ones((10, 2)))
     assert sol.status == "diverged" and sol.message == "non-finite derivatives"
-    assert np.isfinite(sol.cost) and ddp.solve(P3, "ilqr", us=np.zeros((10, 2))).converged
+    assert np.isfinite(sol.cost) and ddp.solve(P3, method="ilqr", us=np.zeros((10, 2))).converged
     with pytest.raises(ValueError, match="method: expected 'ddp' or 'ilqr'"):
-        ddp.solve(P, "newton")
+        ddp.solve(P, method="newton")
     with pytest.raises(ValueError, match=r"us: expected shape \(20, 2\)"):
-        ddp.solve(P, "ddp", us=np.zeros((3, 2)))
+        ddp.solve(P, method="ddp", us=np.zeros((3, 2)))
 
 
 def test_verbose_prints_the_iteration_table(capsys):
-    ddp.solve(_linear_problem(), "ddp", verbose=True)
+    ddp.solve(_linear_problem(), method="ddp", verbose=True)
     out = capsys.readouterr().out
     assert "iter" in out and "|grad|" in out and "status: converged" in out
 
@@ -211,7 +211,7 @@ def _numpy_backward(P, xs, us, d, method, reg, reg_x=0.0):
         Qux = run.lxu[t].T + Fu.T @ Vxx @ Fx
         Quu = run.luu[t] + Fu.T @ Vxx @ Fu
         if method == "ddp":
-            Fxx, Fxu, Fuu = P.integrator.hessians(xs[t], us[t], Vx, st, t)
+            Fxx, Fxu, Fuu = P.integrator.hessians(xs[t], us[t], Vx, st, d.second_order, t)
             Qxx, Qux, Quu = Qxx + Fxx, Qux + Fxu.T, Quu + Fuu
         Quu_r = Quu + reg * np.eye(P.nu) + reg_x * Fu.T @ Fu
         Qux_r = Qux + reg_x * Fu.T @ Fx
@@ -234,14 +234,15 @@ def test_compiled_backward_pass_equals_the_numpy_recursion(name, method):
     allows it, else reg_u > 0) and the general one (reg_x > 0, or bounds: here far enough not
     to bind, so that the box-QP gives the same gains)."""
     P = {"ur3": lambda: _ur3_problem(T=10), "hyq": _hyq_problem, "tree": _tree_problem}[name]()
-    lie_blocks = P.integrator.derivatives(P.x0[None], P.quasi_static()[:1]).expansion.sizes
+    lie_blocks = P.integrator.record.lie_sizes
     assert sorted(lie_blocks) == {"ur3": [], "hyq": [6], "tree": [3, 3, 3, 6]}[name]
     rng = np.random.default_rng(1)
     us = P.quasi_static() + rng.normal(size=(P.T, P.nu))
     xs = P.rollout(us)
     so_mode = P.integrator.second_order_mode("tensor") if method == "ddp" else 0
     for mode in {so_mode, 2 if method == "ddp" else 0}:  # DDP: tensors and the contracted kernel
-        d = P.calc_diff(xs, us, "exact", mode)
+        local = ddp.LocalModel("exact", ddp.SecondOrderMode(mode), True)
+        d = P.calc_diff(xs, us, local)
         bounded = copy.copy(P)
         bounded.u_min, bounded.u_max = np.full(P.nu, -1e12), np.full(P.nu, 1e12)
         for reg_x, structured, Pb in itertools.product((0.0, 0.5), (False, True), (P, bounded)):
@@ -249,9 +250,11 @@ def test_compiled_backward_pass_equals_the_numpy_recursion(name, method):
             # Q_uu may need some), and ten times it
             regs = [float(r) for r in (0.0, *10.0 ** np.arange(1, 10))]
             first = next(i for i, r in enumerate(regs) if ddp.backward.backward(
-                Pb, xs, us, d, method, reg_u=r, reg_x=reg_x, structured=structured)[0])
+                Pb, xs, us, d, local, ddp.Regularization(u=r, x=reg_x),
+                structured=structured)[0])
             for reg in (regs[first], regs[first + 1]):
-                policy, _ = ddp.backward.backward(Pb, xs, us, d, method, reg_u=reg, reg_x=reg_x,
+                policy, _ = ddp.backward.backward(Pb, xs, us, d, local,
+                                                  ddp.Regularization(u=reg, x=reg_x),
                                                   structured=structured)
                 k, K, dV, Vx = _numpy_backward(P, xs, us, d, method, reg, reg_x)
                 case = (mode, reg_x, structured, Pb is bounded, reg)
@@ -329,13 +332,13 @@ def test_a_bad_initial_guess_is_a_status_naming_it(bad):
 
 def test_statuses_of_callbacks_and_regularization():
     P = _linear_problem()
-    sol = ddp.solve(P, "ddp", callbacks=[lambda it: True])
+    sol = ddp.solve(P, method="ddp", callbacks=[lambda it: True])
     assert sol.status == "stopped-by-callback" and sol.iterations == 1
     assert set(ddp.STATUSES) >= {"regularization-exhausted", "line-search-failed",
                                  "stopped-by-callback"}
     # a concave cost in u: Q_uu is not positive definite below reg = 100 > reg_max
     P2 = ddp.ShootingProblem(P.dynamics, P.x0, P.T, P.dt, _Concave(), P.terminal_cost)
-    sol = ddp.solve(P2, "ddp", reg_max=1.0)
+    sol = ddp.solve(P2, method="ddp", reg_max=1.0)
     assert sol.status == "regularization-exhausted" and "not positive definite" in sol.message
 
 
@@ -343,13 +346,13 @@ def test_iterations_count_their_backward_passes():
     """An iteration records one backward pass when Q_uu is positive definite at once, and one more
     per increase of the regularization: "shift" tries reg_min, then multiplies by 1.6^2, 1.6^3,
     ... (Tassa's schedule), up to reg_max."""
-    sol = ddp.solve(_linear_problem(), "ilqr")
+    sol = ddp.solve(_linear_problem(), method="ilqr")
     assert [h.backward_passes for h in sol.history] == [1, 0]  # the last record only tests
     P = _linear_problem()
     concave = ddp.ShootingProblem(P.dynamics, P.x0, P.T, P.dt, _Concave(), P.terminal_cost)
     s = ddp.SolverSettings()
     for reg_max in (1.0, 1e4):
-        sol = ddp.solve(concave, "ilqr", reg_max=reg_max, max_iter=1)
+        sol = ddp.solve(concave, method="ilqr", reg_max=reg_max, max_iter=1)
         assert sol.status == "regularization-exhausted"
         tried = [k for k in range(1, 30)  # the regularizations after k increases
                  if s.reg_min * s.reg_factor ** (k * (k + 1) // 2 - 1) <= reg_max]
@@ -373,7 +376,7 @@ class _Concave(ddp.costs.Cost):
 
 def test_the_solution_keeps_a_policy_that_tracks_its_trajectory():
     P = _ur3_problem(T=20)
-    sol = ddp.solve(P, "ddp", max_iter=50)
+    sol = ddp.solve(P, method="ddp", max_iter=50)
     assert sol.converged and sol.policy is not None
     p = sol.policy
     xs, us = P.closed_loop(p.xs, p.us, np.zeros_like(p.k), p.K, alpha=0.0)

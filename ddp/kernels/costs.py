@@ -44,33 +44,16 @@ from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion
                                         se3_log_jacobian, so3_log_expansion,
                                         so3_log_hessian_contracted)
 
+from .records import CostDerivatives, Model, Program
+
 STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY = 0, 1, 2, 3, 4, 5
 TERM_INTS = 5
 
 _JIT = dict(cache=True, error_model="numpy")
 
 
-def cost_size(T, ndx, nu):
-    """Floats of the buffer of :func:`cost_views`."""
-    return T * (1 + ndx + nu + ndx * ndx + ndx * nu + nu * nu)
-
-
-@njit(**_JIT)
-def cost_views(buf, T, ndx, nu):
-    """l (T,), lx (T, ndx), lu (T, nu), lxx (T, ndx, ndx), lxu (T, ndx, nu), luu (T, nu, nu):
-    views of one flat buffer of :func:`cost_size` floats."""
-    o1 = T
-    o2 = o1 + T * ndx
-    o3 = o2 + T * nu
-    o4 = o3 + T * ndx * ndx
-    o5 = o4 + T * ndx * nu
-    return (buf[:o1], buf[o1:o2].reshape((T, ndx)), buf[o2:o3].reshape((T, nu)),
-            buf[o3:o4].reshape((T, ndx, ndx)), buf[o4:o5].reshape((T, ndx, nu)),
-            buf[o5:o5 + T * nu * nu].reshape((T, nu, nu)))
-
-
 @njit(inline="always", **_JIT)
-def _accumulate_block(r, Jr, Hr, w, order, exact, first, off, l, g, H):
+def _accumulate_block(r, Jr, Hr, w, order, exact_hessians, first, off, l, g, H):
     """Add 1/2 sum_a w_a r_a^2 of a residual r (nr,) with Jacobian Jr (nr, nd) and Hessian
     Hr (nr, nd, nd) w.r.t. the variables ``off + first + [0, nd)`` of (g, H)."""
     nr = r.shape[0]
@@ -89,18 +72,18 @@ def _accumulate_block(r, Jr, Hr, w, order, exact, first, off, l, g, H):
             s = 0.0
             for a in range(nr):
                 s += Jr[a, j] * w[a] * Jr[a, k]
-                if exact:
+                if exact_hessians:
                     s += w[a] * r[a] * Hr[a, j, k]
             H[off + first + j, off + first + k] += s
 
 
 @njit(inline="always", **_JIT)
-def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx, r3, J3, H3, r6, J6, H6, R, Rr, RE, dp,
-                pE):
+def _state_term(m, xr, w, q, v, order, exact_hessians, l, g, Hxx, r3, J3, H3, r6, J6, H6, R, Rr,
+                RE, dp, pE):
     """The residual (q (-) q_ref, v - v_ref) joint by joint (r3 ... pE: work arrays)."""
     nv = m.S_local.shape[0]
     nq = q.shape[0]
-    hessian = order > 0 and exact
+    hessian = order > 0 and exact_hessians
     for i in range(1, m.parent.shape[0]):
         t, iq, iv = m.jtype[i], m.iq[i], m.iv[i]
         if t == SPH or t == FF:
@@ -113,7 +96,7 @@ def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx, r3, J3, H3, r6, J6, H6,
                     rotation_log(RE, r3)
                 else:
                     so3_log_expansion(RE, r3, J3, H3, hessian)
-                _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact, iv, 0, l, g, Hxx)
+                _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact_hessians, iv, 0, l, g, Hxx)
             else:
                 for a in range(3):
                     dp[a, 0] = q[iq + a] - xr[iq + a]
@@ -122,7 +105,7 @@ def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx, r3, J3, H3, r6, J6, H6,
                     se3_log(RE, pE[:, 0], r6)
                 else:
                     se3_log_expansion(RE, pE[:, 0], r6, J6, H6, hessian)
-                _accumulate_block(r6, J6, H6, w[iv:iv + 6], order, exact, iv, 0, l, g, Hxx)
+                _accumulate_block(r6, J6, H6, w[iv:iv + 6], order, exact_hessians, iv, 0, l, g, Hxx)
         elif t == PLA:
             cr, sr = xr[iq + 2], xr[iq + 3]
             nr_ = np.sqrt(cr * cr + sr * sr)
@@ -136,7 +119,7 @@ def _state_term(m, xr, w, q, v, order, exact, l, g, Hxx, r3, J3, H3, r6, J6, H6,
                 se2_log(args[0], args[1], args[2], args[3], r3)
             else:
                 se2_log_expansion(args[0], args[1], args[2], args[3], r3, J3, H3)
-            _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact, iv, 0, l, g, Hxx)
+            _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact_hessians, iv, 0, l, g, Hxx)
         else:  # a scalar residual whose Jacobian is the unit vector e_iv (Hessian zero)
             if t == RUB:
                 c0, s0, c1, s1 = xr[iq], xr[iq + 1], q[iq], q[iq + 1]
@@ -213,14 +196,17 @@ def has_frame_terms(cints):
 
 
 @njit(**_JIT)
-def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx, Hxu, Huu, kin):
-    """Accumulate the program's cost at the knots t0 <= t < t1 into l (T,) and, with ``order`` 2,
-    its gradient (gx (T, 2 nv), gu (T, nu)) and Hessian (Hxx, Hxu, Huu; exact or Gauss-Newton by
-    ``exact``).  The outputs must be zeroed by the caller.  (``order`` 0: the value only.)  The
+def cost_knots(m, program, Q, V, U, t0, t1, order, exact_hessians, out, kin):
+    """Accumulate the cost of ``program`` (:data:`~.records.Program`) at the knots t0 <= t < t1
+    into ``out`` (:data:`~.records.CostDerivatives`): l (T,) and, with ``order`` 2, its gradient
+    (lx (T, 2 nv), lu (T, nu)) and Hessian (lxx, lxu, luu; exact or Gauss-Newton by
+    ``exact_hessians``).
+    The outputs must be zeroed by the caller.  (``order`` 0: the value only.)  The
     work arrays are allocated once for the range of knots.  ``kin``: the forward kinematics of
     the knots, (oR (T, nj, 3, 3), op (T, nj, 3), S0 (T, nv, 6)), when already computed (by the
     rollout's ABA, by FDSVA), or empty arrays (:func:`kinematics_buffers` of 0 knots): each
     knot's are then computed here when the program has frame terms."""
+    cints, cfloats = program
     K = cints[0]
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
@@ -239,7 +225,7 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
      pE) = borrowed(work)
     chain = borrowed(chain_own)
     cints, cfloats, Q, V, U = borrowed((cints, cfloats, Q, V, U))
-    l, gx, gu, Hxx, Hxu, Huu = borrowed((l, gx, gu, Hxx, Hxu, Huu))
+    l, gx, gu, Hxx, Hxu, Huu = borrowed(out)
     KR, Kp, KS = borrowed(kin)
     given = KR.shape[0] > 0
     for t in range(t0, t1):
@@ -256,8 +242,8 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
             w = cfloats[wo:wo + nr]
             par = cfloats[po:]
             if kind == STATE:
-                _state_term(m, par, w, q, v, order, exact, lt, gxt, Hxxt, r3, J3, H3, r, J6, H6,
-                            R, Rr, RE, dp, pE)
+                _state_term(m, par, w, q, v, order, exact_hessians, lt, gxt, Hxxt, r3, J3, H3, r,
+                            J6, H6, R, Rr, RE, dp, pE)
             elif kind == CONTROL:
                 for a in range(nr):
                     ra = U[t, a] - par[a]
@@ -266,11 +252,12 @@ def cost_knots(m, cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu, Hxx,
                         gu[t, a] += w[a] * ra
                         Huu[t, a, a] += w[a]
             elif kind == VELOCITY:
-                _velocity_term(m, joint, w, par, v, order, exact, oRt, opt, S0t, lt, gxt, Hxxt,
-                               chain, Jf, Rf, pf, r, wr)
+                _velocity_term(m, joint, w, par, v, order, exact_hessians, oRt, opt, S0t, lt, gxt,
+                               Hxxt, chain, Jf, Rf, pf, r, wr)
             else:
-                _frame_term(m, kind, joint, nr, w, par, order, exact, oRt, opt, S0t, lt, gxt,
-                            Hxxt, chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3)
+                _frame_term(m, kind, joint, nr, w, par, order, exact_hessians, oRt, opt, S0t, lt,
+                            gxt, Hxxt, chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3,
+                            H3)
     keep_alive((work, chain_own))
 
 
@@ -282,8 +269,8 @@ def kinematics_buffers(T, nj, nv):
 
 
 @njit(inline="always", **_JIT)
-def _frame_term(m, kind, joint, nr, w, par, order, exact, oR, op, S0, l, gx, Hxx, chain, Jf, Rf,
-                pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3):
+def _frame_term(m, kind, joint, nr, w, par, order, exact_hessians, oR, op, S0, l, gx, Hxx, chain,
+                Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3):
     """A frame term at one knot, after forward kinematics (oR, op, S0); chain ... H3: work
     arrays.  (30 arguments: numba's inliner takes no more.)"""
     fR = par[0:9].reshape((3, 3))
@@ -308,7 +295,7 @@ def _frame_term(m, kind, joint, nr, w, par, order, exact, oR, op, S0, l, gx, Hxx
             for a in range(nr):
                 s += Jx[a, j] * w[a] * Jx[a, kk]
             M6[j, kk] = s
-    if exact:  # + sum_a (W r)_a Hx[a]; the logarithms' Hessians are formed contracted
+    if exact_hessians:  # + sum_a (W r)_a Hx[a]; the logarithms' Hessians are formed contracted
         if kind == TRANSLATION:
             for j in range(6):
                 for kk in range(6):
@@ -348,13 +335,13 @@ def _frame_term(m, kind, joint, nr, w, par, order, exact, oR, op, S0, l, gx, Hxx
                     for c in range(6):
                         s += Jf[c, a] * JM[c, b]
                     Hxx[a, b] += s
-    if exact:
+    if exact_hessians:
         add_bracket_hessian(m, Jf, chain, nc, gxi, Hxx)
 
 
 @njit(**_JIT)
-def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, chain, J, Rf, pf,
-                   r, wr):
+def _velocity_term(m, joint, w, par, v, order, exact_hessians, oR, op, S0, l, gx, Hxx, chain, J,
+                   Rf, pf, r, wr):
     """A frame-velocity term at one knot, after forward kinematics (oR, op, S0).
 
     With J the frame's local Jacobian (:func:`~dynamics.kernels.frames.frame_jacobian`), the
@@ -440,7 +427,7 @@ def _velocity_term(m, joint, w, par, v, order, exact, oR, op, S0, l, gx, Hxx, ch
             for e in range(6):
                 s += Jr[e, k] * w[e] * Jr[e, kk]
             Hxx[k, kk] += s
-    if not exact:
+    if not exact_hessians:
         return
     _rotated(wr, Rf, world, True, mu)  # mu = Rb^T W r
     c[:] = 0.0  # A_k (world-aligned): the rotation of J_k
@@ -502,22 +489,25 @@ def _rotated(x, R, world, transpose, out):
 
 
 @njit(**_JIT)
-def _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
-                chunk, nchunks):
+def _cost_chunk(model, program, Q, V, U, order, exact_hessians, out, chunk, nchunks):
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
-    cost_knots(unpack(ints, floats), cints, cfloats, Q, V, U, t0, t1, order, exact, l, gx, gu,
-               Hxx, Hxu, Huu, kinematics_buffers(0, 0, 0))
+    cost_knots(unpack(model.ints, model.floats), program, Q, V, U, t0, t1, order, exact_hessians,
+               out, kinematics_buffers(0, 0, 0))
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def cost_batch(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
-               nchunks):
+def cost_batch(model, program, Q, V, U, order, exact_hessians, out, nchunks):
     """:func:`cost_knots` over all knots in ``nchunks`` chunks of knots (one per thread:
     :func:`~dynamics.kernels.layout.num_chunks`), in parallel (outputs zeroed by the caller)."""
     if nchunks == 1:
-        _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu, Huu,
-                    np.int64(0), nchunks)
+        _cost_chunk(model, program, Q, V, U, order, exact_hessians, out, np.int64(0), nchunks)
     else:
+        # a prange body takes arrays and scalars only: the records are taken apart here and
+        # rebuilt inside (the same types: the chunk compiles once)
+        ints, floats = model
+        cints, cfloats = program
+        l, lx, lu, lxx, lxu, luu = out
         for c in prange(nchunks):
-            _cost_chunk(ints, floats, cints, cfloats, Q, V, U, order, exact, l, gx, gu, Hxx, Hxu,
-                        Huu, np.int64(c), nchunks)
+            _cost_chunk(Model(ints, floats), Program(cints, cfloats), Q, V, U, order,
+                        exact_hessians, CostDerivatives(l, lx, lu, lxx, lxu, luu), np.int64(c),
+                        nchunks)

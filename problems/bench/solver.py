@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 import ddp
-from ddp.integrators import TENSOR_MAX_NV
+from ddp.local_model import TENSOR_MAX_NV
 
 from ..examples import get
 from ..output import pyplot, save_figure, write_table

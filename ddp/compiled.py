@@ -1,0 +1,119 @@
+"""The compiled :class:`~ddp.evaluation.Evaluation` of a problem whose backend declares
+``compiled`` (the analytical kernels): each phase of an iteration in one compiled call over all
+knots (kernels in :mod:`ddp.kernels.evaluation` and :mod:`ddp.kernels.passes`).
+
+* the derivatives of every knot in one parallel call: FDSVA (or the full FDSVA-SO tensors), the
+  expansion of (+), Fx, Fu, and the built-in running and terminal costs;
+* a closed-loop rollout and its total cost in one call: the rollout, then the costs of the knots
+  in parallel, on the forward kinematics that the rollout's ABA kept.
+
+Built-in cost programs on the dynamics' model run inside these calls; any other cost (a CasADi
+residual, or built-in costs on another model) is added by its own ``calc`` / ``calc_diff``.
+With :mod:`ddp.kernels` this is the only module of ``ddp`` that reaches into
+:mod:`dynamics.kernels` (``tests/test_layout.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dynamics.algorithms import INNER_CROSSOVER_NV
+from dynamics.kernels.forward_so import INNER_DTM, INNER_IDFOZA, OUTER_DTM
+
+from . import costs as _costs
+from .evaluation import Evaluation, KnotDerivatives, add_costs
+from .kernels import evaluation as _kev
+from .kernels import num_chunks
+from .kernels import passes as _passes
+from .kernels.costs import kinematics_buffers
+from .kernels.records import (Box, CostDerivatives, Costs, FDTensors, Gaps, Knots, Program,
+                              Programs, Rollout, SecondOrder, SecondOrderMode,
+                              empty_step_derivatives)
+
+#: the empty ``kin`` of a rollout that keeps no kinematics (numpy's run of the kernel's function)
+_NO_KINEMATICS = kinematics_buffers.py_func(0, 0, 0)
+_NO_PROGRAM = Program(np.zeros(1, dtype=np.int64), np.zeros(0))
+
+
+def _same_model(a, b) -> bool:
+    return a is b or all(np.array_equal(x, y) for x, y in zip(a.kernel_args, b.kernel_args))
+
+
+class CompiledEvaluation(Evaluation):
+    """The fused evaluation on the analytical kernels (module docstring)."""
+
+    def __init__(self, problem):
+        super().__init__(problem)
+        P = problem
+        self.robot = P.dynamics.model
+        run, self.running_others = self._split(P.running_cost)
+        term, self.terminal_others = self._split(P.terminal_cost)
+        self.programs = Programs(run, term)
+        self.inner = INNER_DTM if P.nv <= INNER_CROSSOVER_NV else INNER_IDFOZA
+
+    def _split(self, cost):
+        """(program, others): the program run inside the compiled calls (an empty one if the
+        cost has none on the dynamics' model) and the costs added by their own calls."""
+        program, others = _costs.split(cost)
+        if program is not None and not _same_model(program.model, self.robot):
+            program, others = None, [cost]
+        return (_NO_PROGRAM if program is None else program.record), others
+
+    def _box(self):
+        P = self.problem
+        return Box(np.zeros((P.T, P.nu)), P.u_min, P.u_max, P.bounded, 0)
+
+    def rollout(self, x0, loop, gaps):
+        P = self.problem
+        xs = np.empty((P.T + 1, P.nx))
+        un = np.empty_like(loop.us)
+        with np.errstate(all="ignore"):
+            _passes.rollout(P.integrator.kernel_model, P.integrator.record, x0, loop, self._box(),
+                            _gaps(P, gaps), xs, un, _NO_KINEMATICS)
+        return xs, un
+
+    def rollout_cost(self, x0, loop, gaps):
+        P = self.problem
+        out = Rollout(np.empty((P.T + 1, P.nx)), np.empty_like(loop.us), np.empty(P.T + 1))
+        with np.errstate(all="ignore"):
+            cost = _kev.rollout_cost(P.integrator.kernel_model, P.integrator.record, x0, loop,
+                                     self._box(), _gaps(P, gaps), self.programs, out,
+                                     num_chunks(P.T))
+            xs, un = out.xs, out.us
+            if np.isfinite(cost) and (self.running_others or self.terminal_others):
+                cost += sum(P.dt * np.sum(c.calc(xs[:-1], un)) for c in self.running_others)
+                cost += sum(float(c.calc(xs[-1:], np.zeros((1, P.nu)))[0])
+                            for c in self.terminal_others)
+        return xs, un, float(cost)
+
+    def derivatives(self, xs, us, local) -> KnotDerivatives:
+        P = self.problem
+        T, n, nu, nq, ndx = P.T, P.nv, P.nu, P.nq, P.ndx
+        mode = local.second_order
+        U = np.ascontiguousarray(us, dtype=float)
+        knots = Knots(np.ascontiguousarray(xs[:-1, :nq]), np.ascontiguousarray(xs[:-1, nq:]), U,
+                      np.ascontiguousarray(U @ P.integrator.B.T),
+                      np.ascontiguousarray(xs[-1:, :nq]), np.ascontiguousarray(xs[-1:, nq:]))
+        m = n if mode == SecondOrderMode.TENSORS else 0
+        tensors = FDTensors(*(np.empty((T, m, m, m)) for _ in range(4)))
+        c = n if mode == SecondOrderMode.CONTRACTED else 0
+        second_order = SecondOrder(mode, self.inner, OUTER_DTM, tensors, knots.q, knots.v,
+                                   np.empty((T, c)), np.empty((T, c, c)),
+                                   np.zeros((T, P.integrator.record.lie_offsets.shape[0], 6, 12,
+                                             12)))
+        step = empty_step_derivatives(T, n, nu)
+        costs = Costs(CostDerivatives.empty(T, ndx, nu), CostDerivatives.empty(1, ndx, nu))
+        _kev.knot_derivatives(P.integrator.kernel_model, P.integrator.record, knots,
+                              self.programs, local.hessians == "exact", step, second_order, costs,
+                              num_chunks(T))
+        run = add_costs(costs.running, self.running_others, xs[:-1], us, local.hessians, P.dt)
+        term = add_costs(costs.terminal, self.terminal_others, xs[-1:], np.zeros((1, nu)),
+                         local.hessians)
+        return KnotDerivatives(run, term, step, second_order)
+
+
+def _gaps(problem, gaps):
+    """The :data:`~ddp.kernels.records.Gaps` of a trajectory's defects (None: closed)."""
+    if gaps is None:
+        return Gaps(np.zeros((problem.T + 1, problem.ndx)), False)
+    return Gaps(np.ascontiguousarray(gaps, dtype=float), True)

@@ -1,0 +1,113 @@
+"""The records at the door of the compiled passes: named tuples of arrays and scalars.
+
+A compiled pass takes a handful of records instead of dozens of positional arrays, and reads
+their fields by name (numba types a named tuple field by field, so a record costs no more at the
+call than its arrays passed one by one: about 0.1 us per array).  Two arrays of the same shape
+can no longer be swapped by position, and a new field reaches the kernel through its record.
+
+Shapes: T knots, n = nv, ndx = 2 n, nu controls, nq configuration size.
+
+===================  ==========================================================================
+record               what it holds
+===================  ==========================================================================
+:data:`Model`        the robot's flat buffers (``RobotModel.kernel_args``)
+:data:`Step`         the discrete step's constants: dt, the actuation B (n, nu), the tangent
+                     offsets and sizes of the Lie-group joints (where ⊕ is not an addition)
+:data:`StepDerivatives`  per knot: Fx (T, ndx, ndx), Fu (T, ndx, nu), da_dq, da_dv (T, n, n),
+                     da_du = M^-1 B (T, n, nu), and the Jacobians Jq, Jw (T, n, n) of ⊕
+:data:`SecondOrder`  DDP's second-order dynamics terms: the :class:`SecondOrderMode` and its
+                     data (full FD-SO tensors, or each knot's q, v, a and da_dtau = M^-1 for the
+                     contracted sweep; the Hessians of ⊕ on the Lie-group joints)
+:data:`CostDerivatives`  l (T,), lx (T, ndx), lu (T, nu), lxx, lxu, luu of a cost at T knots
+:data:`Costs`        the running costs (T knots, scaled by dt) and the terminal cost (1 knot)
+:data:`Regularization`  the shifts on Q_uu, inside Q_uu / Q_ux (on V'_xx), on every V_xx, and
+                     whether the safeguard drops the exact terms at a knot where they fail
+:data:`Box`          the control bounds and the controls they apply to
+:data:`Gaps`         the defects of a multiple-shooting trajectory, and whether it has any
+:data:`Gains`        what a backward pass writes: k, K, the expected-decrease terms, V_x per
+                     knot, V_xx f per knot, and the knots where the safeguard fell back
+:data:`ClosedLoop`   the controls of a rollout: u = clip(us + alpha k + K (x (-) xs_ref))
+:data:`Programs`     the built-in running and terminal cost programs (:mod:`.costs`)
+===================  ==========================================================================
+"""
+
+from collections import namedtuple
+from enum import IntEnum
+
+import numpy as np
+
+
+class SecondOrderMode(IntEnum):
+    """Where DDP's second-order dynamics terms ``V'_x . F_zz`` come from at a knot."""
+
+    #: none: iLQR, or a Gauss-Newton iteration of DDP
+    NONE = 0
+    #: the full FD-SO tensors of every knot, from the batched derivative call, contracted in
+    #: the backward pass (any backend; O(n^4) per knot)
+    TENSORS = 1
+    #: the lam-contracted FDSVA-SO sweep at each knot inside the backward pass (the analytical
+    #: backend; O(n^3) per knot)
+    CONTRACTED = 2
+
+
+Model = namedtuple("Model", "ints floats")
+Step = namedtuple("Step", "dt B lie_offsets lie_sizes")
+Knots = namedtuple("Knots", "q v u tau q_T v_T")
+StepDerivatives = namedtuple("StepDerivatives", "Fx Fu da_dq da_dv da_du Jq Jw")
+FDTensors = namedtuple("FDTensors", "d2a_dq2 d2a_dv2 d2a_dqdv d2a_dtaudq")
+SecondOrder = namedtuple("SecondOrder", "mode inner outer tensors q v a da_dtau lie_H")
+Costs = namedtuple("Costs", "running terminal")
+Regularization = namedtuple("Regularization", "u x v safeguard",
+                            defaults=(0.0, 0.0, 0.0, False))
+Box = namedtuple("Box", "us lower upper bounded iterations")
+Gaps = namedtuple("Gaps", "f open")
+Gains = namedtuple("Gains", "k K dV Vx fVxx gauss_newton_knots")
+ClosedLoop = namedtuple("ClosedLoop", "us k K alpha xs_ref feedback")
+Program = namedtuple("Program", "ints floats")
+Programs = namedtuple("Programs", "running terminal")
+Rollout = namedtuple("Rollout", "xs us l")
+
+
+class CostDerivatives(namedtuple("CostDerivatives", "l lx lu lxx lxu luu")):
+    """Values and derivatives of a cost at T knots: l (T,), lx (T, ndx), lu (T, nu),
+    lxx (T, ndx, ndx), lxu (T, ndx, nu), luu (T, nu, nu); C-contiguous float arrays (a
+    residual's derivatives may come transposed: the compiled passes take one memory layout,
+    and another would compile them again).  ``a + b`` adds two costs' derivatives field by
+    field; :meth:`scaled` multiplies them."""
+
+    __slots__ = ()
+
+    def __new__(cls, l, lx, lu, lxx, lxu, luu):
+        return super().__new__(cls, *(np.ascontiguousarray(a, dtype=float)
+                                      for a in (l, lx, lu, lxx, lxu, luu)))
+
+    def __add__(self, other):
+        return CostDerivatives(*(a + b for a, b in zip(self, other)))
+
+    def scaled(self, s):
+        return CostDerivatives(*(s * a for a in self))
+
+    @classmethod
+    def empty(cls, T, ndx, nu):
+        """Uninitialized derivatives of T knots: views of one flat buffer."""
+        sizes = (T, T * ndx, T * nu, T * ndx * ndx, T * ndx * nu, T * nu * nu)
+        shapes = ((T,), (T, ndx), (T, nu), (T, ndx, ndx), (T, ndx, nu), (T, nu, nu))
+        buf = np.empty(sum(sizes))
+        out, o = [], 0
+        for size, shape in zip(sizes, shapes):
+            out.append(buf[o:o + size].reshape(shape))
+            o += size
+        return tuple.__new__(cls, out)
+
+
+def empty_step_derivatives(T, n, nu):
+    """Uninitialized :data:`StepDerivatives` of T knots: views of one flat buffer."""
+    shapes = ((T, 2 * n, 2 * n), (T, 2 * n, nu), (T, n, n), (T, n, n), (T, n, nu), (T, n, n),
+              (T, n, n))
+    buf = np.empty(sum(int(np.prod(s)) for s in shapes))
+    out, o = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape))
+        out.append(buf[o:o + size].reshape(shape))
+        o += size
+    return StepDerivatives(*out)
