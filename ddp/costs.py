@@ -101,7 +101,8 @@ class ResidualCost(Cost):
     ``nr``, where q (nq), dq (nv), v (nv) and u (nu) are SX symbols; write the configuration
     dependence through ``q (+) dq`` (for a vector space, ``q + dq``; :mod:`dynamics.lie` and
     :mod:`dynamics.symbolic` have Exp/Log and forward kinematics in SX).  For example, the
-    residual ``[sin q_0, 1 - cos q_0, v_0]`` of a pendulum swing-up::
+    residual ``[sin q_0, 1 + cos q_0, v_0]`` of a pendulum swing-up (zero upright and at rest, at
+    q = pi for ``robots.load("pendulum")``, which hangs at q = 0)::
 
         class Upright(ddp.ResidualCost):
             def __init__(self, weight):
@@ -109,7 +110,7 @@ class ResidualCost(Cost):
 
             def residual(self, q, dq, v, u):
                 th = q[0] + dq[0]
-                return casadi.vertcat(casadi.sin(th), 1 - casadi.cos(th), v[0])
+                return casadi.vertcat(casadi.sin(th), 1 + casadi.cos(th), v[0])
 
     Value, gradient, exact Hessian and Gauss-Newton Hessian of all knots come from one mapped
     CasADi call (values alone, as in a line search, from a mapped function of the value only),
