@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kernels import passes as _passes
-from .kernels.records import Box, Costs, Gaps, Gains, Regularization, SecondOrderMode
+from .kernels.records import Box, Costs, Gains, Regularization, SecondOrderMode
 from .local_model import LocalModel
 
 
@@ -72,16 +72,16 @@ def backward(problem, xs, us, derivatives, local: LocalModel, regularization=Reg
                   np.empty((T + 1, ndx)), np.zeros(1, dtype=np.int64))
     so = d.second_order
     if local.second_order == SecondOrderMode.NONE:
-        so = so._replace(mode=SecondOrderMode.NONE)
+        so = so._replace(mode=int(SecondOrderMode.NONE))
     elif so.mode != local.second_order:
-        raise ValueError(f"local: the derivatives carry {so.mode.name} second-order data; the "
-                         f"local model asks for {local.second_order.name}")
+        raise ValueError(f"local: the derivatives carry {SecondOrderMode(so.mode).name} "
+                         f"second-order data; the local model asks for "
+                         f"{local.second_order.name}")
     r = regularization
     r = Regularization(float(r.u), float(r.x), float(r.v), bool(r.safeguard))
     box = Box(np.ascontiguousarray(us, dtype=float), P.u_min, P.u_max, P.bounded,
               int(box_qp_iter))
-    open_ = gaps is not None
-    g = Gaps(np.ascontiguousarray(gaps, dtype=float) if open_ else np.zeros((T + 1, ndx)), open_)
+    g = P.gaps_record(gaps)
     if structured is None:
         structured = P.nv >= _passes.STRUCTURED_MIN_NV
     status, knot = _passes.backward_pass(P.integrator.kernel_model, P.integrator.record, d.step,
@@ -90,7 +90,7 @@ def backward(problem, xs, us, derivatives, local: LocalModel, regularization=Reg
     if status != _passes.OK:
         return None, int(knot)
     return Policy(xs, us, gains.k, gains.K, float(gains.dV[0]), float(gains.dV[1]), gains.Vx,
-                  gaps if open_ else None, gains.fVxx, int(gains.gauss_newton_knots[0])), None
+                  gaps, gains.fVxx, int(gains.gauss_newton_knots[0])), None
 
 
 def gradient_norm(problem, us, derivatives) -> float:

@@ -26,7 +26,7 @@ from .kernels import evaluation as _kev
 from .kernels import num_chunks
 from .kernels import passes as _passes
 from .kernels.costs import kinematics_buffers
-from .kernels.records import (Box, CostDerivatives, Costs, FDTensors, Gaps, Knots, Program,
+from .kernels.records import (Box, CostDerivatives, Costs, FDTensors, Knots, Program,
                               Programs, Rollout, SecondOrder, SecondOrderMode,
                               empty_step_derivatives)
 
@@ -50,6 +50,8 @@ class CompiledEvaluation(Evaluation):
         term, self.terminal_others = self._split(P.terminal_cost)
         self.programs = Programs(run, term)
         self.inner = INNER_DTM if P.nv <= INNER_CROSSOVER_NV else INNER_IDFOZA
+        self._rollout_box = None
+        self._unused_arrays = {}
 
     def _split(self, cost):
         """(program, others): the program run inside the compiled calls (an empty one if the
@@ -60,8 +62,12 @@ class CompiledEvaluation(Evaluation):
         return (_NO_PROGRAM if program is None else program.record), others
 
     def _box(self):
+        """The bounds a rollout clips to (its nominal controls are not read)."""
         P = self.problem
-        return Box(np.zeros((P.T, P.nu)), P.u_min, P.u_max, P.bounded, 0)
+        box = self._rollout_box
+        if box is None or box.lower is not P.u_min or box.upper is not P.u_max:
+            box = self._rollout_box = Box(np.zeros((P.T, P.nu)), P.u_min, P.u_max, P.bounded, 0)
+        return box
 
     def rollout(self, x0, loop, gaps):
         P = self.problem
@@ -69,7 +75,7 @@ class CompiledEvaluation(Evaluation):
         un = np.empty_like(loop.us)
         with np.errstate(all="ignore"):
             _passes.rollout(P.integrator.kernel_model, P.integrator.record, x0, loop, self._box(),
-                            _gaps(P, gaps), xs, un, _NO_KINEMATICS)
+                            P.gaps_record(gaps), xs, un, _NO_KINEMATICS)
         return xs, un
 
     def rollout_cost(self, x0, loop, gaps):
@@ -77,7 +83,7 @@ class CompiledEvaluation(Evaluation):
         out = Rollout(np.empty((P.T + 1, P.nx)), np.empty_like(loop.us), np.empty(P.T + 1))
         with np.errstate(all="ignore"):
             cost = _kev.rollout_cost(P.integrator.kernel_model, P.integrator.record, x0, loop,
-                                     self._box(), _gaps(P, gaps), self.programs, out,
+                                     self._box(), P.gaps_record(gaps), self.programs, out,
                                      num_chunks(P.T))
             xs, un = out.xs, out.us
             if np.isfinite(cost) and (self.running_others or self.terminal_others):
@@ -94,13 +100,22 @@ class CompiledEvaluation(Evaluation):
         knots = Knots(np.ascontiguousarray(xs[:-1, :nq]), np.ascontiguousarray(xs[:-1, nq:]), U,
                       np.ascontiguousarray(U @ P.integrator.B.T),
                       np.ascontiguousarray(xs[-1:, :nq]), np.ascontiguousarray(xs[-1:, nq:]))
-        m = n if mode == SecondOrderMode.TENSORS else 0
-        tensors = FDTensors(*(np.empty((T, m, m, m)) for _ in range(4)))
-        c = n if mode == SecondOrderMode.CONTRACTED else 0
-        second_order = SecondOrder(mode, self.inner, OUTER_DTM, tensors, knots.q, knots.v,
-                                   np.empty((T, c)), np.empty((T, c, c)),
-                                   np.zeros((T, P.integrator.record.lie_offsets.shape[0], 6, 12,
-                                             12)))
+        if mode == SecondOrderMode.TENSORS:
+            tensors = FDTensors(*(np.empty((T, n, n, n)) for _ in range(4)))
+        else:
+            tensors = self._unused("tensors", lambda: FDTensors(
+                *(np.empty((T, 0, 0, 0)) for _ in range(4))))
+        if mode == SecondOrderMode.CONTRACTED:
+            point = np.empty((T, n)), np.empty((T, n, n))
+        else:
+            point = self._unused("point", lambda: (np.empty((T, 0)), np.empty((T, 0, 0))))
+        nblocks = P.integrator.record.lie_offsets.shape[0]
+        if mode == SecondOrderMode.NONE or nblocks == 0:  # the Hessians of (+) are not written
+            lie_H = self._unused("lie_H", lambda: np.zeros((T, nblocks, 6, 12, 12)))
+        else:
+            lie_H = np.zeros((T, nblocks, 6, 12, 12))
+        second_order = SecondOrder(int(mode), self.inner, OUTER_DTM, tensors, knots.q, knots.v,
+                                   *point, lie_H)
         step = empty_step_derivatives(T, n, nu)
         costs = Costs(CostDerivatives.empty(T, ndx, nu), CostDerivatives.empty(1, ndx, nu))
         _kev.knot_derivatives(P.integrator.kernel_model, P.integrator.record, knots,
@@ -111,9 +126,10 @@ class CompiledEvaluation(Evaluation):
                          local.hessians)
         return KnotDerivatives(run, term, step, second_order)
 
+    def _unused(self, name, make):
+        """The arrays the kernels are given but do not write (this mode's empty or zero data),
+        made once."""
+        if name not in self._unused_arrays:
+            self._unused_arrays[name] = make()
+        return self._unused_arrays[name]
 
-def _gaps(problem, gaps):
-    """The :data:`~ddp.kernels.records.Gaps` of a trajectory's defects (None: closed)."""
-    if gaps is None:
-        return Gaps(np.zeros((problem.T + 1, problem.ndx)), False)
-    return Gaps(np.ascontiguousarray(gaps, dtype=float), True)

@@ -137,7 +137,7 @@ class SemiImplicitEuler:
             tensors = FDTensors(*(np.ascontiguousarray(np.reshape(getattr(fd, k), (T, n, n, n)))
                                   for k in FDTensors._fields))
         contracted = mode == SecondOrderMode.CONTRACTED
-        so = SecondOrder(mode, 0, 0, tensors, q, v, a if contracted else np.zeros((T, 0)),
+        so = SecondOrder(int(mode), 0, 0, tensors, q, v, a if contracted else np.zeros((T, 0)),
                          da_dtau if contracted else np.zeros((T, 0, 0)),
                          np.ascontiguousarray(e.H, dtype=float))
         return d, so

@@ -23,7 +23,7 @@ from . import costs as _costs
 from .compiled import CompiledEvaluation
 from .evaluation import KnotDerivatives, ProtocolEvaluation
 from .integrators import SemiImplicitEuler
-from .kernels.records import ClosedLoop
+from .kernels.records import ClosedLoop, Gaps
 from .local_model import GAUSS_NEWTON, LocalModel
 
 
@@ -49,7 +49,18 @@ class ShootingProblem:
         self.terminal_cost = _costs.bind(terminal_cost, self.nq, self.nv, self.nu, model)
         self.u_min = self._bound(u_min, -np.inf, "u_min")
         self.u_max = self._bound(u_max, np.inf, "u_max")
+        self._closed = None
         self.evaluation = (CompiledEvaluation if dynamics.compiled else ProtocolEvaluation)(self)
+
+    def gaps_record(self, gaps=None) -> Gaps:
+        """The :data:`~ddp.kernels.records.Gaps` of the compiled passes for the defects ``gaps``
+        (T + 1, ndx) of a multiple-shooting trajectory (None: closed; that record is made once
+        per problem)."""
+        if gaps is not None:
+            return Gaps(np.ascontiguousarray(gaps, dtype=float), True)
+        if self._closed is None or self._closed.f.shape != (self.T + 1, self.ndx):
+            self._closed = Gaps(np.zeros((self.T + 1, self.ndx)), False)
+        return self._closed
 
     def __repr__(self):
         return (f"ShootingProblem({self.dynamics!r}, T={self.T}, dt={self.dt:g}, nx={self.nx}, "

@@ -431,7 +431,7 @@ def _borrowed_second_order(so):
                        borrowed(so.v), borrowed(so.a), borrowed(so.da_dtau), borrowed(so.lie_H))
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _form_q(t, d, run, dt, lie_offsets, lie_sizes, Vx, Vxx, structured, assemble, w):
     """Qz = l_z + F^T Vx (w.Qz, z = (x, u)) and the blocks w.Qxx, w.Qux, w.Quu of
     l_zz + F^T Vxx F at knot t, with F = [Fx Fu] (``assemble``: also written to w.F, for the
@@ -548,7 +548,7 @@ def _regularized(Quu, Qux, F, Fu, reg_u, reg_x, VFr, Qzr, Quu_r, Qux_r):
                 Quu_r[c, d] += Qzr[c, ndx + d]
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _gains(t, Qu, us, lo, hi, bounded, qp_iter, factored, schur, k, K, w):
     """The gains k[t], K[t] from the regularized w.Quu_r, w.Qux_r: the box-QP when ``bounded``
     (warm-started from k[t + 1]), else Cholesky (``factored``: w.L holds the factor already).
@@ -609,7 +609,7 @@ def _expected_decrease(Quu, Qu, kt, x, dV):
         dV[1] += 0.5 * kt[c] * x[c]
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _general_value_update(Qz, Qxx, Quu, Qux, k, K, Quuk, KT, ZT, KZ, Vx, Vxx):
     """V_x = Q_x + K^T (Quu k + Qu) + Qux^T k; V_xx = Q_xx + sym(K^T (Quu K + 2 Qux))
     (= Q_xx + K^T Quu K + K^T Qux + Qux^T K): Tassa et al. (2012, eq. 11), with Quuk = Quu k."""

@@ -15,9 +15,11 @@ record               what it holds
                      offsets and sizes of the Lie-group joints (where ⊕ is not an addition)
 :data:`StepDerivatives`  per knot: Fx (T, ndx, ndx), Fu (T, ndx, nu), da_dq, da_dv (T, n, n),
                      da_du = M^-1 B (T, n, nu), and the Jacobians Jq, Jw (T, n, n) of ⊕
-:data:`SecondOrder`  DDP's second-order dynamics terms: the :class:`SecondOrderMode` and its
-                     data (full FD-SO tensors, or each knot's q, v, a and da_dtau = M^-1 for the
-                     contracted sweep; the Hessians of ⊕ on the Lie-group joints)
+:data:`SecondOrder`  DDP's second-order dynamics terms: the :class:`SecondOrderMode` (as an
+                     int: an IntEnum in a record sends numba's dispatch down its slow path,
+                     about 20 us per call) and its data (full FD-SO tensors, or each knot's q,
+                     v, a and da_dtau = M^-1 for the contracted sweep; the Hessians of ⊕ on the
+                     Lie-group joints)
 :data:`CostDerivatives`  l (T,), lx (T, ndx), lu (T, nu), lxx, lxu, luu of a cost at T knots
 :data:`Costs`        the running costs (T knots, scaled by dt) and the terminal cost (1 knot)
 :data:`Regularization`  the shifts on Q_uu, inside Q_uu / Q_ux (on V'_xx), on every V_xx, and
@@ -104,10 +106,10 @@ def empty_step_derivatives(T, n, nu):
     """Uninitialized :data:`StepDerivatives` of T knots: views of one flat buffer."""
     shapes = ((T, 2 * n, 2 * n), (T, 2 * n, nu), (T, n, n), (T, n, n), (T, n, nu), (T, n, n),
               (T, n, n))
-    buf = np.empty(sum(int(np.prod(s)) for s in shapes))
+    sizes = [a * b * c for a, b, c in shapes]
+    buf = np.empty(sum(sizes))
     out, o = [], 0
-    for shape in shapes:
-        size = int(np.prod(shape))
+    for shape, size in zip(shapes, sizes):
         out.append(buf[o:o + size].reshape(shape))
         o += size
     return StepDerivatives(*out)
