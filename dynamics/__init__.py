@@ -13,6 +13,7 @@ from .algorithms import (aba, fd_derivatives, fd_second_derivatives, id_derivati
                          inverse_mass_matrix, mass_matrix, rnea)
 from .casadi_backend import CasadiDynamics, CodegenLimitError, CodegenLimits
 from .finite_difference import FiniteDifferenceDynamics
+from .kernels.threads import available as threads, set_threads
 from .lie import IntegrateExpansion
 from .linearization import (EIDAmbDerivatives, Linearization, eidamb, eidamb_derivatives, immamb,
                             linearize)
@@ -26,5 +27,5 @@ __all__ = [
     "fd_derivatives", "IDDerivatives", "FDDerivatives", "Dynamics", "AnalyticalDynamics",
     "EuclideanDynamics", "CasadiDynamics", "CodegenLimits", "CodegenLimitError",
     "FiniteDifferenceDynamics", "IntegrateExpansion", "linearize", "Linearization", "eidamb",
-    "eidamb_derivatives", "EIDAmbDerivatives", "immamb",
+    "eidamb_derivatives", "EIDAmbDerivatives", "immamb", "set_threads", "threads",
 ]

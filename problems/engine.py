@@ -26,6 +26,8 @@ import logging
 import os
 import time
 
+from dynamics import set_threads
+
 from .output import Progress
 from .store import ResultsStore
 from .tasks import blank_record, run_task, task_key
@@ -106,10 +108,9 @@ def close(client) -> None:
 def execute(t: dict) -> dict:
     """The worker side of a task: :func:`run_task` on one numba thread, plus the worker's
     address."""
-    import numba
     from distributed import get_worker
 
-    numba.set_num_threads(1)
+    set_threads(1)
     record = run_task(t)
     record["worker"] = get_worker().address
     return record

@@ -36,7 +36,7 @@ from numba import njit, prange
 from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_placement,
                                      support_joints)
 from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
-from dynamics.kernels.layout import borrowed, chunk_range, keep_alive, unpack
+from dynamics.kernels.layout import borrowed, chunk_range, keep_alive, prange_only, unpack
 from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.spatial import dot6, motion_cross, motion_cross_add
 from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion, se3_log,
@@ -256,8 +256,8 @@ def cost_knots(m, program, Q, V, U, t0, t1, order, exact_hessians, out, kin):
                                Hxxt, chain, Jf, Rf, pf, r, wr)
             else:
                 _frame_term(m, kind, joint, nr, w, par, order, exact_hessians, oRt, opt, S0t, lt,
-                            gxt, Hxxt, chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3,
-                            H3)
+                            gxt, Hxxt, chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE,
+                            J3, H3)
     keep_alive((work, chain_own))
 
 
@@ -495,7 +495,7 @@ def _cost_chunk(model, program, Q, V, U, order, exact_hessians, out, chunk, nchu
                out, kinematics_buffers(0, 0, 0))
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def cost_batch(model, program, Q, V, U, order, exact_hessians, out, nchunks):
     """:func:`cost_knots` over all knots in ``nchunks`` chunks of knots (one per thread:
     :func:`~dynamics.kernels.layout.num_chunks`), in parallel (outputs zeroed by the caller)."""

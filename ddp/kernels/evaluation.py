@@ -19,7 +19,7 @@ from numba import njit, prange
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.forward_so import fdsva_so_point
 from dynamics.kernels.kinematics import forward_kinematics
-from dynamics.kernels.layout import borrowed, chunk_range, keep_alive, unpack
+from dynamics.kernels.layout import borrowed, chunk_range, keep_alive, prange_only, unpack
 from dynamics.kernels.lie_group import integrate_expansion_point
 from dynamics.kernels.step import assemble_knot, step_displacement
 
@@ -115,7 +115,7 @@ def _derivatives_chunk(model, step, knots, program, exact_hessians, derivatives,
                 luu[t, i, j] *= dt
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, second_order, costs,
                      nchunks):
     """The derivatives of every knot of a trajectory (``knots``: q, v (T, nq / nv), u (T, nu),
@@ -174,7 +174,7 @@ def _cost_values_chunk(model, program, Q, V, U, l, kin, chunk, nchunks):
                np.bool_(False), CostDerivatives(l, e2, e2, e3, e3, e3), kin)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def rollout_cost(model, step, x0, loop, box, gaps, programs, out, nchunks):
     """:func:`~ddp.kernels.passes.rollout` (same arguments, into ``out.xs``, ``out.us``), then
     the total cost ``dt sum_t l(x_t, u_t) + l_T(x_T)`` of the built-in running and terminal

@@ -15,7 +15,7 @@
 import numpy as np
 from numba import njit, prange
 
-from .layout import borrowed, chunk_range, keep_alive, unpack
+from .layout import borrowed, chunk_range, keep_alive, prange_only, unpack
 
 from .dense import gemm
 from .inverse import crba_point, idsva_sweeps, kinematics_and_inertias
@@ -360,7 +360,7 @@ def _aba_chunk(ints, floats, Q, V, TAU, out, chunk, nchunks):
         aba_point(m, Q[t], V[t], TAU[t], out[t], S0, IA, U, Dinv)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def aba_batch(ints, floats, Q, V, TAU, nchunks):
     out = np.empty((Q.shape[0], ints[1]))
     if nchunks == 1:
@@ -383,7 +383,7 @@ def _minv_chunk(ints, floats, Q, out, chunk, nchunks):
         minv_from_mass_matrix(m, M, out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def minv_batch(ints, floats, Q, nchunks):
     """M^{-1} per knot: CRBA, then the sparse L^T D L factorization."""
     out = np.empty((Q.shape[0], ints[1], ints[1]))
@@ -395,7 +395,7 @@ def minv_batch(ints, floats, Q, nchunks):
     return out
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def fdsva_batch(ints, floats, Q, V, TAU, ipr, nchunks):
     """:func:`fdsva_core` at every knot, in parallel: ``nchunks`` chunks of knots (one per
     thread, :func:`~dynamics.kernels.layout.num_chunks`), each with its own work arrays."""

@@ -30,7 +30,7 @@ from numba import njit, prange
 from .dense import gemm, gemm_tn
 from .forward import IPR_LTDL, aza_apply, fdsva_core
 from .inverse import idsva_point
-from .layout import KernelModel, chunk_range, unpack
+from .layout import KernelModel, chunk_range, prange_only, unpack
 from .second_order import id_so_views, idsva_so_contracted, idsva_so_point
 
 INNER_DTM, INNER_IDFOZA = 0, 1
@@ -211,7 +211,7 @@ def _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, chunk, nchunks):
                        d2v[t], d2qv[t], d2t[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def fdsva_so_batch(ints, floats, Q, V, TAU, inner, outer, buf, nchunks):
     """Full FDSVA-SO over a batch, in place into ``buf`` (layout of ``id_so_views``), in
     ``nchunks`` parallel chunks of knots."""
@@ -232,7 +232,7 @@ def _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, chunk, nchunks):
                            Lv[t], Lqv[t], Lt[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def fdsva_so_lam_batch(ints, floats, Q, V, TAU, LAM, buf, nchunks):
     """Contracted FDSVA-SO over a batch, in place into ``buf`` (layout of ``fd_lam_views``), in
     ``nchunks`` parallel chunks of knots."""

@@ -59,7 +59,7 @@ from numba import njit, prange
 from .dense import symm_gemm_col_sparse
 from .forward import small_spd_inverse
 from .kinematics import FF, PLA, SPH, compose_placements, ground_motion_subspace, joint_transform
-from .layout import borrowed, chunk_range, keep_alive, unpack
+from .layout import borrowed, chunk_range, keep_alive, prange_only, unpack
 from .spatial import force_cross_add, ground_inertia, motion_cross, motion_cross_add, tup6
 
 # contract: LLVM may fuse a * b + c into one FMA (rounding changes in the last bits; measured on
@@ -744,7 +744,7 @@ def _geometric_fd_chunk(ints, floats, Q, V, TAU, support, acc, Minv, dacc, chunk
         geometric_fd_point(m, Q[t], V[t], TAU[t], support, acc[t], Minv[t], dacc[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def geometric_fd_batch(ints, floats, Q, V, TAU, seg, nseg, nslot, slot, nchunks):
     """:func:`geometric_fd_point` at every knot: acc (T, nv), Minv (T, nv, nv), dacc (T, nv,
     ncol), in ``nchunks`` parallel chunks of knots.  ``seg``, ``nseg``, ``nslot``, ``slot``: the
@@ -791,7 +791,7 @@ def _linearization_chunk(ints, floats, Q, V, TAU, support, acc, A, B, chunk, nch
         _configuration_rows(m, V[t], At, Bt)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def geometric_linearization_batch(ints, floats, Q, V, TAU, seg, nseg, nslot, slot, nchunks):
     """The continuous-time linearization in the body base twist (``dynamics.linearize``'s
     default) at every knot, assembled where it is computed: acc (T, nv), A (T, 2nv, 2nv) =
@@ -829,7 +829,7 @@ def _continuous_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, chunk, nchunks)
         _configuration_rows(m, V[t], A[t], B[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def continuous_linearization_batch(ints, floats, V, da_dq, da_dv, Minv, nchunks):
     """The A (T, 2nv, 2nv) and B (T, 2nv, nv) of :func:`geometric_linearization_batch` from
     forward-dynamics derivatives computed otherwise (da_dq, da_dv, Minv (T, nv, nv), e.g. by
@@ -854,7 +854,7 @@ def _eidamb_chunk(ints, floats, Q, V, A, tau, chunk, nchunks):
         eidamb_point(m, Q[t], V[t], A[t], tau[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def eidamb_batch(ints, floats, Q, V, A, nchunks):
     """:func:`eidamb_point` at every knot: tau (T, nv)."""
     tau = np.empty((Q.shape[0], ints[1]))
@@ -875,7 +875,7 @@ def _eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, chunk, nchunks):
         eidamb_derivatives_core(m, body_geometry(m, Q[t]), slots, V[t], A[t], tau[t], D[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def eidamb_derivatives_batch(ints, floats, Q, V, A, ncol, nchunks):
     """:func:`eidamb_derivatives_point` at every knot: tau (T, nv), D (T, nv, ncol)."""
     T = Q.shape[0]
@@ -898,7 +898,7 @@ def _immamb_chunk(ints, floats, Q, Minv, chunk, nchunks):
         immamb_point(m, Q[t], Minv[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def immamb_batch(ints, floats, Q, nchunks):
     """:func:`immamb_point` at every knot: Minv (T, nv, nv)."""
     Minv = np.empty((Q.shape[0], ints[1], ints[1]))
@@ -959,7 +959,7 @@ def _tangent_ad_chunk(ints, floats, V, out, chunk, nchunks):
         tangent_ad_point(m, V[t], out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def tangent_ad_batch(ints, floats, V, nchunks):
     """:func:`tangent_ad_point` at every knot: (T, nv, nv)."""
     out = np.empty((V.shape[0], ints[1], ints[1]))
@@ -993,7 +993,7 @@ def _base_adjoint_chunk(ints, floats, Q, out, chunk, nchunks):
             Ad[2, 3 + c] = p[0] * R[1, c] - p[1] * R[0, c]
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def base_adjoint_batch(ints, floats, Q, nchunks):
     """Ad(H) (T, 6, 6) of the pose H = oM_1 of the root joint, [lin; ang]: [[R, [p]x R], [0, R]]."""
     out = np.zeros((Q.shape[0], 6, 6))

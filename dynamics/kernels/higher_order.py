@@ -45,7 +45,7 @@ from numba import njit, prange
 
 from .forward import small_spd_inverse
 from .kinematics import FF, HEL, PLA, PRI, forward_kinematics, joint_transform
-from .layout import chunk_range, unpack
+from .layout import chunk_range, prange_only, unpack
 from .spatial import body_coriolis_add, dot6, ground_inertia, matvec6, motion_cross
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -658,7 +658,7 @@ def _rnea_chunk(ints, floats, Q, VD, out, chunk, nchunks):
         rnea_point(m, Q[t], VD[t], B, ws, out[t])
 
 
-@njit(parallel=True, **_JIT)
+@njit(parallel=prange_only(), **_JIT)
 def rnea_batch(ints, floats, Q, VD, nchunks):
     """:func:`rnea_point` at every sample, in ``nchunks`` parallel chunks of samples: Q (T, nq),
     VD (T, r+2, nv) -> (T, r+1, nv).  One workspace per chunk."""
@@ -684,7 +684,7 @@ def _hybrid_chunk(ints, floats, Q, VD, TAU, motion, chunk, nchunks):
         hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, buffers)
 
 
-@njit(parallel=True, **_JIT)
+@njit(parallel=prange_only(), **_JIT)
 def hybrid_batch(ints, floats, Q, VD, TAU, motion, nchunks):
     """:func:`hybrid_point` at every sample, in ``nchunks`` parallel chunks of samples; VD (T,
     r+2, nv) and TAU (T, r+1, nv) are completed in place (see hybrid_point for which entries are
@@ -789,7 +789,7 @@ def _closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, chunk, nchunks):
         closed_form_point(m, Q[t], Vel[t], M[t], h[t], g[t], C[t])
 
 
-@njit(parallel=True, **_JIT)
+@njit(parallel=prange_only(), **_JIT)
 def closed_form_batch(ints, floats, Q, Vel, nchunks):
     """:func:`closed_form_point` at every sample, in ``nchunks`` parallel chunks of samples: M, h,
     g, C of shapes (T, nv, nv), (T, nv), (T, nv), (T, nv, nv)."""

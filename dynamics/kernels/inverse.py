@@ -22,7 +22,7 @@ of joint i and lambda(i) its parent:
 import numpy as np
 from numba import njit, prange
 
-from .layout import chunk_range, unpack
+from .layout import chunk_range, prange_only, unpack
 
 from .kinematics import forward_kinematics
 from .spatial import (
@@ -274,7 +274,7 @@ def _rnea_chunk(ints, floats, Q, V, A, out, chunk, nchunks):
         rnea_point(m, Q[t], V[t], A[t], out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def rnea_batch(ints, floats, Q, V, A, nchunks):
     out = np.empty(V.shape)
     if nchunks == 1:
@@ -294,7 +294,7 @@ def _crba_chunk(ints, floats, Q, out, chunk, nchunks):
         crba_point(m, Q[t], out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def crba_batch(ints, floats, Q, nchunks):
     out = np.empty((Q.shape[0], ints[1], ints[1]))
     if nchunks == 1:
@@ -316,7 +316,7 @@ def _idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, chunk, nchunks):
         idsva_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def idsva_batch(ints, floats, Q, V, A, nchunks):
     T = Q.shape[0]
     nv = ints[1]

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .layout import chunk_range, unpack
+from .layout import chunk_range, prange_only, unpack
 
 REV, RUB, PRI, SPH, FF, PLA, HEL = 0, 1, 2, 3, 4, 5, 6
 
@@ -383,7 +383,7 @@ def _integrate_chunk(ints, floats, Q, V, out, chunk, nchunks):
         integrate_point(m, Q[t], V[t], out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def integrate_batch(ints, floats, Q, V, nchunks):
     out = np.empty_like(Q)
     if nchunks == 1:
@@ -402,7 +402,7 @@ def _difference_chunk(ints, floats, Q0, Q1, out, chunk, nchunks):
         difference_point(m, Q0[t], Q1[t], out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def difference_batch(ints, floats, Q0, Q1, nchunks):
     out = np.empty((Q0.shape[0], ints[1]))
     if nchunks == 1:

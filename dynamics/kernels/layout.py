@@ -33,10 +33,11 @@ floats = [axis (nj*3), place_R (nj*9), place_p (nj*3), mass (nj), com (nj*3), Ic
 from collections import namedtuple
 
 import numpy as np
-import numba
 from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
+
+from .threads import available
 
 KernelModel = namedtuple(
     "KernelModel",
@@ -159,17 +160,29 @@ def unpack(ints, floats):
 # beside ``_chunk(..., c, nchunks)`` compiled every chunk three times (with its whole call tree,
 # which numba optimizes again in each caller).
 
+def prange_only() -> dict:
+    """numba's ``parallel=`` option of the batched kernels: only their explicit ``prange`` loop
+    over chunks runs in parallel.  With ``parallel=True`` numba also turns array expressions
+    (``np.zeros``, ``np.ascontiguousarray`` of a slice, ...) into parallel loops of their own:
+    each a parallel launch on every call (taken even on the one-chunk path, and stalling for
+    milliseconds when another process holds a core) and each compiled as a parallel function
+    of its own.  (A new dict each time: numba empties the one it is given.)"""
+    return dict(comprehension=False, reduction=False, inplace_binop=False, setitem=False,
+                numpy=False, stencil=False, fusion=False, prange=True)
+
+
 #: batches of up to this many knots run as one chunk, on the calling thread
 SERIAL_MAX_T = 1
 
 
 def num_chunks(T):
-    """The number of chunks of a batch of T knots: one per numba thread (at most T), and one for
-    batches of up to ``SERIAL_MAX_T`` knots.  (The configured thread count:
-    ``numba.get_num_threads()`` costs ~10 us per call.)"""
+    """The number of chunks of a batch of T knots: one per thread the kernels may use now
+    (:func:`~dynamics.kernels.threads.available`: fewer when other processes hold cores; at most
+    T), and one for batches of up to ``SERIAL_MAX_T`` knots, which then run on the calling
+    thread."""
     if T <= SERIAL_MAX_T:
         return 1
-    return max(1, min(int(T), numba.config.NUMBA_NUM_THREADS))
+    return max(1, min(int(T), available()))
 
 
 @njit(cache=True)

@@ -32,7 +32,7 @@ from numba import njit, prange
 
 from .dense import gemm, gemm_tn
 from .kinematics import FF, PLA, RUB, SPH
-from .layout import borrowed, chunk_range, keep_alive, unpack
+from .layout import borrowed, chunk_range, keep_alive, prange_only, unpack
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -778,7 +778,7 @@ def _integrate_expansion_chunk(ints, floats, W, hessian, Jq, Jw, H, chunk, nchun
         integrate_expansion_point(m, W[t], Jq[t], Jw[t], H[t], hessian)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def integrate_expansion_batch(ints, floats, W, nblocks, hessian, nchunks):
     """:func:`integrate_expansion_point` at every knot of W (T, nv), one chunk of knots per
     thread: (Jq, Jw) (T, nv, nv) and H (T, nblocks, 6, 12, 12) (zeros without ``hessian``)."""

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit, prange
 
 from .inverse import idsva_forward_pass
-from .layout import chunk_range, unpack
+from .layout import chunk_range, prange_only, unpack
 from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matvec6, motion_cross,
                       tup6)
 
@@ -476,7 +476,7 @@ def _idsva_so_chunk(ints, floats, Q, V, A, buf, chunk, nchunks):
                        dM[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def idsva_so_batch(ints, floats, Q, V, A, buf, nchunks):
     """IDSVA-SO over a batch of knots, in place into ``buf`` (see :func:`id_so_views`), in
     ``nchunks`` parallel chunks of knots.  The buffer is allocated by the caller (numpy's

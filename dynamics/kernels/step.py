@@ -27,7 +27,7 @@ from numba import njit, prange
 
 from .dense import gemm
 from .kinematics import integrate_point
-from .layout import chunk_range
+from .layout import chunk_range, prange_only
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -151,7 +151,7 @@ def _assemble_chunk(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes
                       Fx[t], Fu[t], da_du[t], tmp, tu)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
 def assemble_step_derivatives(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes, Fx,
                               Fu, da_du, nchunks):
     """Fx (T, 2n, 2n), Fu (T, 2n, nu) and da_du = M^-1 B (T, n, nu) of the step (module

@@ -26,7 +26,8 @@ ROBOTS = derivatives.ROBOTS
 @dataclass
 class BenchOptions:
     """What every benchmark may read: robots to time, knots per batched call, seconds per timing
-    round, the CasADi code-generation settings and where to log."""
+    round, the CasADi code-generation settings, busy processes beside (solver) and where to
+    log."""
 
     robots: tuple = ROBOTS
     batch: int = 100
@@ -34,6 +35,7 @@ class BenchOptions:
     cflags: tuple = ("-O3",)
     codegen_timeout: float = 900.0
     codegen: bool = True
+    load: int = 0
     log: Callable = field(default=print)
 
 
@@ -54,7 +56,9 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
                lambda o: backends.run_casadi(o.robots, min(o.batch, 20), o.min_time, o.cflags,
                                              o.codegen_timeout, o.codegen, o.log)),
     "solver": ("ms per iteration of our DDP and iLQR by phase, beside Crocoddyl "
-               "(results/solver_speed)", lambda o: solver.run_solver_speed(log=o.log)),
+               "(results/solver_speed; with --load N, N busy processes beside: "
+               "results/solver_speed_loadN)",
+               lambda o: solver.run_solver_speed(log=o.log, load=o.load)),
     "dask": ("the study engine on 1 and 2 Dask workers: speed-up, scheduling overhead, scale "
              "estimate (results/dask_scaling)", lambda o: dask_scaling.run_dask_scaling(o.log)),
     "linearize": ("the geometric linearization (Bos et al. 2022) beside FDSVA and C++ Pinocchio "

@@ -13,7 +13,10 @@ bias the ratio.  Crocoddyl runs when ``SODDP_CROCODDYL_PYTHON`` names a Python w
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -33,48 +36,82 @@ COLUMNS = [("problem", "problem"), ("nv", "nv"), ("T", "T"), ("solver", "solver"
            ("second_order_share", "second-order share"),
            ("total_ms", "time to solution [ms]"), ("vs_fddp_iter", "ms/it / FDDP's"),
            ("vs_fddp_total", "total / FDDP's")]
+#: the table under load: the median time beside the best (stalls show in the median)
+COLUMNS_LOAD = [c for c in COLUMNS if c[0] not in ("derivatives_ms", "backward_ms", "forward_ms",
+                                                   "other_ms", "second_order_share")]
+COLUMNS_LOAD[COLUMNS_LOAD.index(("ms_per_iter", "ms / iteration")) + 1:1] = [
+    ("median_ms_per_iter", "median ms / iteration")]
+COLUMNS_LOAD.insert(COLUMNS_LOAD.index(("vs_fddp_total", "total / FDDP's")),
+                    ("vs_fddp_median", "median ms/it / FDDP's"))
 
 
 def _time_solve(P, method, repeats, max_iter):
+    """(solution, best wall time, median wall time) of ``repeats`` timed solves."""
     us = P.quasi_static()  # the start, given to every solver (Crocoddyl's script gets it too)
     ddp.solve(P, us=us, method=method, max_iter=max_iter)  # warm-up: compiled kernels
-    best = None
+    best, walls = None, []
     for _ in range(repeats):
         t0 = time.perf_counter()
         sol = ddp.solve(P, us=us, method=method, max_iter=max_iter)
         wall = time.perf_counter() - t0
+        walls.append(wall)
         if best is None or wall < best[1]:
             best = (sol, wall)
-    return best
+    return best[0], best[1], float(np.median(walls))
 
 
-def _best_rounds(P, repeats, rounds, max_iter, log):
-    """Crocoddyl's results ({label: {...}}) and ours ({method: (solution, wall)}), each the best
-    of ``rounds`` turns taken alternately."""
+def _best_rounds(P, repeats, rounds, max_iter, log, shared_machine=False):
+    """Crocoddyl's results ({label: {...}}) and ours ({method: (solution, wall, median)}), each
+    the best of ``rounds`` turns taken alternately."""
     croc, ours = {}, {}
     for _ in range(rounds):
-        for label, x in crocoddyl_solvers.solve(P, max_iter=max_iter, repeats=repeats,
-                                                log=log).items():
+        for label, x in crocoddyl_solvers.solve(P, max_iter=max_iter, repeats=repeats, log=log,
+                                                shared_machine=shared_machine).items():
             if label not in croc or x["total_s"] < croc[label]["total_s"]:
                 croc[label] = x
         for method in ("ilqr", "ddp"):
-            sol, wall = _time_solve(P, method, repeats, max_iter)
-            if method not in ours or wall < ours[method][1]:
-                ours[method] = (sol, wall)
+            res = _time_solve(P, method, repeats, max_iter)
+            if method not in ours or res[1] < ours[method][1]:
+                ours[method] = res
     return croc, ours
 
 
-def run_solver_speed(problems=PROBLEMS, repeats=5, rounds=3, max_iter=300, log=print):
+@contextmanager
+def busy_processes(n):
+    """``n`` processes beside the benchmark, each keeping a core busy (a pure Python loop)."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        if procs:
+            time.sleep(0.5)  # running, and seen by the kernels' choice of threads
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()
+
+
+def run_solver_speed(problems=PROBLEMS, repeats=5, rounds=3, max_iter=300, log=print, load=0):
+    """The table (``results/solver_speed``; with ``load`` N busy processes beside the solvers,
+    ``results/solver_speed_load{N}`` with median times too)."""
+    with busy_processes(load):
+        return _solver_speed(problems, repeats, rounds, max_iter, log, load)
+
+
+def _solver_speed(problems, repeats, rounds, max_iter, log, load):
     rows = []
     for name in problems:
         P = get(name)
-        log(f"solver speed: {name} (nv={P.nv}, T={P.T})")
-        croc, ours = _best_rounds(P, repeats, rounds, max_iter, log)
+        log(f"solver speed: {name} (nv={P.nv}, T={P.T})" + (f", {load} busy processes beside"
+                                                            if load else ""))
+        croc, ours = _best_rounds(P, repeats, rounds, max_iter, log, shared_machine=load > 0)
         fddp = croc.get("Crocoddyl FDDP")
         fddp_it = 1e3 * fddp["total_s"] / max(fddp["iterations"], 1) if fddp else None
         fddp_total = 1e3 * fddp["total_s"] if fddp else None
+        fddp_med = 1e3 * fddp.get("median_s", fddp["total_s"]) / max(fddp["iterations"], 1) \
+            if fddp else None
         for method in ("ilqr", "ddp"):
-            sol, wall = ours[method]
+            sol, wall, median = ours[method]
             it = max(sol.iterations, 1)
             h = sol.history
             der, back, fwd = (1e3 * sum(getattr(x, k) for x in h) / it
@@ -84,7 +121,9 @@ def run_solver_speed(problems=PROBLEMS, repeats=5, rounds=3, max_iter=300, log=p
                              iterations=sol.iterations, cost=sol.cost, ms_per_iter=ms,
                              derivatives_ms=der, backward_ms=back, forward_ms=fwd,
                              other_ms=ms - der - back - fwd, total_ms=1e3 * wall,
+                             median_ms_per_iter=1e3 * median / it,
                              vs_fddp_iter=ms / fddp_it if fddp_it else None,
+                             vs_fddp_median=1e3 * median / it / fddp_med if fddp_med else None,
                              vs_fddp_total=1e3 * wall / fddp_total if fddp_total else None))
             if method == "ddp":  # what DDP's derivatives and backward pass add to iLQR's
                 ilqr = rows[-2]
@@ -94,14 +133,23 @@ def run_solver_speed(problems=PROBLEMS, repeats=5, rounds=3, max_iter=300, log=p
                 f"(derivatives {der:.2f}, backward {back:.2f}, forward {fwd:.2f})")
         for label, x in croc.items():
             ms = 1e3 * x["total_s"] / max(x["iterations"], 1)
+            med = 1e3 * x.get("median_s", x["total_s"]) / max(x["iterations"], 1)
             rows.append(dict(problem=name, nv=P.nv, T=P.T, solver=f"{label} {x['version']}",
                              iterations=x["iterations"], cost=x["cost"], ms_per_iter=ms,
-                             total_ms=1e3 * x["total_s"], vs_fddp_iter=ms / fddp_it,
+                             median_ms_per_iter=med, total_ms=1e3 * x["total_s"],
+                             vs_fddp_iter=ms / fddp_it, vs_fddp_median=med / fddp_med,
                              vs_fddp_total=1e3 * x["total_s"] / fddp_total))
             log(f"  {label}: {x['iterations']:3d} it, cost {x['cost']:.9g}, {ms:.2f} ms/it")
     notes = [f"same start for every solver: the quasi-static controls holding x0 and their rollout; "
-             f"best of {repeats} solves after a warm-up, on {os.cpu_count()} cores; ours and "
-             f"Crocoddyl take turns {rounds} times per problem and each keeps its best turn",
+             f"best of {repeats} solves after a warm-up (and their median), on {os.cpu_count()} "
+             f"cores; ours and Crocoddyl take turns {rounds} times per problem and each keeps its "
+             "best turn"]
+    if load:
+        notes.append(f"under load: {load} other processes each keep a core busy (a Python loop) "
+                     "during the whole run; ours with its default threads (auto: the cores the "
+                     "others leave); Crocoddyl with OMP_WAIT_POLICY=PASSIVE (its default spin-"
+                     "waiting starves under load)")
+    notes += [
              "ours: derivatives = costs and step derivatives of all knots in one parallel call "
              f"(DDP with full FD-SO tensors when nv <= {TENSOR_MAX_NV}), backward = compiled "
              f"Riccati pass (DDP with nv > {TENSOR_MAX_NV}: the lam-contracted FDSVA-SO at each "
@@ -116,9 +164,12 @@ def run_solver_speed(problems=PROBLEMS, repeats=5, rounds=3, max_iter=300, log=p
              "Crocoddyl: FDDP (multiple shooting) and DDP, both with Gauss-Newton Hessians; "
              + ("run in the same session" if crocoddyl_solvers.python() else
                 "not run: set SODDP_CROCODDYL_PYTHON (shared/tools/crocoddyl-reference/setup.sh)")]
-    write_table(rows, "solver_speed", "Solver speed: ours beside Crocoddyl, same problems, same run",
-                COLUMNS, notes, log)
-    _plot(rows, problems)
+    stem = f"solver_speed_load{load}" if load else "solver_speed"
+    title = "Solver speed: ours beside Crocoddyl, same problems, same run" + (
+        f", {load} busy processes beside" if load else "")
+    write_table(rows, stem, title, COLUMNS_LOAD if load else COLUMNS, notes, log)
+    if not load:
+        _plot(rows, problems)
     return rows
 
 

@@ -105,7 +105,7 @@ def solve(spec, log=print):
         problem = build(spec)
         xs0 = [np.array(x) for x in spec["xs"]]
         us0 = [np.array(u) for u in spec["us"]]
-        best, solver = float("inf"), None
+        best, solver, walls = float("inf"), None, []
         repeats = spec.get("repeats", 3)
         if repeats == 0:
             cls(problem).solve(xs0, us0, 1, False)
@@ -129,8 +129,10 @@ def solve(spec, log=print):
                 history = list(costs)
             if rep or not repeats:
                 best = min(best, wall)
+                walls.append(wall)
         out[name] = dict(iterations=solver.iter, cost=solver.cost, converged=bool(converged),
-                         total_s=best, costs=history, version=crocoddyl.__version__)
+                         total_s=best, median_s=float(np.median(walls)), costs=history,
+                         version=crocoddyl.__version__)
         log(f"{name}: converged={converged} iterations={solver.iter} cost={solver.cost:.9g} "
             f"time={best * 1e3:.2f} ms ({best * 1e3 / max(solver.iter, 1):.3f} ms/iteration)")
     return out

@@ -93,13 +93,14 @@ def spec(problem, us=None, max_iter=200, repeats=3, xs=None, solvers=SOLVERS):
                 repeats=repeats, th_stop=1e-12, solvers=list(solvers))
 
 
-def solve(problem, us=None, max_iter=200, repeats=3, log=print, xs=None, solvers=SOLVERS):
+def solve(problem, us=None, max_iter=200, repeats=3, log=print, xs=None, solvers=SOLVERS,
+          shared_machine=False):
     """Crocoddyl's results on ``problem``: {"Crocoddyl FDDP": {...}, "Crocoddyl DDP": {...}} (the
     ``solvers`` asked for) with iterations, cost, converged, total_s (the best of ``repeats``
     timed solves), costs (per iteration) and version; {} when not configured or not writable in
-    Crocoddyl."""
+    Crocoddyl.  ``shared_machine``: other processes keep cores busy (see :func:`run`)."""
     s = spec(problem, us, max_iter, repeats, xs, solvers) if python() else None
-    return {} if s is None else run(s, log)
+    return {} if s is None else run(s, log, shared_machine)
 
 
 #: the environment of a Crocoddyl run beside other busy processes (a study's tasks): Crocoddyl
