@@ -24,10 +24,10 @@ from .kernels.records import Regularization, SecondOrderMode
 from .local_model import GAUSS_NEWTON, LocalModel
 from .problem import ShootingProblem
 from .settings import SolverSettings
-from .solver import STATUSES, Solution, solve
+from .solver import STATUSES, Solution, solve, warm_up
 
 __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlacement", "FrameTranslation",
            "FrameRotation", "FrameVelocity", "ResidualCost", "CostProgram", "StateRegularization", "Sum",
            "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution",
            "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult",
-           "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization"]
+           "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "warm_up"]

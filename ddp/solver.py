@@ -31,7 +31,10 @@ from .backward import Policy, backward, gradient_norm
 from .callbacks import Iteration, IterationTable
 from .evaluation import KnotDerivatives
 from .globalization import STRATEGIES
-from .kernels.records import SecondOrderMode
+from .kernels import compile_notice
+from .kernels import evaluation as _kev
+from .kernels import passes as _passes
+from .kernels.records import Regularization, SecondOrderMode
 from .line_search import line_search
 from .local_model import GAUSS_NEWTON, exact_model
 from .settings import DEFAULT_SETTINGS, SolverSettings
@@ -134,7 +137,41 @@ def solve(problem, xs=None, us=None, settings: SolverSettings | None = None, cal
         s = s.updated(**overrides)
     callbacks = _checked_callbacks(callbacks)
     with _one_blas_thread():
+        warm_up(problem)
         return _solve(problem, xs, us, s, callbacks)
+
+
+_WARM = set()  # the kinds of problems whose compiled kernels this process has loaded
+
+
+def warm_up(problem) -> None:
+    """Load (or, on a machine's first run, compile) every compiled kernel a solve of
+    ``problem`` calls, untimed: the derivatives with DDP's exact model and with Gauss-Newton,
+    a backward pass, a closed-loop rollout and its cost, the gradient, the costs alone.  Called
+    by :func:`solve` once per kind of problem and process, so that compiling is never counted
+    as solve time; on a cold cache it prints one line saying so first."""
+    key = (type(problem.evaluation), type(problem.dynamics))
+    if key in _WARM:
+        return
+    _WARM.add(key)
+    kernel = (_kev.knot_derivatives if problem.dynamics.compiled else _passes.backward_pass)
+    compile_notice(kernel, "the solver's kernels", 3)
+    P = problem
+    try:
+        with np.errstate(all="ignore"):
+            us, _ = _initial_guess(P, None, None)
+            xs = P.rollout(us)
+            mode = P.integrator.second_order_mode("auto")
+            for local in (exact_model("ddp", "exact", mode), GAUSS_NEWTON):
+                d = P.calc_diff(xs, us, local)
+                policy, _ = backward(P, xs, us, d, local, Regularization(1.0))
+            if policy is not None:
+                P.closed_loop_cost(xs, us, policy.k, policy.K, 0.5)
+            gradient_norm(P, us, d)
+            d.all_finite()
+            P.cost_derivatives(xs, us, "gauss-newton")
+    except Exception:  # noqa: BLE001 - the solve itself meets the same failure and reports it
+        pass
 
 
 def _checked_callbacks(callbacks) -> list:

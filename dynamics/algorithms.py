@@ -13,6 +13,7 @@ from .kernels import forward as _fwd
 from .kernels import inverse as _inv
 from .kernels import forward_so as _fso
 from .kernels import second_order as _so
+from .kernels import compile_notice
 from .kernels.layout import num_chunks
 from .results import FDDerivatives, IDDerivatives
 
@@ -25,6 +26,7 @@ IPR_AUTO = "ltdl"
 
 def rnea(model, q, v, a) -> np.ndarray:
     """Inverse dynamics tau = M(q) a + C(q, v) v + g(q).  (nv,) or (T, nv)."""
+    compile_notice(_inv.rnea_batch, "RNEA", 1)
     b = prepare(model, q=q, v=v, a=a)
     return b.unbatch(_inv.rnea_batch(*model.kernel_args, b["q"], b["v"], b["a"],
                                      num_chunks(b.T)))
@@ -32,6 +34,7 @@ def rnea(model, q, v, a) -> np.ndarray:
 
 def aba(model, q, v, tau) -> np.ndarray:
     """Forward dynamics a = M(q)^{-1} (tau - C(q, v) v - g(q)) by ABA.  (nv,) or (T, nv)."""
+    compile_notice(_fwd.aba_batch, "ABA", 1)
     b = prepare(model, q=q, v=v, tau=tau)
     return b.unbatch(_fwd.aba_batch(*model.kernel_args, b["q"], b["v"], b["tau"],
                                     num_chunks(b.T)))
@@ -39,18 +42,21 @@ def aba(model, q, v, tau) -> np.ndarray:
 
 def mass_matrix(model, q) -> np.ndarray:
     """Joint-space inertia matrix M(q) (full, symmetric) by CRBA.  (nv, nv) or (T, nv, nv)."""
+    compile_notice(_inv.crba_batch, "CRBA", 1)
     b = prepare(model, q=q)
     return b.unbatch(_inv.crba_batch(*model.kernel_args, b["q"], num_chunks(b.T)))
 
 
 def inverse_mass_matrix(model, q) -> np.ndarray:
     """M(q)^{-1} (CRBA + sparse L^T D L factorization).  (nv, nv) or (T, nv, nv)."""
+    compile_notice(_fwd.minv_batch, "the inverse mass matrix", 1)
     b = prepare(model, q=q)
     return b.unbatch(_fwd.minv_batch(*model.kernel_args, b["q"], num_chunks(b.T)))
 
 
 def id_derivatives(model, q, v, a) -> IDDerivatives:
     """First-order derivatives of inverse dynamics by IDSVA: tau, dtau_dq, dtau_dv, M."""
+    compile_notice(_inv.idsva_batch, "IDSVA", 1)
     b = prepare(model, q=q, v=v, a=a)
     out = _inv.idsva_batch(*model.kernel_args, b["q"], b["v"], b["a"], num_chunks(b.T))
     return IDDerivatives(*b.unbatch(out))
@@ -71,6 +77,7 @@ def id_second_derivatives(model, q, v, a, out: IDDerivatives | None = None) -> I
     ``out``: the result of an earlier call with the same shapes, whose arrays are overwritten
     (avoids allocating, for ATLAS, 1.5 MB per knot on every call).
     """
+    compile_notice(_so.idsva_so_batch, "IDSVA-SO", 1)
     b = prepare(model, q=q, v=v, a=a)
     buf = reusable_buffer(out, _so.id_so_size(b.T, model.nv), "IDDerivatives", b)
     _so.idsva_so_batch(*model.kernel_args, b["q"], b["v"], b["a"], buf, num_chunks(b.T))
@@ -87,6 +94,7 @@ def fd_derivatives(model, q, v, tau, ipr: str = "auto") -> FDDerivatives:
     ``"ltdl"`` (one block solve with the sparse L^T D L factor of M) or ``"auto"`` (``IPR_AUTO``,
     the fastest measured on every robot we benchmark).  All give the same result to rounding.
     """
+    compile_notice(_fwd.fdsva_batch, "FDSVA", 1)
     if ipr not in ("auto", *_IPR):
         raise ValueError(f"ipr: expected 'auto', 'dmm', 'aza' or 'ltdl'; got {ipr!r}")
     code = _IPR[IPR_AUTO if ipr == "auto" else ipr]
@@ -120,6 +128,7 @@ def fd_second_derivatives(model, q, v, tau, lam=None, inner: str = "auto", outer
     Inner- and Outer-Terms of eq. 46 are computed (full tensors only; all give the same result).
     ``out``: a result of an earlier call with the same shapes, whose arrays are overwritten.
     """
+    compile_notice(_fso.fdsva_so_batch, "FDSVA-SO", 1)
     if inner not in ("auto", "dtm", "idfoza"):
         raise ValueError(f"inner: expected 'auto', 'dtm' or 'idfoza'; got {inner!r}")
     if outer not in ("auto", "dtm", "aza"):

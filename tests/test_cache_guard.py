@@ -72,3 +72,26 @@ for pkg in (dynamics.kernels, ddp.kernels):
     checked = {k: n for k, n in counts.items() if (k.endswith("_chunk") or k in _ONCE) and n}
     assert len(checked) >= 8 and set(_ONCE) <= set(checked), counts
     assert all(n == 1 for n in checked.values()), {k: n for k, n in checked.items() if n > 1}
+
+
+def test_a_first_compile_says_so_once(tmp_path, capsys):
+    """On a cold cache the first call of a kernel prints one line (what compiles, about how
+    long); not again in the process, and not when the cache holds the machine code."""
+    from numba import njit
+
+    from dynamics.kernels import compile_notice
+
+    src = tmp_path / "tiny.py"
+    src.write_text("def f(x):\n    return x + 1\n")
+    ns = {}
+    exec(compile(src.read_text(), str(src), "exec"), ns)
+    f = njit(cache=True)(ns["f"])
+    f._cache._cache_file._cache_path = str(tmp_path)  # keep the test's cache in tmp_path
+    f._cache._cache_file._index_path = str(tmp_path / "tiny.f.nbi")
+    assert compile_notice(f, "the tiny kernel", 2)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "compiling the tiny kernel" in err and "about 2 min" in err
+    assert not compile_notice(f, "the tiny kernel", 2)  # once per process
+    (tmp_path / "tiny.f.nbi").write_text("")
+    assert not compile_notice(f, "the tiny kernel, cached", 2)
+    assert capsys.readouterr().err == ""

@@ -11,6 +11,7 @@ own sources and these.
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
@@ -68,6 +69,27 @@ def guard_cache(here=_HERE):
             stamp.write_text(digest + "\n")
         except OSError:  # read-only location: numba will not cache there either
             pass
+
+
+_NOTICED = set()  # what a first-compile notice was printed for in this process
+
+
+def compile_notice(dispatcher, what: str, minutes: float) -> bool:
+    """Print one line to stderr when ``dispatcher`` (a compiled kernel) has no machine code in
+    numba's cache yet, so that its first call will compile it: what compiles and about how long
+    it takes.  Once per ``what`` and process; True when it printed."""
+    if what in _NOTICED:
+        return False
+    _NOTICED.add(what)
+    try:
+        cold = not os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:  # another numba: no notice
+        return False
+    if cold:
+        print(f"compiling {what} for the first run on this machine (about {minutes:g} min on 2 "
+              "cores; numba caches the machine code, so later runs start in about a second)",
+              file=sys.stderr, flush=True)
+    return cold
 
 
 if os.environ.get("SODDP_NO_CACHE_GUARD") != "1":
