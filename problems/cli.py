@@ -22,7 +22,9 @@
     soddp higher-order [--horizon S] [--dt S] [--order R]
         higher-order time derivatives on the aerial manipulator, round trips -> results/
 
-Every subcommand has ``--help``.  Wrong names give a one-line error and exit code 2.
+Every subcommand has ``--help`` and ``--out DIR``: tables and figures go to ``results/`` in the
+current directory, or to DIR.  Wrong names give a one-line error and exit code 2.  The
+environment variables it reads are listed under ``--help`` (:data:`ENVIRONMENT`).
 """
 
 from __future__ import annotations
@@ -34,9 +36,11 @@ import sys
 from pathlib import Path
 
 from ddp.globalization import GLOBALIZATIONS
-from dynamics import robots
+import numba
 
-from . import engine, higher_order, linearization, parts, studies
+from dynamics import robots, set_threads
+
+from . import engine, higher_order, linearization, output, parts, studies
 from .bench import BENCHMARKS, ROBOTS, BenchOptions
 from .bench import run as run_benchmark
 from .examples import BACKENDS, PROBLEMS
@@ -55,7 +59,7 @@ def _bench(args):
         pinocchio_cpp.build()
     run_benchmark(args.what, BenchOptions(tuple(args.robots), args.batch, args.min_time,
                                           tuple(args.cflags.split()), args.codegen_timeout,
-                                          not args.no_codegen))
+                                          not args.no_codegen, args.load))
     return 0
 
 
@@ -107,6 +111,21 @@ _COUNT, _POSITIVE_COUNT = _number(int, 0, False), _number(int, 0, True)
 _SECONDS = _number(float, 0.0, True)
 
 
+def _threads(text):
+    """--threads: 'auto' or a number of threads (1 .. NUMBA_NUM_THREADS)."""
+    if text == "auto":
+        return text
+    most = numba.config.NUMBA_NUM_THREADS
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= most:
+        raise argparse.ArgumentTypeError(f"expected auto or a number of threads from 1 to "
+                                         f"{most}; got {text!r}")
+    return n
+
+
 def _setting(text):
     """NAME=VALUE of --set: the value as a Python literal (1e-8, 50, True) or a string."""
     name, sep, value = text.partition("=")
@@ -148,7 +167,11 @@ def _report(args):
         print(f"soddp report: error: no store at {store.path} (run soddp study first)",
               file=sys.stderr)
         return 2
-    parts.report(args.parts, store)
+    try:
+        parts.report(args.parts, store, study=args.study)
+    except ValueError as e:
+        print(f"soddp report: error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -222,6 +245,10 @@ def _add_solver_commands(sub):
                     metavar="PART", help="default: all three")
     rp.add_argument("--store", type=Path, metavar="FILE",
                     help=f"the results store (default results/{parts.STORE_NAME})")
+    rp.add_argument("--study", metavar="NAME",
+                    help="which study of the store to report, by the options that made it: "
+                    "'full', 'quick', 'quick --set tol=1e-08', ... (needed when the store holds "
+                    "several)")
     rp.set_defaults(func=_report)
 
 
@@ -232,10 +259,38 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+#: the environment variables the command reads (listed under --help)
+ENVIRONMENT = (
+    "environment: SODDP_CROCODDYL_PYTHON (a Python with Crocoddyl 3.2.1: its rows beside ours), "
+    "SODDP_CACHE (CasADi code-generation cache, default ~/.cache/soddp), SODDP_PINOCCHIO_REF and "
+    "SODDP_PINOCCHIO_REF_BUILD (the C++ Pinocchio reference's sources and build folder), "
+    "SODDP_NO_CACHE_GUARD=1 (skip the numba cache guard), SODDP_THREADS (the default of "
+    "--threads), NUMBA_NUM_THREADS (the most threads)")
+
+
+class _Sub:
+    """Adds a subcommand with the options every subcommand has (``--out``)."""
+
+    def __init__(self, sub):
+        self.sub = sub
+        self.common = argparse.ArgumentParser(add_help=False)
+        self.common.add_argument("--out", type=Path, metavar="DIR",
+                                 help="write tables and figures to DIR (default: results/ in "
+                                 "the current directory)")
+        self.common.add_argument("--threads", type=_threads, default=None, metavar="N",
+                                 help="threads of the batched kernels: a number, or auto (the "
+                                 "default: all cores, fewer while other processes keep cores "
+                                 "busy)")
+
+    def add_parser(self, name, **kw):
+        return self.sub.add_parser(name, parents=[self.common], epilog=ENVIRONMENT, **kw)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="soddp", description="Full second-order DDP for rigid-body "
-                                "robots: exact dynamics derivatives, solvers, studies.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+                                "robots: exact dynamics derivatives, solvers, studies.",
+                epilog=ENVIRONMENT)
+    sub = _Sub(p.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     b = sub.add_parser("bench", help="derivative benchmarks (tables in results/)",
                        description="Time our kernels beside Pinocchio (Python binding and the C++ "
                        "reference) and write results/derivatives_*.csv and .md.")
@@ -256,6 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="casadi: stop compiling a generated function after S seconds (default 900)")
     b.add_argument("--no-codegen", action="store_true",
                    help="casadi: time only the SX virtual machine, no C code generation")
+    b.add_argument("--load", type=_COUNT, default=0, metavar="N",
+                   help="solver: run N busy processes beside the solvers (a machine shared with "
+                   "a simulator or another solve); results/solver_speed_loadN")
     b.set_defaults(func=_bench)
     li = sub.add_parser("linearize", help="the geometric linearization: validation and LQR",
                         description="The geometric linearization of moving-base dynamics (Bos et "
@@ -281,6 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    if args.out is not None:
+        output.RESULTS = args.out.resolve()
+    if args.threads is not None:
+        set_threads(args.threads)
     return args.func(args)
 
 

@@ -20,7 +20,7 @@ from ddp.globalization import GLOBALIZATIONS
 from .examples import PROBLEMS
 from .output import pyplot, save_figure, tight_layout, write_table
 from .reference import crocoddyl_solvers
-from .tasks import FAMILIES, SOLVERS, provenance, reportable, task
+from .tasks import FAMILIES, SOLVERS, provenance, reportable, settings_note, task
 
 #: the cold start is studied on these problems (multiple shooting's gaps matter there)
 COLD_PROBLEMS = ("ur3", "pendubot")
@@ -28,11 +28,12 @@ COLD_PROBLEMS = ("ur3", "pendubot")
 COMBOS = (("ddp", "safeguarded"), ("ilqr", "safeguarded"), ("ddp", "shift"), ("ilqr", "shift"))
 
 
-def globalization_tasks(names=None, max_iter=300, methods=SOLVERS["soddp"], settings=None):
+def globalization_tasks(names=None, max_iter=300, methods=SOLVERS["soddp"], settings=None,
+                        crocoddyl=None):
     """Every problem of ``names`` (default: all), ``methods``, every globalization, single and
     multiple shooting from the quasi-static start; the safeguarded and Crocoddyl-like
     globalizations from the cold start on :data:`COLD_PROBLEMS`; Crocoddyl's FDDP and DDP on
-    both starts when ``SODDP_CROCODDYL_PYTHON`` is set."""
+    both starts when ``crocoddyl`` (None: when ``SODDP_CROCODDYL_PYTHON`` is set)."""
     names = list(names or PROBLEMS)
     common = dict(part="globalization", max_iter=max_iter, settings=settings or {})
     tasks = [task(problem=n, method=m, globalization=g, shooting=sh, **common)
@@ -42,7 +43,7 @@ def globalization_tasks(names=None, max_iter=300, methods=SOLVERS["soddp"], sett
     tasks += [task(problem=n, method=m, globalization=g, shooting="multiple", start="cold",
                    **common)
               for n in cold for m in methods for g in ("safeguarded", "crocoddyl")]
-    if crocoddyl_solvers.python():
+    if crocoddyl if crocoddyl is not None else crocoddyl_solvers.python():
         tasks += [task(part="globalization", problem=n, solver="crocoddyl", method=m,
                        shooting="multiple", start=start, max_iter=max_iter)
                   for start, ns in (("quasi-static", names), ("cold", cold)) for n in ns
@@ -89,7 +90,7 @@ def globalization_report(records, log=print):
             if r["problem"] == n:
                 r["same_optimum"] = abs(r["cost"] - best) / max(abs(best), 1e-300)
     max_iter = max((r["max_iter"] for r in rows), default=0)
-    notes = _glob_notes(rows, names, cold, max_iter) + [provenance(rows)]
+    notes = _glob_notes(rows, names, cold, max_iter) + [settings_note(rows), provenance(rows)]
     write_table(rows, "globalization", "Globalization strategies and multiple shooting",
                 GLOB_COLUMNS, notes, log)
     log(f"wrote {_plot_costs(rows, names)}")
@@ -209,8 +210,9 @@ def robustness_report(records, log=print):
             rows.append(row)
     notes = [f"{instances} seeded instances per family (seed s: numpy default_rng([s, 7919])); "
              "random: " + "; ".join(f"{f}: {FAMILIES[f]}" for f in families),
-             "single shooting from the quasi-static controls; converged: gradient norm below "
-             f"1e-6 within {max_iter} iterations; medians and IQR over the converged instances",
+             "single shooting from the quasi-static controls; converged: the solver's status "
+             f"within {max_iter} iterations; medians and IQR over the converged instances",
+             settings_note(records),
              "optima differ: final costs differ by more than 1e-6 relative; 'lower' counts the "
              "instances where DDP's / iLQR's optimum is lower, and where they are the same",
              provenance(records)]

@@ -20,10 +20,10 @@ import json
 import os
 from pathlib import Path
 
-from .tasks import OUTCOME_FIELDS, TASK_FIELDS, WHERE_FIELDS
+from .tasks import OUTCOME_FIELDS, STUDY_FIELD, TASK_FIELDS, WHERE_FIELDS
 
 #: the store's columns, in order
-COLUMNS = ("key",) + TASK_FIELDS + OUTCOME_FIELDS + WHERE_FIELDS
+COLUMNS = ("key",) + TASK_FIELDS + (STUDY_FIELD,) + OUTCOME_FIELDS + WHERE_FIELDS
 
 _JSON = {"settings", "grad_norms", "costs", "versions"}
 _INT = {"seed", "max_iter", "iterations", "exact_iterations", "nv", "pid"}
@@ -65,6 +65,22 @@ class ResultsStore:
     def __init__(self, path):
         self.path = Path(path)
         self._repair()
+        self._migrated = False
+
+    def _migrate(self):
+        """Before the first append: rewrite a store written with other columns (an older
+        version) with today's, so that appended lines match its header; a column it lacked is
+        empty in its records.  (Reading needs no migration.)"""
+        self._migrated = True
+        if not self.path.is_file() or self.path.stat().st_size == 0:
+            return
+        with open(self.path, newline="") as f:
+            header = next(csv.reader(f), [])
+        if tuple(header) == COLUMNS:
+            return
+        tmp = self.path.with_suffix(".tmp")
+        _write(tmp, _format(self.records(), header=True), os.O_CREAT | os.O_TRUNC)
+        os.replace(tmp, self.path)
 
     def _repair(self):
         """Drop a last line without its newline (a record cut short by a crash)."""
@@ -77,6 +93,8 @@ class ResultsStore:
 
     def append(self, record: dict) -> None:
         """Append one record (missing columns are empty) and flush it to disk."""
+        if not self._migrated:
+            self._migrate()
         new = not self.path.is_file() or self.path.stat().st_size == 0
         if new:
             self.path.parent.mkdir(parents=True, exist_ok=True)

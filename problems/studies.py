@@ -18,7 +18,7 @@ import ddp
 from .examples import PROBLEMS, get
 from .output import pyplot, results_dir, save_figure, tight_layout, write_table
 from .reference import crocoddyl_solvers
-from .tasks import SOLVERS, provenance, reportable, run_task, task
+from .tasks import SOLVERS, provenance, reportable, run_task, settings_note, task
 
 #: problems on which ``soddp study --quick`` also runs the CasADi and finite-difference backends
 QUICK_BACKEND_PROBLEMS = ("pendulum", "double_pendulum", "ur3")
@@ -122,17 +122,17 @@ COMPARE_COLUMNS = [("problem", "problem"), ("nv", "nv"), ("run", "method, backen
 
 
 def backends_tasks(names=None, max_iter=500, runs_of=None, methods=SOLVERS["soddp"],
-                   settings=None):
+                   settings=None, crocoddyl=None):
     """The comparison of :data:`COMPARED` on every problem of ``names`` (default: all) as tasks;
     ``runs_of``: problem -> the runs to make (default: all of COMPARED); Crocoddyl's FDDP and DDP
-    beside when ``SODDP_CROCODDYL_PYTHON`` is set."""
+    beside when ``crocoddyl`` (None: when ``SODDP_CROCODDYL_PYTHON`` is set)."""
     names = list(names or PROBLEMS)
     tasks = []
     for n in names:
         tasks += [task(part="backends", problem=n, method=m, backend=b, max_iter=max_iter,
                        settings=settings or {})
                   for _, m, b in (runs_of or {}).get(n, COMPARED) if m in methods]
-        if crocoddyl_solvers.python():
+        if crocoddyl if crocoddyl is not None else crocoddyl_solvers.python():
             tasks += [task(part="backends", problem=n, solver="crocoddyl", method=m,
                            max_iter=200) for m in SOLVERS["crocoddyl"]]
     return tasks
@@ -249,7 +249,8 @@ def backends_report(records, log=print):
         figures.append(_plot_convergence(_curves(rows), f"compare_{n}.png",
                                          f"{n}: {P.info['task']}"))
     max_iter = max((r["max_iter"] for r in records if r["solver"] == "soddp"), default=0)
-    notes = _compare_notes() + [f"max_iter = {max_iter}", provenance(records)]
+    notes = _compare_notes() + [f"max_iter = {max_iter}", settings_note(records),
+                                provenance(records)]
     partial = [n for n in names if len({r["run"] for r in all_rows if r["problem"] == n})
                < len(COMPARED)]
     if partial:

@@ -55,6 +55,9 @@ STARTS = ("quasi-static", "cold")
 #: the description fields, in order (the store's first columns)
 TASK_FIELDS = ("part", "problem", "seed", "solver", "method", "backend", "globalization",
                "shooting", "start", "max_iter", "settings")
+#: the study configuration a task belongs to (:func:`problems.parts.configuration`, as JSON;
+#: not part of the task's key: a Crocoddyl task can serve two studies)
+STUDY_FIELD = "study"
 #: what a record adds: the outcome, then where and with what it ran
 OUTCOME_FIELDS = ("status", "converged", "iterations", "cost", "time_s", "t_setup",
                   "t_derivatives", "t_backward", "t_forward", "tail", "exact_iterations", "nv",
@@ -173,6 +176,18 @@ def reportable(records) -> list:
     return [r for r in records if not r["status"].startswith(UNAVAILABLE)]
 
 
+def settings_note(records) -> str:
+    """The solver settings the records of ours were solved with (a note under every report):
+    the stopping tolerance and the settings other than the defaults."""
+    ours = [r for r in records if r["solver"] == "soddp"]
+    default = ddp.SolverSettings()
+    tols = sorted({float(r["settings"].get("tol", default.tol)) for r in ours})
+    extra = sorted({f"{k}={v}" for r in ours for k, v in r["settings"].items() if k != "tol"})
+    text = "ours: converged when the gradient norm is below tol = " + " or ".join(
+        f"{t:g}" for t in tols) if tols else "no solve of ours"
+    return text + (f"; other settings: {', '.join(extra)}" if extra else "")
+
+
 def provenance(records) -> str:
     """Where and with what the records were computed (a note under every report)."""
     procs = {(r["host"], r["pid"]) for r in records if r["pid"] is not None}
@@ -212,7 +227,7 @@ def run_task(t: dict, verbose: bool = False) -> dict:
     them once and never recompiles) and build the CasADi functions, so that ``time_s`` measures
     iterations only."""
     started = time.time()
-    t = {k: t[k] for k in TASK_FIELDS}
+    t = {k: t[k] for k in (*TASK_FIELDS, STUDY_FIELD) if k in t}
     try:
         record = blank_record(t, "")
         record.update(_solve(t, verbose))
@@ -228,7 +243,7 @@ def run_task(t: dict, verbose: bool = False) -> dict:
 
 def blank_record(t: dict, status: str) -> dict:
     """The record of a task that produced no numbers: its description, key and ``status``."""
-    record = dict({k: t[k] for k in TASK_FIELDS}, key=task_key(t),
+    record = dict({k: t[k] for k in TASK_FIELDS}, key=task_key(t), study=t.get(STUDY_FIELD),
                   **dict.fromkeys(OUTCOME_FIELDS + WHERE_FIELDS))
     record.update(grad_norms=[], costs=[], status=status, converged=False)
     return record

@@ -54,6 +54,34 @@ def test_bad_numbers_exit_2_naming_the_option(args, message, capsys):
     assert e.value.code == 2 and message in err and len(err.strip().splitlines()) == 1, err
 
 
+def _tree_state(root):
+    """(path, size, mtime) of every file of the checkout that the commands could touch (the
+    packages, results/, docs, tests; not caches and virtual environments)."""
+    skip = {".git", ".venv", "__pycache__", ".pytest_cache"}
+    return sorted((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in root.rglob("*")
+                  if p.is_file() and not skip & set(p.relative_to(root).parts))
+
+
+def test_commands_write_where_the_user_runs_and_never_into_the_package(tmp_path):
+    """From another folder, a command writes results/ there (or to --out), and nothing in the
+    checkout (the installed package, with pip install -e) changes."""
+    before = _tree_state(ROOT)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = dict(__import__("os").environ, PYTHONPATH=str(ROOT))
+    run = [sys.executable, "-m", "problems.cli", "solve", "pendulum", "--max-iter", "3"]
+    r = subprocess.run(run, capture_output=True, text=True, cwd=work, env=env)
+    assert r.returncode == 0, r.stderr
+    assert (work / "results" / "solve_pendulum_ddp_analytical.png").is_file()
+    assert (work / "results" / "solve_pendulum_ddp_analytical_trajectory.csv").is_file()
+    r = subprocess.run(run + ["--out", str(tmp_path / "elsewhere")], capture_output=True,
+                       text=True, cwd=work, env=env)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "elsewhere" / "solve_pendulum_ddp_analytical.png").is_file()
+    assert _tree_state(ROOT) == before
+
+
 def test_solve_writes_table_plot_and_trajectory(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(output, "RESULTS", tmp_path)
     assert cli.main(["solve", "pendulum", "--max-iter", "50", "--plot"]) == 0

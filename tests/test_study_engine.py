@@ -216,6 +216,33 @@ def test_report_from_the_store_alone(tmp_path, monkeypatch):
     assert (tmp_path / "robustness.png").is_file()
 
 
+def test_a_report_shows_one_study_and_refuses_to_mix_them(tmp_path, monkeypatch, capsys):
+    """Two studies in one store (a quick one, and the same with a tighter tol): the report
+    refuses to mix them and names them; with --study it reports the one chosen, and its notes
+    state the tol those records were solved with."""
+    monkeypatch.setattr("problems.output.RESULTS", tmp_path)
+    store = ResultsStore(tmp_path / "s.csv")
+    quiet = dict(store=store, log=lambda *a: None)
+    parts.study(parts.tasks(["robustness"], ["pendulum"], quick=True, instances=1), **quiet)
+    parts.study(parts.tasks(["robustness"], ["pendulum"], quick=True, instances=1,
+                            settings={"tol": 1e-8}), **quiet)
+    assert parts.studies_in(store.records()).keys() == {
+        "quick --problems pendulum --instances 1",
+        "quick --problems pendulum --instances 1 --set tol=1e-08"}
+    with pytest.raises(ValueError, match="holds 2 studies.*choose one with --study"):
+        parts.report(["robustness"], store, log=lambda *a: None)
+    argv = ["report", "--store", str(store.path), "--parts", "robustness"]
+    assert main(argv) == 2 and "--study" in capsys.readouterr().err
+    name = "quick --problems pendulum --instances 1"
+    for name, tol in ((name, "1e-06"), (name + " --set tol=1e-08", "1e-08")):
+        rows = parts.report(["robustness"], store, log=lambda *a: None, study=name)["robustness"]
+        assert rows and all(r.get("instances", 1) == 1 for r in rows)
+        notes = (tmp_path / "robustness.md").read_text()
+        assert f"tol = {tol}" in notes, notes
+    with pytest.raises(ValueError, match="no study 'full'"):
+        parts.report(["robustness"], store, log=lambda *a: None, study="full")
+
+
 @pytest.mark.parametrize("argv,expected", [
     (["study", "--problems", "ur5"], "invalid choice"),
     (["study", "--methods", "newton"], "invalid choice"),
