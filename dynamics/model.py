@@ -25,6 +25,7 @@ field              shape               meaning
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import numpy as np
@@ -222,6 +223,26 @@ class RobotModel:
         import pinocchio as pin
 
         return np.array(pin.neutral(self.pin_model))
+
+    @property
+    def frame_names(self) -> list[str]:
+        """The names of the model's frames (Pinocchio's, in its order)."""
+        return [f.name for f in self.pin_model.frames]
+
+    def frame(self, name: str, argument: str = "frame"):
+        """(joint, R, p) of the frame ``name``: the joint it is attached to and its placement in
+        that joint's frame.  ValueError naming ``argument``, the closest names and every name
+        when there is no such frame."""
+        pm = self.pin_model
+        if not isinstance(name, str) or not pm.existFrame(name):
+            names = self.frame_names
+            close = difflib.get_close_matches(str(name), names, n=3)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            raise ValueError(f"{argument}: no frame {name!r} in {self.name}{hint}; its frames: "
+                             + ", ".join(names))
+        f = pm.frames[pm.getFrameId(name)]
+        return (int(f.parentJoint), np.array(f.placement.rotation),
+                np.array(f.placement.translation))
 
     def check_configuration(self, q, name: str = "q") -> np.ndarray:
         """q (nq,) or (T, nq) as a float array, checked: the shape, finite values, unit

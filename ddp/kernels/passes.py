@@ -28,7 +28,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from dynamics.kernels.dense import gemm_nt, gemm_tn
+from dynamics.kernels.dense import (back_substitution, cholesky, cholesky_solve,
+                                    forward_substitution, gemm_nt, gemm_tn)
 from dynamics.kernels.forward import aba_sweeps
 from dynamics.kernels.forward_so import fdsva_so_lam_terms
 from dynamics.kernels.inverse import kinematics_and_inertias
@@ -126,83 +127,6 @@ def _shift_by_gap(m, x, gap, scale, nq, n, w):
 
 
 # ---------------------------------------------------------------------------------- linear algebra
-@njit(inline="always", **_JIT)
-def cholesky(A, L):
-    """L L^T = A (lower); False if A is not positive definite."""
-    n = A.shape[0]
-    for j in range(n):
-        s = A[j, j]
-        for k in range(j):
-            s -= L[j, k] * L[j, k]
-        if not s > 0.0:
-            return False
-        d = np.sqrt(s)
-        L[j, j] = d
-        for i in range(j + 1, n):
-            s = A[i, j]
-            for k in range(j):
-                s -= L[i, k] * L[j, k]
-            L[i, j] = s / d
-        for i in range(j):
-            L[i, j] = 0.0
-    return True
-
-
-@njit(**_JIT)
-def cholesky_solve(L, B, X):
-    """X = -(L L^T)^{-1} B for B (n, p) (the sign DDP's gains need), by substitutions on whole
-    rows (contiguous, vectorized over the p columns), four rows of X into each pass over row i:
-    the loads and stores of row i bound the loop (ATLAS's gains, n = 30, p = 72: 9.3 -> 5.6 us;
-    p = 1: 2.4 -> 1.1 us)."""
-    forward_substitution(L, B, X)
-    back_substitution(L, X)
-
-
-@njit(inline="always", **_JIT)
-def forward_substitution(L, B, X):
-    """X = -L^{-1} B (the first half of :func:`cholesky_solve`)."""
-    n, p = B.shape
-    for i in range(n):
-        xi = X[i]
-        for c in range(p):
-            xi[c] = -B[i, c]
-        _subtract_rows(L[i], X, 0, i, xi)
-        d = 1.0 / L[i, i]
-        for c in range(p):
-            xi[c] *= d
-
-
-@njit(inline="always", **_JIT)
-def back_substitution(L, X):
-    """X <- L^{-T} X in place (the second half of :func:`cholesky_solve`)."""
-    n, p = X.shape
-    for i in range(n - 1, -1, -1):
-        xi = X[i]
-        _subtract_rows(L[:, i], X, i + 1, n, xi)
-        d = 1.0 / L[i, i]
-        for c in range(p):
-            xi[c] *= d
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _subtract_rows(a, X, k0, k1, out):
-    """out -= sum_k a[k] X[k] over k0 <= k < k1, four rows at a time."""
-    p = out.shape[0]
-    k = k0
-    while k + 3 < k1:
-        a0, a1, a2, a3 = a[k], a[k + 1], a[k + 2], a[k + 3]
-        x0, x1, x2, x3 = X[k], X[k + 1], X[k + 2], X[k + 3]
-        for c in range(p):
-            out[c] -= a0 * x0[c] + a1 * x1[c] + a2 * x2[c] + a3 * x3[c]
-        k += 4
-    while k < k1:
-        a0 = a[k]
-        x0 = X[k]
-        for c in range(p):
-            out[c] -= a0 * x0[c]
-        k += 1
-
-
 @njit(**_JIT)
 def _quadratic(H, g, x):
     """1/2 x^T H x + g^T x."""

@@ -1,0 +1,137 @@
+"""Contact dynamics as functions and as a :class:`~dynamics.protocol.Dynamics` backend.
+
+``constrained_dynamics(model, contacts, q, v, tau)`` gives the acceleration a and the contact
+forces lam of the KKT system of :mod:`dynamics.contacts`; ``constrained_derivatives`` adds their
+first derivatives in (q, v, tau) (:class:`ContactDerivatives`).  Both take one point or a batch
+with a leading knot axis, like every kernel, and are compiled
+(:mod:`dynamics.kernels.contact`).  A knot whose KKT system is singular (a singular mass matrix,
+or contacts whose Jacobian has dependent rows with no ``damping``) gives NaN there, and
+``status`` says which.
+
+:class:`ContactDynamics` wraps a model and a contact set as a backend: ``aba`` is the
+constrained forward dynamics, ``fd_derivatives(order=1)`` its derivatives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .contacts import ContactSet
+from .inputs import prepare
+from .kernels import compile_notice
+from .kernels import contact as _k
+from .kernels.layout import num_chunks
+from .protocol import RobotConfigurationSpace
+from .results import FDDerivatives
+
+#: what a knot's status says (dynamics.kernels.contact)
+STATUS = {_k.OK: "ok", _k.SINGULAR_MASS: "the mass matrix is not positive definite",
+          _k.SINGULAR_CONTACT: "the contact-space inertia J M^-1 J^T is singular (dependent "
+                               "contact constraints; set a damping)"}
+
+
+@dataclass
+class ContactDerivatives:
+    """Constrained forward dynamics and its first derivatives at one knot (a batch adds a
+    leading knot axis): a (nv,), lam (nc,), da_dq, da_dv, da_dtau (nv, nv), dlam_dq,
+    dlam_dv, dlam_dtau (nc, nv); ``status`` (0: solved; see :data:`STATUS`)."""
+
+    a: np.ndarray
+    lam: np.ndarray
+    da_dq: np.ndarray
+    da_dv: np.ndarray
+    da_dtau: np.ndarray
+    dlam_dq: np.ndarray
+    dlam_dv: np.ndarray
+    dlam_dtau: np.ndarray
+    status: np.ndarray
+
+
+def _contact_set(model, contacts):
+    return contacts if isinstance(contacts, ContactSet) else ContactSet(model, contacts)
+
+
+def _damping(damping):
+    d = float(damping)
+    if not (np.isfinite(d) and d >= 0):
+        raise ValueError(f"damping: expected a finite non-negative number; got {damping!r}")
+    return d
+
+
+def constrained_dynamics(model, contacts, q, v, tau, damping=0.0):
+    """(a, lam, status) of the contact dynamics at one knot or a batch (module docstring)."""
+    cs = _contact_set(model, contacts)
+    damping = _damping(damping)
+    compile_notice(_k.constrained_dynamics_batch, "the contact dynamics", 1)
+    b = prepare(model, q=q, v=v, tau=tau)
+    A = np.empty((b.T, model.nv))
+    LAM = np.empty((b.T, cs.size))
+    status = np.empty(b.T, dtype=np.int64)
+    _k.constrained_dynamics_batch(*model.kernel_args, cs.ints, cs.floats, b["q"], b["v"],
+                                  b["tau"], damping, A, LAM, status, num_chunks(b.T))
+    bad = status != _k.OK
+    A[bad], LAM[bad] = np.nan, np.nan
+    return b.unbatch((A, LAM, status))
+
+
+def constrained_derivatives(model, contacts, q, v, tau, damping=0.0) -> ContactDerivatives:
+    """:class:`ContactDerivatives` at one knot or a batch (module docstring)."""
+    cs = _contact_set(model, contacts)
+    damping = _damping(damping)
+    compile_notice(_k.constrained_derivatives_batch, "the contact dynamics derivatives", 2)
+    b = prepare(model, q=q, v=v, tau=tau)
+    T, n, nc = b.T, model.nv, cs.size
+    out = [np.empty((T, n)), np.empty((T, nc)), np.empty((T, n, n)), np.empty((T, n, n)),
+           np.empty((T, n, n)), np.empty((T, nc, n)), np.empty((T, nc, n)), np.empty((T, nc, n))]
+    status = np.empty(T, dtype=np.int64)
+    _k.constrained_derivatives_batch(*model.kernel_args, cs.ints, cs.floats, b["q"], b["v"],
+                                     b["tau"], damping, *out, status, num_chunks(T))
+    bad = status != _k.OK
+    for x in out:
+        x[bad] = np.nan
+    return ContactDerivatives(*b.unbatch((*out, status)))
+
+
+class ContactDynamics(RobotConfigurationSpace):
+    """The contact dynamics of ``model`` with the contacts ``contacts`` (a list of
+    :class:`~dynamics.contacts.Contact3D` or a :class:`~dynamics.contacts.ContactSet`) as a
+    Dynamics backend: ``aba`` is the constrained forward dynamics, ``fd_derivatives`` (order 1)
+    its derivatives; ``forces`` and ``derivatives`` give the contact forces too.  ``damping``:
+    added to J M^-1 J^T (Crocoddyl's ``JMinvJt_damping``)."""
+
+    compiled = False  # the solver evaluates it through the protocol
+
+    def __init__(self, model, contacts, damping: float = 0.0):
+        self.model = model
+        self.nq, self.nv = model.nq, model.nv
+        self.contacts = _contact_set(model, contacts)
+        self.damping = _damping(damping)
+
+    def __repr__(self):
+        return f"ContactDynamics({self.model!r}, {self.contacts!r})"
+
+    def aba(self, q, v, tau):
+        return constrained_dynamics(self.model, self.contacts, q, v, tau, self.damping)[0]
+
+    def forces(self, q, v, tau):
+        """The contact forces lam (nc,) or (T, nc)."""
+        return constrained_dynamics(self.model, self.contacts, q, v, tau, self.damping)[1]
+
+    def derivatives(self, q, v, tau) -> ContactDerivatives:
+        return constrained_derivatives(self.model, self.contacts, q, v, tau, self.damping)
+
+    def rnea(self, q, v, a):
+        raise NotImplementedError("ContactDynamics: the contact forces are not determined by "
+                                  "(q, v, a) alone")
+
+    def fd_derivatives(self, q, v, tau, order=1, lam=None):
+        if order != 1 or lam is not None:
+            raise NotImplementedError("ContactDynamics: second-order derivatives are not "
+                                      "available yet (order=1)")
+        d = self.derivatives(q, v, tau)
+        return FDDerivatives(d.a, d.da_dq, d.da_dv, d.da_dtau)
+
+    def id_derivatives(self, q, v, a, order=1):
+        raise NotImplementedError("ContactDynamics has no inverse dynamics")

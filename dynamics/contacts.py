@@ -1,0 +1,101 @@
+"""Rigid contacts: frames of the robot held fixed in the world, as Crocoddyl and Pinocchio define
+them.
+
+* :class:`Contact3D`: a point contact (Crocoddyl's ``ContactModel3D`` with
+  ``LOCAL_WORLD_ALIGNED``): the frame's origin p does not accelerate,
+  ``J a + gamma = 0`` with J the 3 x nv Jacobian of its velocity in the world's axes and
+  ``gamma = Jdot v + Kp (p - reference) + Kd J v`` (the classical acceleration's drift plus
+  Baumgarte stabilization with the gains ``(Kp, Kd)``).  Its force lambda (3,) is in the world's
+  axes, applied at p.
+
+The constrained forward dynamics solve the KKT system::
+
+    [M  J^T] [ a ]   [tau - b(q, v)]
+    [J  0  ] [-lam] = [  -gamma     ]
+
+for the acceleration a and the stacked contact forces lam (Pinocchio's ``forwardDynamics(model,
+data, tau, J, gamma)``, Crocoddyl's ``DifferentialActionModelContactFwdDynamics``).  A contact set
+is bound to a model by :class:`ContactSet`, which packs it into flat arrays for the kernels
+(:mod:`dynamics.kernels.contact`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: contact kinds (the first int of a contact in the packed arrays)
+POINT = 3
+
+
+def _finite(name, value, shape, expected):
+    a = np.asarray(value, dtype=float)
+    if a.shape != shape or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: expected {expected}; got {value!r}")
+    return a
+
+
+def _gains(gains):
+    g = _finite("gains", gains, (2,), "(Kp, Kd), two finite non-negative numbers")
+    if np.any(g < 0):
+        raise ValueError(f"gains: expected (Kp, Kd), two finite non-negative numbers; got "
+                         f"{gains!r}")
+    return float(g[0]), float(g[1])
+
+
+@dataclass(frozen=True)
+class Contact3D:
+    """A point contact on the frame ``frame`` (module docstring): ``reference`` (3,) is the
+    world position the Baumgarte term pulls the frame to (used when Kp > 0); ``gains`` =
+    (Kp, Kd)."""
+
+    frame: str
+    reference: tuple = (0.0, 0.0, 0.0)
+    gains: tuple = (0.0, 0.0)
+
+    def __post_init__(self):
+        ref = _finite("reference", self.reference, (3,), "a finite world position (3,)")
+        object.__setattr__(self, "reference", tuple(float(x) for x in ref))
+        object.__setattr__(self, "gains", _gains(self.gains))
+
+    @property
+    def size(self) -> int:
+        return 3
+
+
+class ContactSet:
+    """Contacts bound to a :class:`~dynamics.model.RobotModel`: each frame found (ValueError
+    naming the contact and the frames, with close matches), none on the universe, and packed
+    for the kernels.
+
+    ``ints``  = [K, then per contact: kind, joint, first row of its force in lam]
+    ``floats`` = per contact: the frame's placement in its joint (R 9, p 3), the reference (3),
+    Kp, Kd (17 floats)
+    ``size``: the number of force components (rows of J)."""
+
+    INTS, FLOATS = 3, 17
+
+    def __init__(self, model, contacts):
+        contacts = list(contacts)
+        self.model, self.contacts = model, contacts
+        ints, floats, row = [len(contacts)], [], 0
+        for k, c in enumerate(contacts):
+            if not isinstance(c, Contact3D):
+                raise ValueError(f"contacts[{k}]: expected a dynamics.Contact3D; got {c!r}")
+            joint, R, p = model.frame(c.frame, f"contacts[{k}].frame")
+            if joint == 0:
+                raise ValueError(f"contacts[{k}].frame: {c.frame!r} is attached to the universe "
+                                 f"(joint 0), which does not move: nothing to constrain")
+            ints += [POINT, joint, row]
+            floats += [*R.ravel(), *p, *c.reference, *c.gains]
+            row += c.size
+        self.size = row
+        self.ints = np.array(ints, dtype=np.int64)
+        self.floats = np.array(floats, dtype=float)
+
+    def __len__(self):
+        return len(self.contacts)
+
+    def __repr__(self):
+        return f"ContactSet({', '.join(c.frame for c in self.contacts)})"

@@ -1,0 +1,445 @@
+"""Rigid-contact dynamics and its first derivatives, compiled (the model: :mod:`dynamics.contacts`).
+
+Per knot, with the contact set packed by :class:`~dynamics.contacts.ContactSet` (``cints``,
+``cfloats``): the constrained forward dynamics (a, lam) of the KKT system
+
+    M a - J^T lam = tau - b,     J a + gamma = 0,
+
+and the derivatives of (a, lam) in (q, v, tau) along the project's conventions (Lie derivatives
+along right perturbations of q).
+
+Kinematics of a point contact (ground frame, ``[lin, ang]`` motion vectors).  For the chain of
+DoFs from the root to the contact's joint, with S_j = (s_j, w_j) their ground-frame motion
+subspace columns and p the contact point, the columns of its world-aligned Jacobian are the
+velocities of p, ``P_j = s_j + w_j x p``.  A right perturbation of DoF k moves rigidly the
+subtree of its joint, which holds p and the columns of its own and every later joint of the
+chain; with lev(j) the position of j's joint along the chain::
+
+    dp/dq_k   = P_k
+    dw_j/dq_k = w_k x w_j                      if lev(k) <= lev(j), else 0
+    dP_j/dq_k = w_k x P_j                      if lev(k) <= lev(j)   (the subtree turns)
+              = w_j x P_k                      otherwise              (only p moves)
+
+(``dP(j, k)`` below; within one multi-DoF joint both cases give the first, whence the non-
+symmetric q-q blocks of the convention).  Then, with the contact force lam_c and the gains::
+
+    J a + Jdot v   = sum_j P_j a_j + sum_jk v_j v_k dP(j, k)      (the classical acceleration)
+    gamma          = sum_jk v_j v_k dP(j, k) + Kp (p - ref) + Kd sum_j P_j v_j
+    (J^T lam)_j    = P_j . lam
+
+and the derivatives below follow by the same rules, the second derivatives of P by
+differentiating dP(j, k) once more (:func:`_ddP`).
+
+Derivatives of the KKT solution (the implicit function theorem).  With
+r(q, v, tau, a, lam) = [ID(q, v, a) - J^T lam - tau ; J a + gamma] and
+K = dr/d(a, lam) = [[M, -J^T], [J, 0]], the derivatives are d(a, lam)/dx = -K^-1 dr/dx.  Here
+dID/dq, dID/dv come from IDSVA at the constrained acceleration, and K^-1 is applied through the
+Cholesky factors of M and of the contact-space inverse inertia Lambda = J M^-1 J^T (+ damping I,
+Crocoddyl's ``JMinvJt_damping``; with none, a rank-deficient J makes Lambda singular: status
+SINGULAR).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .dense import back_substitution, cholesky, forward_substitution
+from .inverse import crba_point, idsva_point, rnea_point
+from .kinematics import forward_kinematics
+from .layout import chunk_range, prange_only, unpack
+
+_JIT = dict(cache=True, error_model="numpy")
+
+#: statuses of the contact kernels
+OK, SINGULAR_MASS, SINGULAR_CONTACT = 0, 1, 2
+#: ints and floats per contact (dynamics.contacts.ContactSet)
+C_INTS, C_FLOATS = 3, 17
+
+
+@njit(**_JIT)
+def chain_dofs(m, joint, dofs, lev):
+    """The DoFs of the joints from the root to ``joint``, root first, into dofs; the position of
+    each one's joint along that chain into lev.  Returns their number."""
+    depth = 0
+    i = joint
+    while i > 0:
+        depth += 1
+        i = m.parent[i]
+    n = 0
+    for r in range(m.S_local.shape[0]):  # DoFs in tree order: the chain's come root first
+        i = joint
+        d = depth
+        while i > 0:
+            d -= 1
+            if m.iv[i] <= r < m.iv[i] + m.nvj[i]:
+                dofs[n] = r
+                lev[n] = d
+                n += 1
+                break
+            i = m.parent[i]
+    return n
+
+
+@njit(**_JIT)
+def _cross(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(**_JIT)
+def point_columns(S0, dofs, nd, p, P, W):
+    """W[:, i] = w_j and P[:, i] = s_j + w_j x p for the chain DoFs j = dofs[i]."""
+    for i in range(nd):
+        j = dofs[i]
+        for r in range(3):
+            W[r, i] = S0[j, 3 + r]
+        P[0, i] = S0[j, 0] + W[1, i] * p[2] - W[2, i] * p[1]
+        P[1, i] = S0[j, 1] + W[2, i] * p[0] - W[0, i] * p[2]
+        P[2, i] = S0[j, 2] + W[0, i] * p[1] - W[1, i] * p[0]
+
+
+@njit(**_JIT)
+def _dP(P, W, lev, j, k, out):
+    """dP_j/dq_k (module docstring) into out (3,); j, k chain indices."""
+    if lev[k] <= lev[j]:
+        _cross(W[:, k], P[:, j], out)
+    else:
+        _cross(W[:, j], P[:, k], out)
+
+
+@njit(**_JIT)
+def _ddP(P, W, lev, j, k, l, t1, t2, out):
+    """d/dq_l (dP_j/dq_k) into out (3,) (t1, t2: work vectors)."""
+    if lev[k] <= lev[j]:  # dP = w_k x P_j
+        a, b = k, j
+    else:  # dP = w_j x P_k
+        a, b = j, k
+    # d(w_a)/dq_l x P_b + w_a x dP_b/dq_l
+    _dP(P, W, lev, b, l, t1)
+    _cross(W[:, a], t1, out)
+    if lev[l] <= lev[a]:
+        _cross(W[:, l], W[:, a], t2)
+        _cross(t2, P[:, b], t1)
+        for r in range(3):
+            out[r] += t1[r]
+
+
+@njit(**_JIT)
+def contact_placement(oR, op, cfloats, c, joint, Rf, pf):
+    """oMf (Rf, pf) of contact c's frame."""
+    o = c * C_FLOATS
+    for r in range(3):
+        s = op[joint, r]
+        for k in range(3):
+            s += oR[joint, r, k] * cfloats[o + 9 + k]
+        pf[r] = s
+        for col in range(3):
+            t = 0.0
+            for k in range(3):
+                t += oR[joint, r, k] * cfloats[o + 3 * k + col]
+            Rf[r, col] = t
+
+
+@njit(**_JIT)
+def _point_drift(P, W, lev, nd, vc, t, out):
+    """sum_jk v_j v_k dP(j, k) into out (3,) (vc: the chain's velocities)."""
+    for r in range(3):
+        out[r] = 0.0
+    for j in range(nd):
+        for k in range(nd):
+            _dP(P, W, lev, j, k, t)
+            w = vc[j] * vc[k]
+            for r in range(3):
+                out[r] += w * t[r]
+
+
+@njit(**_JIT)
+def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
+    """J (nc, nv) and gamma (nc,) of every contact (module docstring), after forward kinematics
+    into oR, op, S0."""
+    nv = v.shape[0]
+    forward_kinematics(m, q, oR, op, S0)
+    J[:, :] = 0.0
+    dofs = np.empty(nv, dtype=np.int64)
+    lev = np.empty(nv, dtype=np.int64)
+    P = np.empty((3, nv))
+    W = np.empty((3, nv))
+    vc = np.empty(nv)
+    Rf = np.empty((3, 3))
+    pf = np.empty(3)
+    t = np.empty(3)
+    drift = np.empty(3)
+    for c in range(cints[0]):
+        joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
+        contact_placement(oR, op, cfloats, c, joint, Rf, pf)
+        nd = chain_dofs(m, joint, dofs, lev)
+        point_columns(S0, dofs, nd, pf, P, W)
+        for i in range(nd):
+            vc[i] = v[dofs[i]]
+            for r in range(3):
+                J[row + r, dofs[i]] = P[r, i]
+        _point_drift(P, W, lev, nd, vc, t, drift)
+        o = c * C_FLOATS
+        kp, kd = cfloats[o + 15], cfloats[o + 16]
+        for r in range(3):
+            vp = 0.0
+            for i in range(nd):
+                vp += P[r, i] * vc[i]
+            gamma[row + r] = drift[r] + kp * (pf[r] - cfloats[o + 12 + r]) + kd * vp
+
+
+@njit(**_JIT)
+def _solve_spd(L, B, X):
+    """X = (L L^T)^-1 B."""
+    forward_substitution(L, B, X)
+    back_substitution(L, X)
+    for i in range(X.shape[0]):
+        for c in range(X.shape[1]):
+            X[i, c] = -X[i, c]
+
+
+@njit(**_JIT)
+def kkt_factor(M, J, damping, LM, Y, Lam, LL):
+    """The Cholesky factors LM of M and LL of Lam = J M^-1 J^T + damping I, and Y = M^-1 J^T.
+    Returns a status."""
+    nc = J.shape[0]
+    if not cholesky(M, LM):
+        return SINGULAR_MASS
+    _solve_spd(LM, J.T.copy(), Y)
+    for i in range(nc):
+        for k in range(nc):
+            s = 0.0
+            for r in range(J.shape[1]):
+                s += J[i, r] * Y[r, k]
+            Lam[i, k] = s
+        Lam[i, i] += damping
+    if nc > 0 and not cholesky(Lam, LL):
+        return SINGULAR_CONTACT
+    return OK
+
+
+@njit(**_JIT)
+def constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, work):
+    """a (nv,) and lam (nc,) of the KKT system at one knot; returns a status.  ``work``: the
+    arrays of :func:`contact_workspace` (left holding M's and Lambda's factors, J, M^-1 J^T)."""
+    nv = v.shape[0]
+    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    nc = J.shape[0]
+    M[:, :] = 0.0  # crba_point writes the entries of related DoFs only
+    crba_point(m, q, M)
+    zero = np.zeros(nv)
+    rnea_point(m, q, v, zero, b)
+    contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op)
+    status = kkt_factor(M, J, damping, LM, Y, Lam, LL)
+    if status != OK:
+        return status
+    rhs = np.empty((nv, 1))
+    for r in range(nv):
+        rhs[r, 0] = tau[r] - b[r]
+    af = np.empty((nv, 1))
+    _solve_spd(LM, rhs, af)  # the free acceleration
+    rl = np.empty((nc, 1))
+    for i in range(nc):
+        s = gamma[i]
+        for r in range(nv):
+            s += J[i, r] * af[r, 0]
+        rl[i, 0] = -s
+    lc = np.empty((nc, 1))
+    _solve_spd(LL, rl, lc)
+    for i in range(nc):
+        lam[i] = lc[i, 0]
+    for r in range(nv):
+        s = af[r, 0]
+        for i in range(nc):
+            s += Y[r, i] * lc[i, 0]
+        a[r] = s
+    return OK
+
+
+@njit(**_JIT)
+def contact_workspace(nj, nv, nc):
+    """(M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op): the work arrays of one knot."""
+    return (np.empty((nv, nv)), np.zeros((nv, nv)), np.empty((nc, nv)), np.empty((nv, nc)),
+            np.empty((nc, nc)), np.zeros((nc, nc)), np.empty(nc), np.empty(nv),
+            np.empty((nv, 6)), np.empty((nj, 3, 3)), np.empty((nj, 3)))
+
+
+@njit(**_JIT)
+def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq, Rv):
+    """The contact parts of dr/dq, dr/dv (module docstring) at (q, v, a, lam), after forward
+    kinematics (oR, op, S0): subtracted from the first nv rows of Rq (-d(J^T lam)/dq), and the
+    rows of J a + gamma (nc rows after the first nv) of Rq (nv + nc, nv) and Rv (nv + nc, nv)
+    written."""
+    nv = v.shape[0]
+    dofs = np.empty(nv, dtype=np.int64)
+    lev = np.empty(nv, dtype=np.int64)
+    P = np.empty((3, nv))
+    W = np.empty((3, nv))
+    vc = np.empty(nv)
+    ac = np.empty(nv)
+    Rf = np.empty((3, 3))
+    pf = np.empty(3)
+    t = np.empty(3)
+    t1 = np.empty(3)
+    t2 = np.empty(3)
+    u = np.empty(3)
+    dvp = np.empty((3, nv))  # d(sum_j P_j v_j)/dq_k = sum_j v_j dP(j, k)
+    for c in range(cints[0]):
+        joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
+        rr = nv + row
+        o = c * C_FLOATS
+        kp, kd = cfloats[o + 15], cfloats[o + 16]
+        contact_placement(oR, op, cfloats, c, joint, Rf, pf)
+        nd = chain_dofs(m, joint, dofs, lev)
+        point_columns(S0, dofs, nd, pf, P, W)
+        for i in range(nd):
+            vc[i] = v[dofs[i]]
+            ac[i] = a[dofs[i]]
+        for r in range(3):
+            for k in range(nv):
+                Rq[rr + r, k] = 0.0
+                Rv[rr + r, k] = 0.0
+        for k in range(nd):
+            for r in range(3):
+                dvp[r, k] = 0.0
+            for j in range(nd):
+                _dP(P, W, lev, j, k, t)
+                lt = lam[row] * t[0] + lam[row + 1] * t[1] + lam[row + 2] * t[2]
+                Rq[dofs[j], dofs[k]] -= lt  # -(d(J^T lam)/dq)[j, k]
+                for r in range(3):
+                    dvp[r, k] += vc[j] * t[r]
+                    Rq[rr + r, dofs[k]] += ac[j] * t[r]  # d(J a)/dq_k
+        for l in range(nd):  # d(drift)/dq_l = sum_jk v_j v_k ddP(j, k, l)
+            for r in range(3):
+                u[r] = 0.0
+            for j in range(nd):
+                for k in range(nd):
+                    _ddP(P, W, lev, j, k, l, t1, t2, t)
+                    w = vc[j] * vc[k]
+                    for r in range(3):
+                        u[r] += w * t[r]
+            for r in range(3):
+                Rq[rr + r, dofs[l]] += u[r] + kp * P[r, l] + kd * dvp[r, l]
+        for m_ in range(nd):  # d(drift)/dv_m = sum_k v_k dP(m, k) + sum_j v_j dP(j, m)
+            for r in range(3):
+                u[r] = dvp[r, m_]
+            for k in range(nd):
+                _dP(P, W, lev, m_, k, t)
+                for r in range(3):
+                    u[r] += vc[k] * t[r]
+            for r in range(3):
+                Rv[rr + r, dofs[m_]] = u[r] + kd * P[r, m_]
+
+
+@njit(**_JIT)
+def constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam, da_dq, da_dv,
+                                  da_dtau, dlam_dq, dlam_dv, dlam_dtau, work):
+    """(a, lam) of :func:`constrained_dynamics_point` and their derivatives in q, v, tau (module
+    docstring); returns a status."""
+    nv = v.shape[0]
+    status = constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, work)
+    if status != OK:
+        return status
+    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    nc = J.shape[0]
+    tau_a = np.empty(nv)
+    Rq = np.zeros((nv + nc, nv))  # dr/dq
+    Rv = np.zeros((nv + nc, nv))  # dr/dv
+    idsva_point(m, q, v, a, tau_a, Rq[:nv], Rv[:nv], M)
+    contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq, Rv)
+    # X_lam = Lambda^-1 (J M^-1 R1 - R2),  X_a = M^-1 (J^T X_lam - R1);  d(a, lam)/d(q, v) = X
+    R1 = np.empty((nv, 2 * nv))
+    R1[:, :nv] = Rq[:nv]
+    R1[:, nv:] = Rv[:nv]
+    MR1 = np.empty((nv, 2 * nv))
+    _solve_spd(LM, R1, MR1)
+    rhs = np.empty((nc, 2 * nv))
+    for i in range(nc):
+        for col in range(2 * nv):
+            s = -(Rq[nv + i, col] if col < nv else Rv[nv + i, col - nv])
+            for r in range(nv):
+                s += J[i, r] * MR1[r, col]
+            rhs[i, col] = s
+    Xl = np.empty((nc, 2 * nv))
+    _solve_spd(LL, rhs, Xl)
+    for r in range(nv):
+        for col in range(2 * nv):
+            s = -MR1[r, col]
+            for i in range(nc):
+                s += Y[r, i] * Xl[i, col]
+            if col < nv:
+                da_dq[r, col] = s
+            else:
+                da_dv[r, col - nv] = s
+    for i in range(nc):
+        for col in range(nv):
+            dlam_dq[i, col] = Xl[i, col]
+            dlam_dv[i, col] = Xl[i, nv + col]
+    # tau: X_lam = -Lambda^-1 Y^T, X_a = M^-1 - Y Lambda^-1 Y^T
+    YT = np.ascontiguousarray(Y.T)
+    LY = np.empty((nc, nv))
+    _solve_spd(LL, YT, LY)
+    eye = np.eye(nv)
+    _solve_spd(LM, eye, da_dtau)
+    for r in range(nv):
+        for col in range(nv):
+            s = 0.0
+            for i in range(nc):
+                s += Y[r, i] * LY[i, col]
+            da_dtau[r, col] -= s
+    for i in range(nc):
+        for col in range(nv):
+            dlam_dtau[i, col] = -LY[i, col]
+    return OK
+
+
+# ---------------------------------------------------------------------------------- batches
+@njit(**_JIT)
+def _dynamics_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status, chunk,
+                    nchunks):
+    m = unpack(ints, floats)
+    nj, nv = ints[0], ints[1]
+    work = contact_workspace(nj, nv, LAM.shape[1])
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        status[t] = constrained_dynamics_point(m, cints, cfloats, Q[t], V[t], TAU[t], damping,
+                                               A[t], LAM[t], work)
+
+
+@njit(cache=True, error_model="numpy", parallel=prange_only())
+def constrained_dynamics_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status,
+                               nchunks):
+    """:func:`constrained_dynamics_point` at T knots into A (T, nv), LAM (T, nc), status (T,)."""
+    if nchunks == 1:
+        _dynamics_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status,
+                        np.int64(0), nchunks)
+    else:
+        for c in prange(nchunks):
+            _dynamics_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status,
+                            np.int64(c), nchunks)
+
+
+@njit(**_JIT)
+def _derivatives_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ, DAV, DAT,
+                       DLQ, DLV, DLT, status, chunk, nchunks):
+    m = unpack(ints, floats)
+    nj, nv = ints[0], ints[1]
+    work = contact_workspace(nj, nv, LAM.shape[1])
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        status[t] = constrained_derivatives_point(m, cints, cfloats, Q[t], V[t], TAU[t],
+                                                  damping, A[t], LAM[t], DAQ[t], DAV[t],
+                                                  DAT[t], DLQ[t], DLV[t], DLT[t], work)
+
+
+@njit(cache=True, error_model="numpy", parallel=prange_only())
+def constrained_derivatives_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ,
+                                  DAV, DAT, DLQ, DLV, DLT, status, nchunks):
+    """:func:`constrained_derivatives_point` at T knots."""
+    if nchunks == 1:
+        _derivatives_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ, DAV,
+                           DAT, DLQ, DLV, DLT, status, np.int64(0), nchunks)
+    else:
+        for c in prange(nchunks):
+            _derivatives_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ,
+                               DAV, DAT, DLQ, DLV, DLT, status, np.int64(c), nchunks)

@@ -1,0 +1,185 @@
+"""Rigid-contact dynamics (dynamics.contacts, dynamics.contact_dynamics) against Pinocchio, which
+shares no code with the kernels: the values against ``forwardDynamics(model, data, q, v, tau,
+J, gamma)`` with J and gamma from Pinocchio's frame functions (as Crocoddyl forms them), the
+first derivatives against ``computeConstraintDynamicsDerivatives`` (no Baumgarte terms there)
+and, with Baumgarte terms, against central differences on the manifold."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import dynamics as dyn
+from dynamics import robots
+from dynamics.contact_dynamics import constrained_derivatives, constrained_dynamics
+from dynamics.contacts import Contact3D, ContactSet
+from helpers import random_state, rel_err
+
+FEET = ("lf_foot", "rf_foot", "lh_foot", "rh_foot")
+
+
+def _tree(seed):
+    """A floating random tree with every joint type and three contact frames on three joints."""
+    m = robots.random_tree(8, floating_base=True, seed=seed, branching=0.4,
+                           joint_types=robots.JOINT_TYPES)
+    pm = m.pin_model
+    for k, j in enumerate((m.njoints - 1, m.njoints // 2, 2)):
+        M = pin.SE3(pin.exp3(np.array([0.3, 0.2, -0.4]) * (k + 1)), np.array([0.1, -0.2, 0.3]))
+        pm.addFrame(pin.Frame(f"c{k}", j, M, pin.FrameType.OP_FRAME))
+    return m, ["c0", "c1", "c2"]
+
+
+CASES = {"hyq-2": ("hyq", FEET[:2]), "hyq-3": ("hyq", FEET[:3]), "hyq-4": ("hyq", FEET),
+         "atlas-2": ("atlas", ("l_foot", "r_foot")), "talos-2": ("talos", ("left_sole_link",
+                                                                          "right_sole_link")),
+         "tree-0": ("tree", 0), "tree-3": ("tree", 3), "tree-5": ("tree", 5)}
+
+
+def _case(name):
+    robot, frames = CASES[name]
+    if robot == "tree":
+        return _tree(frames)
+    return robots.load(robot), list(frames)
+
+
+def _pinocchio_values(m, frames, q, v, tau, ref, gains, damping=0.0):
+    """(a, lam) by pin.forwardDynamics with J, gamma from Pinocchio's frame functions."""
+    pm = m.pin_model
+    data = pm.createData()
+    pin.forwardKinematics(pm, data, q, v, np.zeros(m.nv))
+    pin.updateFramePlacements(pm, data)
+    pin.computeJointJacobians(pm, data, q)
+    J, gamma = [], []
+    for f in frames:
+        fid = pm.getFrameId(f)
+        J.append(pin.getFrameJacobian(pm, data, fid, pin.LOCAL_WORLD_ALIGNED)[:3])
+        acc = pin.getFrameClassicalAcceleration(pm, data, fid, pin.LOCAL_WORLD_ALIGNED).linear
+        vel = pin.getFrameVelocity(pm, data, fid, pin.LOCAL_WORLD_ALIGNED).linear
+        gamma.append(acc + gains[0] * (data.oMf[fid].translation - ref) + gains[1] * vel)
+    a = pin.forwardDynamics(pm, data, q, v, tau, np.vstack(J), np.concatenate(gamma), damping)
+    return a, np.array(data.lambda_c)
+
+
+def _pinocchio_derivatives(m, frames, q, v, tau):
+    pm = m.pin_model
+    models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    for f in frames:
+        fr = pm.frames[pm.getFrameId(f)]
+        cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm, fr.parentJoint,
+                                      fr.placement, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        models.append(cm)
+        datas.append(cm.createData())
+    data = pm.createData()
+    pin.initConstraintDynamics(pm, data, models, datas)
+    settings = pin.ProximalSettings(1e-14, 0.0, 1)
+    a = pin.constraintDynamics(pm, data, q, v, tau, models, datas, settings)
+    d = pin.computeConstraintDynamicsDerivatives(pm, data, models, datas, settings)
+    return a, np.array(data.lambda_c), [np.array(x) for x in d]  # copies: views of data
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_values_and_first_derivatives_equal_pinocchios(name):
+    m, frames = _case(name)
+    for seed in (1, 2):
+        q, v, _, tau = random_state(m, seed)
+        ref, gains = np.array([0.3, -0.1, 0.2]), (4.0, 3.0)
+        a, lam, status = constrained_dynamics(
+            m, [Contact3D(f, reference=ref, gains=gains) for f in frames], q, v, tau)
+        a_ref, lam_ref = _pinocchio_values(m, frames, q, v, tau, ref, gains)
+        assert status == 0
+        assert rel_err(a, a_ref) < 1e-10 and rel_err(lam, lam_ref) < 1e-10, (name, seed)
+        d = constrained_derivatives(m, [Contact3D(f) for f in frames], q, v, tau)
+        a_p, lam_p, (daq, dav, dat, dlq, dlv, dlt) = _pinocchio_derivatives(m, frames, q, v, tau)
+        assert rel_err(d.a, a_p) < 1e-10 and rel_err(d.lam, lam_p) < 1e-10
+        for got, want, what in ((d.da_dq, daq, "da_dq"), (d.da_dv, dav, "da_dv"),
+                                (d.da_dtau, dat, "da_dtau"), (d.dlam_dq, dlq, "dlam_dq"),
+                                (d.dlam_dv, dlv, "dlam_dv"), (d.dlam_dtau, dlt, "dlam_dtau")):
+            assert rel_err(got, want) < 1e-10, (name, seed, what, rel_err(got, want))
+
+
+def _central(f, x, h, n):
+    """Columns of the central difference of f at x along e_k, k < n (f(x, k, +-h))."""
+    return np.stack([(f(x, k, h) - f(x, k, -h)) / (2 * h) for k in range(n)], axis=-1)
+
+
+@pytest.mark.parametrize("name", ["hyq-4", "tree-3"])
+def test_the_baumgarte_terms_have_the_derivatives_of_central_differences(name):
+    """With Kp, Kd > 0 (Pinocchio's constraint derivatives have no such terms): the
+    derivatives in q (along q (+) h e_k), v and tau against fourth-order central differences."""
+    m, frames = _case(name)
+    q, v, _, tau = random_state(m, 4)
+    cs = ContactSet(m, [Contact3D(f, reference=np.array([0.1, 0.2, -0.3]), gains=(5.0, 2.0))
+                        for f in frames])
+    d = constrained_derivatives(m, cs, q, v, tau)
+    both = lambda q_, v_, t_: np.concatenate(constrained_dynamics(m, cs, q_, v_, t_)[:2])
+    e = np.eye(m.nv)
+    h = 1e-3
+
+    def along(k, s, which):
+        dq = s * e[k]
+        args = [q, v, tau]
+        if which == 0:
+            args[0] = m.integrate(q, dq)
+        else:
+            args[which] = args[which] + dq
+        return both(*args)
+
+    for which, (da, dl) in enumerate(((d.da_dq, d.dlam_dq), (d.da_dv, d.dlam_dv),
+                                      (d.da_dtau, d.dlam_dtau))):
+        fd = np.stack([(8 * (along(k, h, which) - along(k, -h, which))
+                        - (along(k, 2 * h, which) - along(k, -2 * h, which))) / (12 * h)
+                       for k in range(m.nv)], axis=-1)
+        got = np.concatenate([da, dl])
+        assert rel_err(got, fd) < 1e-7, (name, which, rel_err(got, fd))
+
+
+def test_dependent_contacts_are_a_status_and_a_damping_solves_them():
+    """Two point contacts on one rigid body (the foot of a 3-DoF leg: 6 constraints, rank 5)
+    make J M^-1 J^T singular: NaN and the status, no exception; with a damping the result is
+    Pinocchio's forwardDynamics with the same damping."""
+    m = robots.load("hyq")
+    pm = m.pin_model
+    foot = pm.frames[pm.getFrameId("lf_foot")]
+    pm.addFrame(pin.Frame("lf_heel", foot.parentJoint,
+                          foot.placement * pin.SE3(np.eye(3), np.array([0.05, 0.0, 0.0])),
+                          pin.FrameType.OP_FRAME))
+    frames = ["lf_foot", "lf_heel"]
+    q, v, _, tau = random_state(m, 5)
+    a, lam, status = constrained_dynamics(m, [Contact3D(f) for f in frames], q, v, tau)
+    assert status == 2 and np.all(np.isnan(a)) and np.all(np.isnan(lam))
+    assert "singular" in dyn.contact_dynamics.STATUS[int(status)]
+    a, lam, status = constrained_dynamics(m, [Contact3D(f) for f in frames], q, v, tau,
+                                          damping=1e-6)
+    a_ref, lam_ref = _pinocchio_values(m, frames, q, v, tau, np.zeros(3), (0.0, 0.0), 1e-6)
+    assert status == 0 and rel_err(a, a_ref) < 1e-9 and rel_err(lam, lam_ref) < 1e-9
+
+
+def test_a_batch_gives_the_points():
+    m, frames = _case("hyq-3")
+    cs = ContactSet(m, [Contact3D(f, gains=(1.0, 1.0)) for f in frames])
+    states = [random_state(m, s) for s in range(5)]
+    Q, V, TAU = (np.array([s[i] for s in states]) for i in (0, 1, 3))
+    batch = constrained_derivatives(m, cs, Q, V, TAU)
+    for t in range(5):
+        one = constrained_derivatives(m, cs, Q[t], V[t], TAU[t])
+        for k in ("a", "lam", "da_dq", "dlam_dv", "da_dtau"):
+            np.testing.assert_array_equal(getattr(batch, k)[t], getattr(one, k))
+
+
+def test_bad_contacts_are_named():
+    m = robots.load("hyq")
+    with pytest.raises(ValueError, match=r"contacts\[0\].frame: no frame 'lf_fot'.*did you mean "
+                                         r"'lf_foot'"):
+        ContactSet(m, [Contact3D("lf_fot")])
+    with pytest.raises(ValueError, match="universe"):
+        ContactSet(m, [Contact3D("universe")])
+    with pytest.raises(ValueError, match="gains: expected"):
+        Contact3D("lf_foot", gains=(-1.0, 0.0))
+    with pytest.raises(ValueError, match="gains: expected"):
+        Contact3D("lf_foot", gains=(np.nan, 0.0))
+    with pytest.raises(ValueError, match="reference: expected a finite world position"):
+        Contact3D("lf_foot", reference=(0.0, np.inf, 0.0))
+    with pytest.raises(ValueError, match=r"contacts\[1\]: expected a dynamics.Contact3D"):
+        ContactSet(m, [Contact3D("lf_foot"), "rf_foot"])
+    with pytest.raises(ValueError, match="damping: expected"):
+        constrained_dynamics(m, [Contact3D("lf_foot")], *random_state(m)[:2], np.zeros(m.nv),
+                             damping=-1.0)
