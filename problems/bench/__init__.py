@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import backends, dask_scaling, derivatives, higher_order, linearization, scaling, solver
+from . import (backends, dask_scaling, derivatives, first_run, higher_order, linearization,
+               scaling, solver)
 
 ROBOTS = derivatives.ROBOTS
 
@@ -59,6 +60,9 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
                "(results/solver_speed; with --load N, N busy processes beside: "
                "results/solver_speed_loadN)",
                lambda o: solver.run_solver_speed(log=o.log, load=o.load)),
+    "first-run": ("what a new user waits for: the README's main command on an empty numba cache "
+                  "and warm, soddp solve hyq cold (results/first_run; minutes)",
+                  lambda o: first_run.run_first_run(o.log)),
     "dask": ("the study engine on 1 and 2 Dask workers: speed-up, scheduling overhead, scale "
              "estimate (results/dask_scaling)", lambda o: dask_scaling.run_dask_scaling(o.log)),
     "linearize": ("the geometric linearization (Bos et al. 2022) beside FDSVA and C++ Pinocchio "
