@@ -12,8 +12,9 @@ from .algorithms import (aba, fd_derivatives, fd_second_derivatives, id_derivati
                          id_second_derivatives,
                          inverse_mass_matrix, mass_matrix, rnea)
 from .casadi_backend import CasadiDynamics, CodegenLimitError, CodegenLimits
-from .contact_dynamics import (ContactDerivatives, ContactDynamics, constrained_derivatives,
-                               constrained_dynamics)
+from .contact_dynamics import (ContactDerivatives, ContactDynamics, ContactSecondDerivatives,
+                               constrained_derivatives, constrained_dynamics,
+                               constrained_second_derivatives)
 from .contacts import Contact3D, ContactSet
 from .finite_difference import FiniteDifferenceDynamics
 from .kernels.threads import available as threads, set_threads
@@ -32,5 +33,5 @@ __all__ = [
     "FiniteDifferenceDynamics", "IntegrateExpansion", "linearize", "Linearization", "eidamb",
     "eidamb_derivatives", "EIDAmbDerivatives", "immamb", "set_threads", "threads",
     "Contact3D", "ContactSet", "ContactDynamics", "ContactDerivatives", "constrained_dynamics",
-    "constrained_derivatives",
+    "constrained_derivatives", "ContactSecondDerivatives", "constrained_second_derivatives",
 ]

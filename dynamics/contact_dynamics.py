@@ -9,7 +9,7 @@ or contacts whose Jacobian has dependent rows with no ``damping``) gives NaN the
 ``status`` says which.
 
 :class:`ContactDynamics` wraps a model and a contact set as a backend: ``aba`` is the
-constrained forward dynamics, ``fd_derivatives(order=1)`` its derivatives.
+constrained forward dynamics, ``fd_derivatives`` its first and second derivatives.
 """
 
 from __future__ import annotations
@@ -94,11 +94,60 @@ def constrained_derivatives(model, contacts, q, v, tau, damping=0.0) -> ContactD
     return ContactDerivatives(*b.unbatch((*out, status)))
 
 
+@dataclass
+class ContactSecondDerivatives(ContactDerivatives):
+    """:class:`ContactDerivatives` and the second derivatives of the stacked output w = (a, lam)
+    in the tensor convention of :class:`~dynamics.results.FDDerivatives`: d2_dq2 (``[i, j, k] =
+    L_q_k L_q_j w_i``), d2_dv2, d2_dqdv (``[i, j, k] = d/dv_k (dw_i/dq_j)``) and d2_dtaudq
+    (``[i, j, k] = d/dq_k (dw_i/dtau_j)``), each (nv + nc, nv, nv), rows a then lam; the other
+    blocks vanish.  With a co-state ``mu`` (nv + nc,) they are contracted over the output index,
+    ``sum_i mu_i T[i, :, :]``, and are (nv, nv) matrices, computed without any tensor."""
+
+    d2_dq2: np.ndarray = None
+    d2_dv2: np.ndarray = None
+    d2_dqdv: np.ndarray = None
+    d2_dtaudq: np.ndarray = None
+
+
+def constrained_second_derivatives(model, contacts, q, v, tau, mu=None,
+                                   damping=0.0) -> ContactSecondDerivatives:
+    """:class:`ContactSecondDerivatives` at one knot or a batch: the first derivatives of
+    :func:`constrained_derivatives` and the exact second derivatives of (a, lam), contracted with
+    ``mu`` when given.  With rho = K^-T mu for the KKT matrix K and Z = [I; d(a, lam)/dx], the
+    contracted second derivative is -Z^T (d2 rho.r) Z where r(x, a, lam) = 0 is the KKT residual:
+    the contracted IDSVA-SO at the constrained acceleration gives rho_a's inverse-dynamics part,
+    a closed form on each contact's chain its contact part (:mod:`dynamics.kernels.contact`)."""
+    cs = _contact_set(model, contacts)
+    damping = _damping(damping)
+    compile_notice(_k.constrained_so_batch, "the contact dynamics second derivatives", 3)
+    n, nc = model.nv, cs.size
+    if mu is None:
+        b = prepare(model, q=q, v=v, tau=tau)
+        MU, rows = np.empty((0, n + nc)), n + nc
+    else:
+        b = prepare(model, sizes={"mu": (n + nc, "nv + nc")}, q=q, v=v, tau=tau, mu=mu)
+        MU, rows = b["mu"], 1
+    T = b.T
+    first = [np.empty((T, n)), np.empty((T, nc)), np.empty((T, n, n)), np.empty((T, n, n)),
+             np.empty((T, n, n)), np.empty((T, nc, n)), np.empty((T, nc, n)),
+             np.empty((T, nc, n))]
+    second = [np.empty((T, rows, n, n)) for _ in range(4)]
+    status = np.empty(T, dtype=np.int64)
+    _k.constrained_so_batch(*model.kernel_args, cs.ints, cs.floats, b["q"], b["v"], b["tau"],
+                            damping, MU, *first, *second, status, num_chunks(T))
+    if mu is not None:
+        second = [x[:, 0] for x in second]
+    bad = status != _k.OK
+    for x in first + second:
+        x[bad] = np.nan
+    return ContactSecondDerivatives(*b.unbatch((*first, status, *second)))
+
+
 class ContactDynamics(RobotConfigurationSpace):
     """The contact dynamics of ``model`` with the contacts ``contacts`` (a list of
     :class:`~dynamics.contacts.Contact3D` or a :class:`~dynamics.contacts.ContactSet`) as a
-    Dynamics backend: ``aba`` is the constrained forward dynamics, ``fd_derivatives`` (order 1)
-    its derivatives; ``forces`` and ``derivatives`` give the contact forces too.  ``damping``:
+    Dynamics backend: ``aba`` is the constrained forward dynamics, ``fd_derivatives`` its first
+    and second derivatives; ``forces`` and ``derivatives`` give the contact forces too.  ``damping``:
     added to J M^-1 J^T (Crocoddyl's ``JMinvJt_damping``)."""
 
     compiled = False  # the solver evaluates it through the protocol
@@ -127,11 +176,26 @@ class ContactDynamics(RobotConfigurationSpace):
                                   "(q, v, a) alone")
 
     def fd_derivatives(self, q, v, tau, order=1, lam=None):
-        if order != 1 or lam is not None:
-            raise NotImplementedError("ContactDynamics: second-order derivatives are not "
-                                      "available yet (order=1)")
-        d = self.derivatives(q, v, tau)
-        return FDDerivatives(d.a, d.da_dq, d.da_dv, d.da_dtau)
+        """The derivatives of a (the protocol's): ``order=2`` adds the second derivatives of a,
+        as (nv, nv, nv) tensors or contracted with the co-state ``lam`` (nv,) of a."""
+        if order not in (1, 2):
+            raise ValueError(f"order: expected 1 or 2; got {order!r}")
+        if order == 1:
+            d = self.derivatives(q, v, tau)
+            return FDDerivatives(d.a, d.da_dq, d.da_dv, d.da_dtau)
+        n = self.nv
+        mu = None
+        if lam is not None:
+            b = prepare(self.model, lam=lam)
+            mu = np.zeros((b.T, n + self.contacts.size))
+            mu[:, :n] = b["lam"]
+            mu = b.unbatch(mu)
+        d = constrained_second_derivatives(self.model, self.contacts, q, v, tau, mu,
+                                           self.damping)
+        second = (d.d2_dq2, d.d2_dv2, d.d2_dqdv, d.d2_dtaudq)
+        if lam is None:
+            second = tuple(x[..., :n, :, :] for x in second)
+        return FDDerivatives(d.a, d.da_dq, d.da_dv, d.da_dtau, *second)
 
     def id_derivatives(self, q, v, a, order=1):
         raise NotImplementedError("ContactDynamics has no inverse dynamics")

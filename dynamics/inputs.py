@@ -45,13 +45,16 @@ class Batch:
         return x[0]
 
 
-def prepare(model, **arrays) -> Batch:
-    """Check and batch the named arrays for ``model`` (see module docstring)."""
+def prepare(model, sizes=None, **arrays) -> Batch:
+    """Check and batch the named arrays for ``model`` (see module docstring); ``sizes`` gives
+    the dimension of any array whose name is not one of the model's, and what it is
+    (``{"mu": (nv + nc, "nv + nc")}``)."""
     out = {}
     single = None
     T = None
     for name, x in arrays.items():
-        dim = getattr(model, _DIMS[name])
+        kind = _DIMS.get(name)
+        dim, what = (getattr(model, kind), kind) if kind else sizes[name]
         try:
             arr = np.asarray(x, dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -59,7 +62,7 @@ def prepare(model, **arrays) -> Batch:
                              f"got {type(x).__name__}") from exc
         if arr.ndim not in (1, 2) or arr.shape[-1] != dim:
             raise ValueError(f"{name}: expected shape ({dim},) or (T, {dim}) for {model.name} "
-                             f"({_DIMS[name]}={dim}); got shape {arr.shape}")
+                             f"({what}={dim}); got shape {arr.shape}")
         is_single = arr.ndim == 1
         arr2 = arr[None] if is_single else arr
         if not arr2.flags.c_contiguous:
@@ -78,7 +81,7 @@ def prepare(model, **arrays) -> Batch:
         elif T != arr2.shape[0]:
             raise ValueError("inputs: batches must have the same number of knots T; got "
                              + ", ".join(f"{k}: T={np.shape(v)[0]}" for k, v in arrays.items()))
-        if _DIMS[name] == "nq" and model.unit_blocks.shape[0]:
+        if kind == "nq" and model.unit_blocks.shape[0]:
             _check_unit_blocks(model, name, arr2)
         out[name] = arr2
     return Batch(out, bool(single), T or 1)

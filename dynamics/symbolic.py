@@ -166,16 +166,18 @@ class SymbolicTree:
         self._pitch = a.pitch
         self._place = [(cs.DM(a.place_R[i]), cs.DM(a.place_p[i])) for i in range(self.nj)]
 
-    def placements(self, q, eps, delta, exact: bool = False):
+    def placements(self, q, eps, delta, exact: bool = False, more=()):
         """parent_M_i for every joint; ``exact`` uses the group exponential Exp(S d) instead of
-        its first-order part (needed for a Hessian in a single perturbation)."""
+        its first-order part (needed for a Hessian in a single perturbation).  ``more``: further
+        perturbations applied after ``delta`` (innermost last: a mixed derivative in the
+        perturbations p_1, ..., p_k in that order is L_{p_1}(...(L_{p_k} f)))."""
         exp = _exact_exp if exact else _first_order_exp
         out = [None]
         for i in range(1, self.nj):
             qj = q[self.iq[i]:self.iq[i] + self.nqj[i]]
             XJ = _joint_transform(self.jtype[i], self._axis[i], float(self._pitch[i]), qj)
             sl = slice(self.iv[i], self.iv[i] + self.nvj[i])
-            for pert in (eps, delta):
+            for pert in (eps, delta, *more):
                 if pert is not None:
                     XJ = _compose(XJ, exp(cs.mtimes(self.S[i], pert[sl])))
             out.append(_compose(self._place[i], XJ))
@@ -242,3 +244,35 @@ class SymbolicTree:
             for r in range(self.nvj[i]):
                 qdd[self.iv[i] + r] = ddq[r]
         return cs.vertcat(*qdd)
+
+
+def point_contact_kinematics(tree, X, v, joint, fR, fp):
+    """(p, v_p): the world position (3 x 1) of the origin of the frame ``jMf = (fR, fp)`` on
+    ``joint`` and its velocity in the world's axes, for the placements X and the velocity v."""
+    oM = world_placements(tree, X)[joint]
+    R, p = _compose(oM, (cs.DM(fR), cs.DM(fp)))
+    vf = frame_velocity(tree, X, v, joint, fR, fp)
+    return p, cs.mtimes(R, vf[:3])
+
+
+def contact_dynamics(tree, X, d, v, tau, contacts):
+    """(a, lam): the KKT contact dynamics of :mod:`dynamics.contacts` in SX, for placements X
+    built with the innermost perturbation ``d`` (the drift's Lie derivative is taken along it,
+    so ``d`` must be the last perturbation of X and be evaluated at 0).  ``contacts``: (joint,
+    fR, fp, reference, Kp, Kd) of each point contact.  The solves are unpivoted L D L^T
+    factorizations written out in scalar operations (:func:`spd_solve`)."""
+    n = tree.model.nv
+    a_sym = cs.SX.sym("a_kkt", n)
+    M = cs.jacobian(tree.rnea(X, v, a_sym), a_sym)
+    b = tree.rnea(X, v, cs.SX.zeros(n, 1))
+    J, gamma = [], []
+    for joint, fR, fp, ref, kp, kd in contacts:
+        p, vp = point_contact_kinematics(tree, X, v, joint, fR, fp)
+        J.append(cs.jacobian(vp, v))
+        drift = cs.mtimes(cs.jacobian(vp, d), v)
+        gamma.append(drift + kp * (p - cs.DM(ref)) + kd * vp)
+    J, gamma = cs.vertcat(*J), cs.vertcat(*gamma)
+    sol = spd_solve(M, cs.horzcat(tau - b, J.T))
+    a_free, Y = sol[:, 0], sol[:, 1:]
+    lam = spd_solve(cs.mtimes(J, Y), -(gamma + cs.mtimes(J, a_free)))
+    return a_free + cs.mtimes(Y, lam), lam

@@ -2,7 +2,10 @@
 shares no code with the kernels: the values against ``forwardDynamics(model, data, q, v, tau,
 J, gamma)`` with J and gamma from Pinocchio's frame functions (as Crocoddyl forms them), the
 first derivatives against ``computeConstraintDynamicsDerivatives`` (no Baumgarte terms there)
-and, with Baumgarte terms, against central differences on the manifold."""
+and, with Baumgarte terms, against central differences on the manifold.  The second derivatives
+(which no peer has) against CasADi's AD of the KKT system written in SX (dynamics.symbolic,
+its own kinematics and factorizations) and, on ATLAS and Talos, against central differences of
+the first derivatives that the Pinocchio tests check."""
 
 import numpy as np
 import pinocchio as pin
@@ -10,7 +13,8 @@ import pytest
 
 import dynamics as dyn
 from dynamics import robots
-from dynamics.contact_dynamics import constrained_derivatives, constrained_dynamics
+from dynamics.contact_dynamics import (constrained_derivatives, constrained_dynamics,
+                                       constrained_second_derivatives)
 from dynamics.contacts import Contact3D, ContactSet
 from helpers import random_state, rel_err
 
@@ -183,3 +187,105 @@ def test_bad_contacts_are_named():
     with pytest.raises(ValueError, match="damping: expected"):
         constrained_dynamics(m, [Contact3D("lf_foot")], *random_state(m)[:2], np.zeros(m.nv),
                              damping=-1.0)
+
+
+def _casadi_second_derivatives(m, cs_):
+    """A CasADi function (q, v, tau, mu) -> (w, the q-, v-, tau-Jacobians of w, and the
+    contracted Hessians of mu . w: (q, q), (v, v), (q, v), (q, tau)) for w = (a, lam), the
+    Lie derivatives in q taken along the placements' perturbations (dynamics.symbolic)."""
+    import casadi
+
+    from dynamics.symbolic import SymbolicTree, contact_dynamics
+
+    tree = SymbolicTree(m)
+    n = m.nv
+    q, v, tau = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n), casadi.SX.sym("tau", n)
+    g, e, d = (casadi.SX.sym(x, n) for x in ("g", "e", "d"))
+    X = tree.placements(q, g, e, more=(d,))
+    specs = []
+    for c in cs_.contacts:
+        joint, R, p = m.frame(c.frame)
+        specs.append((joint, R, p, c.reference, *c.gains))
+    a, lam = contact_dynamics(tree, X, d, v, tau, specs)
+    w = casadi.vertcat(a, lam)
+    mu = casadi.SX.sym("mu", w.shape[0])
+    ge = casadi.gradient(casadi.dot(mu, w), e)
+    outs = [w, casadi.jacobian(w, e), casadi.jacobian(w, v), casadi.jacobian(w, tau),
+            casadi.jacobian(ge, g), casadi.hessian(casadi.dot(mu, w), v)[0],
+            casadi.jacobian(ge, v), casadi.jacobian(ge, tau)]
+    f = casadi.Function("f", [q, v, tau, mu, g, e, d], outs)
+    zero = np.zeros(n)
+    return lambda q_, v_, t_, mu_: [np.array(x) for x in f(q_, v_, t_, mu_, zero, zero, zero)]
+
+
+@pytest.mark.parametrize("name", ["hyq-2", "hyq-4", "tree-0", "tree-3"])
+def test_second_derivatives_equal_casadi_ad(name):
+    """Contracted with a random co-state mu over (a, lam), with Baumgarte gains: the (q, q),
+    (v, v), (q, v) and (tau, q) second derivatives against CasADi's AD; and the full tensors
+    contracted with mu give the same matrices."""
+    m, frames = _case(name)
+    cs_ = ContactSet(m, [Contact3D(f, reference=(0.1, 0.2, -0.3), gains=(5.0, 2.0))
+                         for f in frames])
+    ref = _casadi_second_derivatives(m, cs_)
+    for seed in (3, 4):
+        q, v, _, tau = random_state(m, seed)
+        mu = np.random.default_rng(seed).normal(size=m.nv + cs_.size)
+        w, jq, jv, jt, hqq, hvv, hqv, hqt = ref(q, v, tau, mu)
+        d = constrained_second_derivatives(m, cs_, q, v, tau, mu)
+        assert d.status == 0
+        assert rel_err(np.concatenate([d.a, d.lam]), w.ravel()) < 1e-11
+        assert rel_err(np.vstack([d.da_dq, d.dlam_dq]), jq) < 1e-11
+        for got, want, what in ((d.d2_dq2, hqq, "qq"), (d.d2_dv2, hvv, "vv"),
+                                (d.d2_dqdv, hqv, "qv"), (d.d2_dtaudq, hqt.T, "tau q")):
+            assert rel_err(got, want) < 1e-11, (name, seed, what, rel_err(got, want))
+        full = constrained_second_derivatives(m, cs_, q, v, tau)
+        for k in ("d2_dq2", "d2_dv2", "d2_dqdv", "d2_dtaudq"):
+            assert rel_err(np.einsum("i,ijk->jk", mu, getattr(full, k)), getattr(d, k)) < 1e-12
+
+
+def _fourth_order(f, h):
+    return (8 * (f(h) - f(-h)) - (f(2 * h) - f(-2 * h))) / (12 * h)
+
+
+@pytest.mark.parametrize("name", [pytest.param("atlas-2", marks=pytest.mark.slow),
+                                  pytest.param("talos-2", marks=pytest.mark.slow), "hyq-3"])
+def test_second_derivative_tensors_are_central_differences_of_the_first(name):
+    """The tensors of (a, lam) against fourth-order central differences of the first
+    derivatives (checked against Pinocchio above): T[:, j, k] = d/dx_k of column j, q moved
+    along q (+) h e_k."""
+    m, frames = _case(name)
+    cs_ = ContactSet(m, [Contact3D(f, reference=(0.0, 0.1, 0.0), gains=(3.0, 1.0))
+                         for f in frames])
+    q, v, _, tau = random_state(m, 6)
+    full = constrained_second_derivatives(m, cs_, q, v, tau)
+    e, h = np.eye(m.nv), 1e-3
+
+    def first(q_, v_):
+        d = constrained_derivatives(m, cs_, q_, v_, tau)
+        return (np.vstack([d.da_dq, d.dlam_dq]), np.vstack([d.da_dv, d.dlam_dv]),
+                np.vstack([d.da_dtau, d.dlam_dtau]))
+
+    by_q = np.stack([_fourth_order(lambda s: np.stack(first(m.integrate(q, s * e[k]), v)), h)
+                     for k in range(m.nv)], axis=-1)
+    by_v = np.stack([_fourth_order(lambda s: np.stack(first(q, v + s * e[k])), h)
+                     for k in range(m.nv)], axis=-1)
+    for got, want, what in ((full.d2_dq2, by_q[0], "qq"), (full.d2_dv2, by_v[1], "vv"),
+                            (full.d2_dqdv, by_v[0], "qv"), (full.d2_dtaudq, by_q[2], "tau q")):
+        assert rel_err(got, want) < 1e-7, (name, what, rel_err(got, want))
+
+
+def test_the_backend_gives_the_second_derivatives_of_a():
+    """ContactDynamics.fd_derivatives(order=2): the rows of a of the tensors, and with the
+    protocol's co-state lam (of a only) the contraction with (lam, 0)."""
+    m, frames = _case("hyq-4")
+    backend = dyn.ContactDynamics(m, [Contact3D(f, gains=(2.0, 1.0)) for f in frames])
+    q, v, _, tau = random_state(m, 7)
+    full = backend.fd_derivatives(q, v, tau, order=2)
+    ref = constrained_second_derivatives(m, backend.contacts, q, v, tau)
+    assert full.d2a_dq2.shape == (m.nv,) * 3
+    np.testing.assert_array_equal(full.d2a_dqdv, ref.d2_dqdv[:m.nv])
+    lam = np.random.default_rng(7).normal(size=m.nv)
+    lam_part = backend.fd_derivatives(q, v, tau, order=2, lam=lam)
+    assert rel_err(lam_part.d2a_dtaudq, np.einsum("i,ijk->jk", lam, full.d2a_dtaudq)) < 1e-12
+    with pytest.raises(ValueError, match=r"mu: expected shape \(30,\).*\(nv \+ nc=30\)"):
+        constrained_second_derivatives(m, backend.contacts, q, v, tau, np.zeros(m.nv))

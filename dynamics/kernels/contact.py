@@ -1,4 +1,4 @@
-"""Rigid-contact dynamics and its first derivatives, compiled (the model: :mod:`dynamics.contacts`).
+"""Rigid-contact dynamics and its first and second derivatives, compiled (the model: :mod:`dynamics.contacts`).
 
 Per knot, with the contact set packed by :class:`~dynamics.contacts.ContactSet` (``cints``,
 ``cfloats``): the constrained forward dynamics (a, lam) of the KKT system
@@ -37,6 +37,18 @@ dID/dq, dID/dv come from IDSVA at the constrained acceleration, and K^-1 is appl
 Cholesky factors of M and of the contact-space inverse inertia Lambda = J M^-1 J^T (+ damping I,
 Crocoddyl's ``JMinvJt_damping``; with none, a rank-deficient J makes Lambda singular: status
 SINGULAR).
+
+Second derivatives, contracted with a co-state mu over (a, lam).  Differentiating r = 0 twice,
+with Z = [I ; d(a, lam)/dx] (the total derivative of (x, a, lam) in x) and rho = K^-T mu,
+
+    mu . d2(a, lam)/dx2 = -Z^T (d2 (rho . r)) Z,
+
+so no tensor is formed: rho_a . ID's second derivatives come from the contracted IDSVA-SO at
+the constrained acceleration (its (q, q), (v, v), (q, v) blocks and its (q, a) block, which is
+rho_a . dM/dq), and the contact rows' from :func:`_point_second_order`, a closed form on each
+contact's chain in the rules above.  The (v, a), (a, a), (lam, .) blocks of d2 (rho . r) are 0
+(r is linear in a and lam, and M does not depend on v), and tau enters r linearly.  The full
+tensors are the contractions with unit co-states, one per output row.
 """
 
 import numpy as np
@@ -44,6 +56,7 @@ from numba import njit, prange
 
 from .dense import back_substitution, cholesky, forward_substitution
 from .inverse import crba_point, idsva_point, rnea_point
+from .second_order import idsva_so_contracted
 from .kinematics import forward_kinematics
 from .layout import chunk_range, prange_only, unpack
 
@@ -443,3 +456,256 @@ def constrained_derivatives_batch(ints, floats, cints, cfloats, Q, V, TAU, dampi
         for c in prange(nchunks):
             _derivatives_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ,
                                DAV, DAT, DLQ, DLV, DLT, status, np.int64(c), nchunks)
+
+
+# ---------------------------------------------------------------------------------- second order
+@njit(**_JIT)
+def _dot_cross(r, x, y):
+    """r . (x x y)."""
+    return (r[0] * (x[1] * y[2] - x[2] * y[1]) + r[1] * (x[2] * y[0] - x[0] * y[2])
+            + r[2] * (x[0] * y[1] - x[1] * y[0]))
+
+
+@njit(**_JIT)
+def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv, Aqv, Bqa,
+                        Bql):
+    """The contact's terms of the Hessian of rho_a . r1 + rho . r2 (rho: the contact's part of
+    rho_lam) over its chain (module docstring, second order), in chain indices: Aqq (nd, nd)
+    [k, l] = L_l L_k, Avv, Aqv (q_l, v_m), Bqa (q_k, a_j), Bql (q_k, 3): the contact's force
+    columns.  ``rac``: rho_a on the chain, ``lam_c`` the contact's force."""
+    t = np.empty(3)
+    t1 = np.empty(3)
+    t2 = np.empty(3)
+    x = np.empty(3)
+    y = np.empty(3)
+    dkl = np.empty(3)
+    nlev = 0
+    for i in range(nd):
+        nlev = max(nlev, lev[i] + 1)
+    S = np.zeros((nd, nlev + 1, 3))  # S[j, l] = sum_{i: l <= lev_i <= lev_j} c_ij v_i w_i
+    for j in range(nd):
+        for i in range(nd):
+            if lev[i] <= lev[j]:
+                c = (1.0 if lev[i] == lev[j] else 2.0) * vc[i]
+                for r in range(3):
+                    S[j, lev[i], r] += c * W[r, i]
+        for ll in range(nlev - 1, -1, -1):
+            for r in range(3):
+                S[j, ll, r] += S[j, ll + 1, r]
+    dP = np.empty((nd, nd, 3))  # dP[j, k] = dP_j/dq_k
+    for j in range(nd):
+        for k in range(nd):
+            _dP(P, W, lev, j, k, dP[j, k])
+    for k in range(nd):
+        for j in range(nd):  # B: d/dq_k d/da_j of rho . J a, and d/dq_k d/dlam of -lam . J rho_a
+            Bqa[k, j] += rho[0] * dP[j, k, 0] + rho[1] * dP[j, k, 1] + rho[2] * dP[j, k, 2]
+            for r in range(3):
+                Bql[k, r] -= rac[j] * dP[j, k, r]
+        for m_ in range(nd):  # vv: rho . (dP(m, n) + dP(n, m)) ; qv below
+            Avv[k, m_] += (rho[0] * (dP[k, m_, 0] + dP[m_, k, 0]) + rho[1] * (dP[k, m_, 1]
+                           + dP[m_, k, 1]) + rho[2] * (dP[k, m_, 2] + dP[m_, k, 2]))
+    for k in range(nd):
+        for l in range(nd):
+            h = kp * (rho[0] * dP[k, l, 0] + rho[1] * dP[k, l, 1] + rho[2] * dP[k, l, 2])
+            for j in range(nd):
+                _ddP(P, W, lev, j, k, l, t1, t2, dkl)
+                w_ = (ac[j] + kd * vc[j])  # J a, Kd J v; and the force term -lam . J rho_a
+                h += (w_ * (rho[0] * dkl[0] + rho[1] * dkl[1] + rho[2] * dkl[2])
+                      - rac[j] * (lam_c[0] * dkl[0] + lam_c[1] * dkl[1] + lam_c[2] * dkl[2]))
+                # the drift: v_j rho . [LlLk U_j x P_j + Lk U_j x dP(j,l) + Ll U_j x dP(j,k)
+                #                       + U_j x ddP(j,k,l)]
+                sk = S[j, lev[k]]
+                sl = S[j, lev[l]]
+                skl = S[j, max(lev[k], lev[l])]
+                _cross(W[:, l], skl, t)
+                _cross(W[:, k], t, x)  # w_k x (w_l x S_j(max))
+                if lev[l] <= lev[k]:
+                    _cross(W[:, l], W[:, k], t)
+                    _cross(t, sk, y)
+                    for r in range(3):
+                        x[r] += y[r]
+                g = _dot_cross(rho, x, P[:, j])
+                _cross(W[:, k], sk, t)
+                g += _dot_cross(rho, t, dP[j, l])
+                _cross(W[:, l], sl, t)
+                g += _dot_cross(rho, t, dP[j, k])
+                g += _dot_cross(rho, S[j, 0], dkl)
+                h += vc[j] * g
+            Aqq[k, l] += h
+    for l in range(nd):  # qv: rho . [sum_i v_i ddP(m, i, l) + sum_j v_j ddP(j, m, l) + Kd dP(m, l)]
+        for m_ in range(nd):
+            g = kd * (rho[0] * dP[m_, l, 0] + rho[1] * dP[m_, l, 1] + rho[2] * dP[m_, l, 2])
+            for i in range(nd):
+                _ddP(P, W, lev, m_, i, l, t1, t2, dkl)
+                g += vc[i] * (rho[0] * dkl[0] + rho[1] * dkl[1] + rho[2] * dkl[2])
+                _ddP(P, W, lev, i, m_, l, t1, t2, dkl)
+                g += vc[i] * (rho[0] * dkl[0] + rho[1] * dkl[1] + rho[2] * dkl[2])
+            Aqv[l, m_] += g
+
+
+@njit(**_JIT)
+def constrained_so_contracted_point(m, cints, cfloats, q, v, tau, damping, mu_a, mu_l, a, lam,
+                                    da_dq, da_dv, da_dtau, dlam_dq, dlam_dv, dlam_dtau, Lq, Lv,
+                                    Lqv, Lt, work):
+    """:func:`constrained_derivatives_point`, and the second derivatives of mu . (a, lam)
+    (mu = (mu_a (nv,), mu_l (nc,))) without forming any tensor: Lq (q, q), Lv (v, v), Lqv (q
+    then v) and Lt (tau then q), each (nv, nv), in the convention of the contracted FD-SO.
+
+    With rho = K^-T mu and Z = [I; d(a, lam)/dx], mu . d2(a, lam)/dx2 = -Z^T (d2 rho.r) Z
+    (module docstring): rho_a . ID's second derivatives by the contracted IDSVA-SO at the
+    constrained acceleration, the contacts' by :func:`_point_second_order`; of the blocks of
+    d2 rho.r only (q, q), (v, v), (q, v), (q, a) and (q, lam) are not zero."""
+    status = constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam, da_dq,
+                                           da_dv, da_dtau, dlam_dq, dlam_dv, dlam_dtau, work)
+    if status != OK:
+        return status
+    so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_dv, da_dtau,
+                        dlam_dq, dlam_dv, dlam_dtau, Lq, Lv, Lqv, Lt, work)
+    return OK
+
+
+@njit(**_JIT)
+def so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_dv, da_dtau,
+                        dlam_dq, dlam_dv, dlam_dtau, Lq, Lv, Lqv, Lt, work):
+    """The second-order part of :func:`constrained_so_contracted_point`, given the knot's first
+    derivatives and the work arrays :func:`constrained_derivatives_point` left."""
+    nv = v.shape[0]
+    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    nc = J.shape[0]
+    rl = np.empty((nc, 1))
+    for i in range(nc):
+        s = mu_l[i]
+        for r in range(nv):
+            s += Y[r, i] * mu_a[r]
+        rl[i, 0] = s
+    rho_l = np.empty((nc, 1))
+    _solve_spd(LL, rl, rho_l)
+    ma = np.empty((nv, 1))
+    for r in range(nv):
+        ma[r, 0] = mu_a[r]
+    ra = np.empty((nv, 1))
+    _solve_spd(LM, ma, ra)
+    rho_a = np.empty(nv)
+    for r in range(nv):
+        s = ra[r, 0]
+        for i in range(nc):
+            s -= Y[r, i] * rho_l[i, 0]
+        rho_a[r] = s
+    Aqq = np.zeros((nv, nv))
+    Avv = np.zeros((nv, nv))
+    Aqv = np.zeros((nv, nv))
+    G = np.zeros((nv, nv))
+    idsva_so_contracted(m, q, v, a, rho_a, Aqq, Avv, Aqv, G)
+    Bqa = np.ascontiguousarray(G.T)
+    Bql = np.zeros((nv, nc))
+    dofs = np.empty(nv, dtype=np.int64)
+    lev = np.empty(nv, dtype=np.int64)
+    P = np.empty((3, nv))
+    W = np.empty((3, nv))
+    Rf = np.empty((3, 3))
+    pf = np.empty(3)
+    rho = np.empty(3)
+    lam_c = np.empty(3)
+    for c in range(cints[0]):
+        joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
+        o = c * C_FLOATS
+        contact_placement(oR, op, cfloats, c, joint, Rf, pf)
+        nd = chain_dofs(m, joint, dofs, lev)
+        point_columns(S0, dofs, nd, pf, P, W)
+        vc = np.empty(nd)
+        ac = np.empty(nd)
+        rac = np.empty(nd)
+        for i in range(nd):
+            vc[i], ac[i], rac[i] = v[dofs[i]], a[dofs[i]], rho_a[dofs[i]]
+        for r in range(3):
+            rho[r] = rho_l[row + r, 0]
+            lam_c[r] = lam[row + r]
+        cqq = np.zeros((nd, nd))
+        cvv = np.zeros((nd, nd))
+        cqv = np.zeros((nd, nd))
+        cqa = np.zeros((nd, nd))
+        cql = np.zeros((nd, 3))
+        _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, cfloats[o + 15],
+                            cfloats[o + 16], cqq, cvv, cqv, cqa, cql)
+        for i in range(nd):
+            di = dofs[i]
+            for k in range(nd):
+                dk = dofs[k]
+                Aqq[di, dk] += cqq[i, k]
+                Avv[di, dk] += cvv[i, k]
+                Aqv[di, dk] += cqv[i, k]
+                Bqa[di, dk] += cqa[i, k]
+            for r in range(3):
+                Bql[di, row + r] += cql[i, r]
+    # -(A + B W + (B W)^T) on (q, q); -(A + B W) on (q, v); -A on (v, v); -(B W_tau)^T
+    BW = np.empty((nv, nv))
+    for r in range(nv):
+        for col in range(nv):
+            s = 0.0
+            for k in range(nv):
+                s += Bqa[r, k] * da_dq[k, col]
+            for i in range(nc):
+                s += Bql[r, i] * dlam_dq[i, col]
+            BW[r, col] = s
+    for r in range(nv):
+        for col in range(nv):
+            Lq[r, col] = -(Aqq[r, col] + BW[r, col] + BW[col, r])
+            Lv[r, col] = -Avv[r, col]
+            s, t = Aqv[r, col], 0.0
+            for k in range(nv):
+                s += Bqa[r, k] * da_dv[k, col]
+                t += Bqa[r, k] * da_dtau[k, col]
+            for i in range(nc):
+                s += Bql[r, i] * dlam_dv[i, col]
+                t += Bql[r, i] * dlam_dtau[i, col]
+            Lqv[r, col] = -s
+            Lt[col, r] = -t
+
+
+@njit(**_JIT)
+def _so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV, DAT, DLQ,
+              DLV, DLT, LQ, LV, LQV, LT, status, chunk, nchunks):
+    m = unpack(ints, floats)
+    nj, nv = ints[0], ints[1]
+    nc = LAM.shape[1]
+    work = contact_workspace(nj, nv, nc)
+    tensors = MU.shape[0] == 0  # the full tensors of (a, lam): a unit co-state per output row
+    mu_a = np.empty(nv)
+    mu_l = np.empty(nc)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        status[t] = constrained_derivatives_point(m, cints, cfloats, Q[t], V[t], TAU[t], damping,
+                                                  A[t], LAM[t], DAQ[t], DAV[t], DAT[t], DLQ[t],
+                                                  DLV[t], DLT[t], work)
+        if status[t] != OK:
+            continue
+        if not tensors:
+            so_contracted_terms(m, cints, cfloats, Q[t], V[t], MU[t, :nv], MU[t, nv:], A[t],
+                                LAM[t], DAQ[t], DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t], LQ[t, 0],
+                                LV[t, 0], LQV[t, 0], LT[t, 0], work)
+            continue
+        for i in range(nv + nc):
+            mu_a[:] = 0.0
+            mu_l[:] = 0.0
+            if i < nv:
+                mu_a[i] = 1.0
+            else:
+                mu_l[i - nv] = 1.0
+            so_contracted_terms(m, cints, cfloats, Q[t], V[t], mu_a, mu_l, A[t], LAM[t], DAQ[t],
+                                DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t], LQ[t, i], LV[t, i],
+                                LQV[t, i], LT[t, i], work)
+
+
+@njit(cache=True, error_model="numpy", parallel=prange_only())
+def constrained_so_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV,
+                         DAT, DLQ, DLV, DLT, LQ, LV, LQV, LT, status, nchunks):
+    """The first derivatives of :func:`constrained_derivatives_batch` and, with co-states
+    MU (T, nv + nc), the contracted second derivatives LQ, LV, LQV, LT (T, 1, nv, nv); with MU of
+    0 knots, the full second-derivative tensors of (a, lam) (T, nv + nc, nv, nv) in LQ ... LT."""
+    if nchunks == 1:
+        _so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV, DAT,
+                  DLQ, DLV, DLT, LQ, LV, LQV, LT, status, np.int64(0), nchunks)
+    else:
+        for c in prange(nchunks):
+            _so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV,
+                      DAT, DLQ, DLV, DLT, LQ, LV, LQV, LT, status, np.int64(c), nchunks)
