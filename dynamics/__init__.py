@@ -13,8 +13,8 @@ from .algorithms import (aba, fd_derivatives, fd_second_derivatives, id_derivati
                          inverse_mass_matrix, mass_matrix, rnea)
 from .casadi_backend import CasadiDynamics, CodegenLimitError, CodegenLimits
 from .contact_dynamics import (ContactDerivatives, ContactDynamics, ContactSecondDerivatives,
-                               constrained_derivatives, constrained_dynamics,
-                               constrained_second_derivatives)
+                               ImpulseDerivatives, constrained_derivatives, constrained_dynamics,
+                               constrained_second_derivatives, impulse_dynamics)
 from .contacts import Contact3D, ContactSet
 from .finite_difference import FiniteDifferenceDynamics
 from .kernels.threads import available as threads, set_threads
@@ -34,4 +34,5 @@ __all__ = [
     "eidamb_derivatives", "EIDAmbDerivatives", "immamb", "set_threads", "threads",
     "Contact3D", "ContactSet", "ContactDynamics", "ContactDerivatives", "constrained_dynamics",
     "constrained_derivatives", "ContactSecondDerivatives", "constrained_second_derivatives",
+    "impulse_dynamics", "ImpulseDerivatives",
 ]

@@ -143,6 +143,87 @@ def constrained_second_derivatives(model, contacts, q, v, tau, mu=None,
     return ContactSecondDerivatives(*b.unbatch((*first, status, *second)))
 
 
+@dataclass
+class ImpulseDerivatives:
+    """The impact map and its derivatives at one knot (a batch adds a leading knot axis):
+    v_plus (nv,), impulse (nc,), dv_dq, dv_dv (nv, nv) (of v+ in q and in the velocity v
+    before the impact), dimpulse_dq, dimpulse_dv (nc, nv), ``status``; with ``order=2`` the
+    second derivatives of the stacked output w = (v+, impulse) on (q, q) and (q, v), d2_dq2 and
+    d2_dqdv, as tensors (nv + nc, nv, nv) or contracted with ``mu`` (nv, nv) (the (v, v) block
+    is zero: w is linear in v at fixed q)."""
+
+    v_plus: np.ndarray
+    impulse: np.ndarray
+    dv_dq: np.ndarray = None
+    dv_dv: np.ndarray = None
+    dimpulse_dq: np.ndarray = None
+    dimpulse_dv: np.ndarray = None
+    status: np.ndarray = None
+    d2_dq2: np.ndarray = None
+    d2_dqdv: np.ndarray = None
+
+
+def _restitution(r):
+    x = float(r)
+    if not (np.isfinite(x) and 0.0 <= x <= 1.0):
+        raise ValueError(f"restitution: expected a number in [0, 1]; got {r!r}")
+    return x
+
+
+def without_gravity(model):
+    """``model.kernel_args`` with the gravity zeroed (the impact map's inverse dynamics at rest
+    is M dv), made once per model."""
+    args = getattr(model, "_kernel_args_without_gravity", None)
+    if args is None:
+        ints, floats = model.kernel_args
+        floats = floats.copy()
+        _k.zero_gravity(ints, floats)
+        args = model._kernel_args_without_gravity = (ints, floats)
+    return args
+
+
+def impulse_dynamics(model, contacts, q, v, restitution=0.0, damping=0.0, order=0, mu=None):
+    """The impact map on ``contacts`` (:mod:`dynamics.contacts`) at one knot or a batch:
+    ``order`` 0 gives (v_plus, impulse, status); 1 an :class:`ImpulseDerivatives` with the first
+    derivatives (Pinocchio's ``computeImpulseDynamicsDerivatives``: its ``ddq_dv`` is our
+    ``dv_dv - I``); 2 adds the second derivatives, contracted with ``mu`` (nv + nc,) when given.
+    ``restitution`` r in [0, 1]; ``damping`` on J M^-1 J^T as for the contact dynamics."""
+    cs = _contact_set(model, contacts)
+    damping, restitution = _damping(damping), _restitution(restitution)
+    if order not in (0, 1, 2):
+        raise ValueError(f"order: expected 0, 1 or 2; got {order!r}")
+    compile_notice(_k.impulse_batch, "the impact map and its derivatives", 3)
+    n, nc = model.nv, cs.size
+    if mu is not None and order != 2:
+        raise ValueError("mu: a co-state contracts the second derivatives (order=2)")
+    if mu is None:
+        b = prepare(model, q=q, v=v)
+        MU, rows = np.empty((0, n + nc)), n + nc
+    else:
+        b = prepare(model, sizes={"mu": (n + nc, "nv + nc")}, q=q, v=v, mu=mu)
+        MU, rows = b["mu"], 1
+    T = b.T
+    k = (0, 0) if order == 0 else (n, nc)
+    first = [np.empty((T, n)), np.empty((T, nc)), np.empty((T, k[0], n)), np.empty((T, k[0], n)),
+             np.empty((T, k[1], n)), np.empty((T, k[1], n))]
+    r2 = rows if order == 2 else 0
+    second = [np.empty((T, r2, n, n)) for _ in range(2)]
+    status = np.empty(T, dtype=np.int64)
+    _k.impulse_batch(*without_gravity(model), cs.ints, cs.impulse_floats, b["q"], b["v"],
+                     restitution, damping, np.int64(order), MU, *first, *second, status,
+                     num_chunks(T))
+    bad = status != _k.OK
+    for x in first + second:
+        x[bad] = np.nan
+    if order == 0:
+        return b.unbatch((first[0], first[1], status))
+    if order == 1:
+        return ImpulseDerivatives(*b.unbatch((*first, status)))
+    if mu is not None:
+        second = [x[:, 0] for x in second]
+    return ImpulseDerivatives(*b.unbatch((*first, status, *second)))
+
+
 class ContactDynamics(RobotConfigurationSpace):
     """The contact dynamics of ``model`` with the contacts ``contacts`` (a list of
     :class:`~dynamics.contacts.Contact3D` or a :class:`~dynamics.contacts.ContactSet`) as a

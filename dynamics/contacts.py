@@ -14,7 +14,15 @@ The constrained forward dynamics solve the KKT system::
     [J  0  ] [-lam] = [  -gamma     ]
 
 for the acceleration a and the stacked contact forces lam (Pinocchio's ``forwardDynamics(model,
-data, tau, J, gamma)``, Crocoddyl's ``DifferentialActionModelContactFwdDynamics``).  A contact set
+data, tau, J, gamma)``, Crocoddyl's ``DifferentialActionModelContactFwdDynamics``).
+
+An impact on the same contacts (Pinocchio's ``impulseDynamics``, Crocoddyl's
+``ActionModelImpulseFwdDynamics``) maps the velocity v before it to v+ after it, with the
+impulses imp (3 per point contact, world axes)::
+
+    M (v+ - v) = J^T imp,      J v+ = -r J v      (restitution r, 0 by default)
+
+the same KKT matrix with the right-hand side (M v, -r J v).  A contact set
 is bound to a model by :class:`ContactSet`, which packs it into flat arrays for the kernels
 (:mod:`dynamics.kernels.contact`).
 """
@@ -93,6 +101,13 @@ class ContactSet:
         self.size = row
         self.ints = np.array(ints, dtype=np.int64)
         self.floats = np.array(floats, dtype=float)
+
+    @property
+    def impulse_floats(self) -> np.ndarray:
+        """``floats`` with the gains zeroed: an impulse's contact rows are J (v+ + r v) alone."""
+        f = self.floats.copy().reshape(-1, self.FLOATS)
+        f[:, 15:17] = 0.0
+        return f.ravel()
 
     def __len__(self):
         return len(self.contacts)

@@ -276,3 +276,16 @@ def contact_dynamics(tree, X, d, v, tau, contacts):
     a_free, Y = sol[:, 0], sol[:, 1:]
     lam = spd_solve(cs.mtimes(J, Y), -(gamma + cs.mtimes(J, a_free)))
     return a_free + cs.mtimes(Y, lam), lam
+
+
+def impulse_dynamics(tree, X, v, contacts, restitution=0.0):
+    """(v+, imp): the impact map of :mod:`dynamics.contacts` in SX for the placements X and the
+    velocity v before the impact; ``contacts``: (joint, fR, fp) of each point contact."""
+    n = tree.model.nv
+    a_sym = cs.SX.sym("a_imp", n)
+    M = cs.jacobian(tree.rnea(X, cs.SX.zeros(n, 1), a_sym), a_sym)
+    J = cs.vertcat(*[cs.jacobian(point_contact_kinematics(tree, X, v, joint, fR, fp)[1], v)
+                     for joint, fR, fp in contacts])
+    Y = spd_solve(M, J.T)
+    imp = spd_solve(cs.mtimes(J, Y), -(1 + restitution) * cs.mtimes(J, v))
+    return v + cs.mtimes(Y, imp), imp

@@ -289,3 +289,78 @@ def test_the_backend_gives_the_second_derivatives_of_a():
     assert rel_err(lam_part.d2a_dtaudq, np.einsum("i,ijk->jk", lam, full.d2a_dtaudq)) < 1e-12
     with pytest.raises(ValueError, match=r"mu: expected shape \(30,\).*\(nv \+ nc=30\)"):
         constrained_second_derivatives(m, backend.contacts, q, v, tau, np.zeros(m.nv))
+
+
+def _pinocchio_impulse(m, frames, q, v, r):
+    pm = m.pin_model
+    models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    for f in frames:
+        fr = pm.frames[pm.getFrameId(f)]
+        cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm, fr.parentJoint,
+                                      fr.placement, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        models.append(cm)
+        datas.append(cm.createData())
+    data = pm.createData()
+    pin.initConstraintDynamics(pm, data, models, datas)
+    settings = pin.ProximalSettings(1e-14, 0.0, 1)
+    v_plus = np.array(pin.impulseDynamics(pm, data, q, v, models, datas, r, settings))
+    imp = np.array(data.impulse_c)
+    pin.computeImpulseDynamicsDerivatives(pm, data, models, datas, r, settings)
+    return v_plus, imp, [np.array(x) for x in (data.ddq_dq, data.ddq_dv, data.dlambda_dq,
+                                               data.dlambda_dv)]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_impact_map_and_its_first_derivatives_equal_pinocchios(name):
+    """impulseDynamics and computeImpulseDynamicsDerivatives (whose ddq_dv is dv+/dv - I), with
+    restitution 0 and 0.4."""
+    m, frames = _case(name)
+    for seed, r in ((1, 0.0), (2, 0.4)):
+        q, v, _, _ = random_state(m, seed)
+        d = dyn.impulse_dynamics(m, [Contact3D(f) for f in frames], q, v, restitution=r,
+                                 order=1)
+        v_plus, imp, (dvq, dvv, diq, div) = _pinocchio_impulse(m, frames, q, v, r)
+        assert d.status == 0
+        for got, want, what in ((d.v_plus, v_plus, "v+"), (d.impulse, imp, "impulse"),
+                                (d.dv_dq, dvq, "dv_dq"), (d.dv_dv - np.eye(m.nv), dvv, "dv_dv"),
+                                (d.dimpulse_dq, diq, "dimp_dq"), (d.dimpulse_dv, div, "dimp_dv")):
+            assert rel_err(got, want) < 1e-10, (name, r, what, rel_err(got, want))
+        v_plus0, imp0, status = dyn.impulse_dynamics(m, [Contact3D(f) for f in frames], q, v,
+                                                     restitution=r)
+        np.testing.assert_array_equal(v_plus0, d.v_plus)
+
+
+@pytest.mark.parametrize("name", ["hyq-3", "tree-3"])
+def test_impact_second_derivatives_equal_casadi_ad(name):
+    """The impact map's second derivatives contracted with a random mu over (v+, imp) against
+    CasADi's AD of the impact map written in SX; the (v, v) block is zero."""
+    import casadi
+
+    from dynamics.symbolic import SymbolicTree, impulse_dynamics
+
+    m, frames = _case(name)
+    cs_ = ContactSet(m, [Contact3D(f) for f in frames])
+    tree = SymbolicTree(m)
+    n, r = m.nv, 0.3
+    q, v = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n)
+    g, e = casadi.SX.sym("g", n), casadi.SX.sym("e", n)
+    X = tree.placements(q, g, e)
+    specs = [m.frame(f) for f in frames]
+    v_plus, imp = impulse_dynamics(tree, X, v, specs, r)
+    w = casadi.vertcat(v_plus, imp)
+    mu = casadi.SX.sym("mu", w.shape[0])
+    ge = casadi.gradient(casadi.dot(mu, w), e)
+    f = casadi.Function("f", [q, v, mu, g, e], [w, casadi.jacobian(w, e), casadi.jacobian(ge, g),
+                                                casadi.jacobian(ge, v)])
+    zero = np.zeros(n)
+    for seed in (3, 4):
+        qn, vn, _, _ = random_state(m, seed)
+        mun = np.random.default_rng(seed).normal(size=n + cs_.size)
+        w_ref, jq, hqq, hqv = (np.array(x) for x in f(qn, vn, mun, zero, zero))
+        d = dyn.impulse_dynamics(m, cs_, qn, vn, restitution=r, order=2, mu=mun)
+        assert rel_err(np.concatenate([d.v_plus, d.impulse]), w_ref.ravel()) < 1e-11
+        assert rel_err(np.vstack([d.dv_dq, d.dimpulse_dq]), jq) < 1e-11
+        assert rel_err(d.d2_dq2, hqq) < 1e-11, (name, rel_err(d.d2_dq2, hqq))
+        assert rel_err(d.d2_dqdv, hqv) < 1e-11, (name, rel_err(d.d2_dqdv, hqv))
+        full = dyn.impulse_dynamics(m, cs_, qn, vn, restitution=r, order=2)
+        assert rel_err(np.einsum("i,ijk->jk", mun, full.d2_dq2), d.d2_dq2) < 1e-12

@@ -49,6 +49,13 @@ rho_a . dM/dq), and the contact rows' from :func:`_point_second_order`, a closed
 contact's chain in the rules above.  The (v, a), (a, a), (lam, .) blocks of d2 (rho . r) are 0
 (r is linear in a and lam, and M does not depend on v), and tau enters r linearly.  The full
 tensors are the contractions with unit co-states, one per output row.
+
+Impacts (:func:`impulse_dynamics_point`).  The residual r = [M(q) (v+ - v) - J^T imp ;
+J (v+ + r_c v)] has the same K in y = (v+, imp); dr/dq is ID's at rest without gravity and
+acceleration v+ - v (that is d(M dv)/dq) with the contacts' terms at velocity 0 and
+acceleration v+ + r_c v, and dr/dv = [-M ; r_c J].  Its second derivatives follow as above:
+(q, q) and (q, v+) from the contracted IDSVA-SO at rest, (q, v) = -rho_a . dM/dq plus r_c times
+the contacts' (q, v+) block, and none in (v, v).
 """
 
 import numpy as np
@@ -345,22 +352,13 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
 
 
 @njit(**_JIT)
-def constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam, da_dq, da_dv,
-                                  da_dtau, dlam_dq, dlam_dv, dlam_dtau, work):
-    """(a, lam) of :func:`constrained_dynamics_point` and their derivatives in q, v, tau (module
-    docstring); returns a status."""
-    nv = v.shape[0]
-    status = constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, work)
-    if status != OK:
-        return status
-    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+def kkt_derivatives(LM, LL, J, Y, Rq, Rv, dy_dq, dy_dv, dlam_dq, dlam_dv):
+    """d(y, lam)/d(q, v) = -K^-1 [Rq Rv] for the KKT matrix K = [[M, -J^T], [J, 0]] (+ the
+    damping on Lambda), from the factors of :func:`kkt_factor`; Rq, Rv (nv + nc, nv): dr/dq,
+    dr/dv of the residual r.  With R1, R2 the first nv and the last nc rows:
+    X_lam = Lambda^-1 (J M^-1 R1 - R2), X_y = M^-1 (J^T X_lam - R1)."""
+    nv = Rq.shape[1]
     nc = J.shape[0]
-    tau_a = np.empty(nv)
-    Rq = np.zeros((nv + nc, nv))  # dr/dq
-    Rv = np.zeros((nv + nc, nv))  # dr/dv
-    idsva_point(m, q, v, a, tau_a, Rq[:nv], Rv[:nv], M)
-    contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq, Rv)
-    # X_lam = Lambda^-1 (J M^-1 R1 - R2),  X_a = M^-1 (J^T X_lam - R1);  d(a, lam)/d(q, v) = X
     R1 = np.empty((nv, 2 * nv))
     R1[:, :nv] = Rq[:nv]
     R1[:, nv:] = Rv[:nv]
@@ -381,13 +379,32 @@ def constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam,
             for i in range(nc):
                 s += Y[r, i] * Xl[i, col]
             if col < nv:
-                da_dq[r, col] = s
+                dy_dq[r, col] = s
             else:
-                da_dv[r, col - nv] = s
+                dy_dv[r, col - nv] = s
     for i in range(nc):
         for col in range(nv):
             dlam_dq[i, col] = Xl[i, col]
             dlam_dv[i, col] = Xl[i, nv + col]
+
+
+@njit(**_JIT)
+def constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam, da_dq, da_dv,
+                                  da_dtau, dlam_dq, dlam_dv, dlam_dtau, work):
+    """(a, lam) of :func:`constrained_dynamics_point` and their derivatives in q, v, tau (module
+    docstring); returns a status."""
+    nv = v.shape[0]
+    status = constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, work)
+    if status != OK:
+        return status
+    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    nc = J.shape[0]
+    tau_a = np.empty(nv)
+    Rq = np.zeros((nv + nc, nv))  # dr/dq
+    Rv = np.zeros((nv + nc, nv))  # dr/dv
+    idsva_point(m, q, v, a, tau_a, Rq[:nv], Rv[:nv], M)
+    contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq, Rv)
+    kkt_derivatives(LM, LL, J, Y, Rq, Rv, da_dq, da_dv, dlam_dq, dlam_dv)
     # tau: X_lam = -Lambda^-1 Y^T, X_a = M^-1 - Y Lambda^-1 Y^T
     YT = np.ascontiguousarray(Y.T)
     LY = np.empty((nc, nv))
@@ -565,39 +582,38 @@ def constrained_so_contracted_point(m, cints, cfloats, q, v, tau, damping, mu_a,
 
 
 @njit(**_JIT)
-def so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_dv, da_dtau,
-                        dlam_dq, dlam_dv, dlam_dtau, Lq, Lv, Lqv, Lt, work):
-    """The second-order part of :func:`constrained_so_contracted_point`, given the knot's first
-    derivatives and the work arrays :func:`constrained_derivatives_point` left."""
-    nv = v.shape[0]
-    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
-    nc = J.shape[0]
+def _costate(LM, LL, Y, mu_a, mu_l, rho_a, rho_l):
+    """rho = K^-T mu for the KKT matrix K of :func:`kkt_factor`'s factors: rho_l =
+    Lambda^-1 (mu_l + Y^T mu_a) and rho_a = M^-1 mu_a - Y rho_l (into rho_a (nv,), rho_l (nc,))."""
+    nv, nc = Y.shape
     rl = np.empty((nc, 1))
     for i in range(nc):
         s = mu_l[i]
         for r in range(nv):
             s += Y[r, i] * mu_a[r]
         rl[i, 0] = s
-    rho_l = np.empty((nc, 1))
-    _solve_spd(LL, rl, rho_l)
+    xl = np.empty((nc, 1))
+    _solve_spd(LL, rl, xl)
     ma = np.empty((nv, 1))
     for r in range(nv):
         ma[r, 0] = mu_a[r]
     ra = np.empty((nv, 1))
     _solve_spd(LM, ma, ra)
-    rho_a = np.empty(nv)
+    for i in range(nc):
+        rho_l[i] = xl[i, 0]
     for r in range(nv):
         s = ra[r, 0]
         for i in range(nc):
-            s -= Y[r, i] * rho_l[i, 0]
+            s -= Y[r, i] * xl[i, 0]
         rho_a[r] = s
-    Aqq = np.zeros((nv, nv))
-    Avv = np.zeros((nv, nv))
-    Aqv = np.zeros((nv, nv))
-    G = np.zeros((nv, nv))
-    idsva_so_contracted(m, q, v, a, rho_a, Aqq, Avv, Aqv, G)
-    Bqa = np.ascontiguousarray(G.T)
-    Bql = np.zeros((nv, nc))
+
+
+@njit(**_JIT)
+def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, lam, Aqq, Avv,
+                            Aqv, Bqa, Bql):
+    """Add every contact's terms of d2 (rho . r) (:func:`_point_second_order`) at the velocity
+    v and the acceleration a (the contact rows J a + gamma(q, v)), after forward kinematics."""
+    nv = v.shape[0]
     dofs = np.empty(nv, dtype=np.int64)
     lev = np.empty(nv, dtype=np.int64)
     P = np.empty((3, nv))
@@ -618,7 +634,7 @@ def so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_d
         for i in range(nd):
             vc[i], ac[i], rac[i] = v[dofs[i]], a[dofs[i]], rho_a[dofs[i]]
         for r in range(3):
-            rho[r] = rho_l[row + r, 0]
+            rho[r] = rho_l[row + r]
             lam_c[r] = lam[row + r]
         cqq = np.zeros((nd, nd))
         cvv = np.zeros((nd, nd))
@@ -637,13 +653,21 @@ def so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_d
                 Bqa[di, dk] += cqa[i, k]
             for r in range(3):
                 Bql[di, row + r] += cql[i, r]
-    # -(A + B W + (B W)^T) on (q, q); -(A + B W) on (q, v); -A on (v, v); -(B W_tau)^T
+
+
+@njit(**_JIT)
+def _contract(Aqq, Avv, Aqv, Bqa, Bql, dy_dq, dy_dv, dlam_dq, dlam_dv, Lq, Lv, Lqv):
+    """-Z^T (d2 rho.r) Z on (q, q), (v, v) and (q, v), Z = [I; d(y, lam)/dx], from the nonzero
+    blocks of d2 rho.r: A (x, x), Bqa (q, y), Bql (q, lam):  Lq = -(Aqq + B W + (B W)^T),
+    Lv = -Avv, Lqv = -(Aqv + B W_v), with B W = Bqa dy/dq + Bql dlam/dq."""
+    nv = Aqq.shape[0]
+    nc = Bql.shape[1]
     BW = np.empty((nv, nv))
     for r in range(nv):
         for col in range(nv):
             s = 0.0
             for k in range(nv):
-                s += Bqa[r, k] * da_dq[k, col]
+                s += Bqa[r, k] * dy_dq[k, col]
             for i in range(nc):
                 s += Bql[r, i] * dlam_dq[i, col]
             BW[r, col] = s
@@ -651,15 +675,153 @@ def so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_d
         for col in range(nv):
             Lq[r, col] = -(Aqq[r, col] + BW[r, col] + BW[col, r])
             Lv[r, col] = -Avv[r, col]
-            s, t = Aqv[r, col], 0.0
+            s = Aqv[r, col]
             for k in range(nv):
-                s += Bqa[r, k] * da_dv[k, col]
-                t += Bqa[r, k] * da_dtau[k, col]
+                s += Bqa[r, k] * dy_dv[k, col]
             for i in range(nc):
                 s += Bql[r, i] * dlam_dv[i, col]
-                t += Bql[r, i] * dlam_dtau[i, col]
             Lqv[r, col] = -s
+
+
+@njit(**_JIT)
+def so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_dv, da_dtau,
+                        dlam_dq, dlam_dv, dlam_dtau, Lq, Lv, Lqv, Lt, work):
+    """The second-order part of :func:`constrained_so_contracted_point`, given the knot's first
+    derivatives and the work arrays :func:`constrained_derivatives_point` left."""
+    nv = v.shape[0]
+    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    nc = J.shape[0]
+    rho_a = np.empty(nv)
+    rho_l = np.empty(nc)
+    _costate(LM, LL, Y, mu_a, mu_l, rho_a, rho_l)
+    Aqq = np.zeros((nv, nv))
+    Avv = np.zeros((nv, nv))
+    Aqv = np.zeros((nv, nv))
+    G = np.zeros((nv, nv))
+    idsva_so_contracted(m, q, v, a, rho_a, Aqq, Avv, Aqv, G)
+    Bqa = np.ascontiguousarray(G.T)
+    Bql = np.zeros((nv, nc))
+    _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, lam, Aqq, Avv,
+                            Aqv, Bqa, Bql)
+    _contract(Aqq, Avv, Aqv, Bqa, Bql, da_dq, da_dv, dlam_dq, dlam_dv, Lq, Lv, Lqv)
+    for r in range(nv):  # tau enters r linearly: -(B W_tau)^T
+        for col in range(nv):
+            t = 0.0
+            for k in range(nv):
+                t += Bqa[r, k] * da_dtau[k, col]
+            for i in range(nc):
+                t += Bql[r, i] * dlam_dtau[i, col]
             Lt[col, r] = -t
+
+
+# ---------------------------------------------------------------------------------- impulses
+@njit(**_JIT)
+def impulse_dynamics_point(m, cints, cfloats, q, v, restitution, damping, v_plus, imp, work):
+    """The impact map at one knot (module docstring): v+ (nv,) and the impulses imp (nc,) of
+    M (v+ - v) = J^T imp, J v+ = -restitution J v; returns a status.  ``work`` as for
+    :func:`constrained_dynamics_point`."""
+    nv = v.shape[0]
+    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    nc = J.shape[0]
+    M[:, :] = 0.0
+    crba_point(m, q, M)
+    contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op)  # (gamma unused)
+    status = kkt_factor(M, J, damping, LM, Y, Lam, LL)
+    if status != OK:
+        return status
+    rl = np.empty((nc, 1))
+    for i in range(nc):
+        s = 0.0
+        for r in range(nv):
+            s += J[i, r] * v[r]
+        rl[i, 0] = -(1.0 + restitution) * s
+    lc = np.empty((nc, 1))
+    _solve_spd(LL, rl, lc)
+    for i in range(nc):
+        imp[i] = lc[i, 0]
+    for r in range(nv):
+        s = v[r]
+        for i in range(nc):
+            s += Y[r, i] * lc[i, 0]
+        v_plus[r] = s
+    return OK
+
+
+@njit(**_JIT)
+def impulse_derivatives_point(m0, cints, cfloats, q, v, restitution, damping, v_plus, imp,
+                              dv_dq, dv_dv, dimp_dq, dimp_dv, work):
+    """:func:`impulse_dynamics_point` and the derivatives of (v+, imp) in (q, v) (module
+    docstring), for ``m0`` the model without gravity and contacts without gains (their rows
+    are J (v+ + restitution v)); returns a status."""
+    nv = v.shape[0]
+    status = impulse_dynamics_point(m0, cints, cfloats, q, v, restitution, damping, v_plus, imp,
+                                    work)
+    if status != OK:
+        return status
+    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    nc = J.shape[0]
+    zero = np.zeros(nv)
+    dv = np.empty(nv)
+    w = np.empty(nv)
+    for r in range(nv):
+        dv[r] = v_plus[r] - v[r]
+        w[r] = v_plus[r] + restitution * v[r]
+    tau_a = np.empty(nv)
+    Rq = np.zeros((nv + nc, nv))
+    Rv = np.zeros((nv + nc, nv))
+    idsva_point(m0, q, zero, dv, tau_a, Rq[:nv], Rv[:nv], M)  # d(M dv)/dq: ID at rest, no gravity
+    contact_residual_derivatives(m0, cints, cfloats, q, zero, w, imp, S0, oR, op, Rq, Rv)
+    for r in range(nv):
+        for col in range(nv):
+            Rv[r, col] = -M[r, col]
+    for i in range(nc):
+        for col in range(nv):
+            Rv[nv + i, col] = restitution * J[i, col]
+    kkt_derivatives(LM, LL, J, Y, Rq, Rv, dv_dq, dv_dv, dimp_dq, dimp_dv)
+    return OK
+
+
+@njit(**_JIT)
+def impulse_so_terms(m0, cints, cfloats, q, v, restitution, mu_v, mu_l, v_plus, imp, dv_dq,
+                     dv_dv, dimp_dq, dimp_dv, Lq, Lqv, work):
+    """The second derivatives of mu . (v+, imp) (mu = (mu_v (nv,), mu_l (nc,))) on (q, q) and
+    (q, v) (the (v, v) block is 0: (v+, imp) are linear in v at fixed q), given the first
+    derivatives and the work arrays :func:`impulse_derivatives_point` left.  The blocks of
+    d2 rho.r: rho_a . d2(M dv)/dq2 and rho_a . dM/dq from the contracted IDSVA-SO at rest
+    without gravity (acceleration dv = v+ - v), the contacts' at velocity 0 and acceleration
+    v+ + restitution v; on (q, v) the residual gives -rho_a . dM/dq + restitution (q, v+)
+    contact block."""
+    nv = v.shape[0]
+    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    nc = J.shape[0]
+    rho_a = np.empty(nv)
+    rho_l = np.empty(nc)
+    _costate(LM, LL, Y, mu_v, mu_l, rho_a, rho_l)
+    zero = np.zeros(nv)
+    dv = np.empty(nv)
+    w = np.empty(nv)
+    for r in range(nv):
+        dv[r] = v_plus[r] - v[r]
+        w[r] = v_plus[r] + restitution * v[r]
+    Aqq = np.zeros((nv, nv))
+    unused = np.zeros((nv, nv))
+    unused2 = np.zeros((nv, nv))
+    G = np.zeros((nv, nv))
+    idsva_so_contracted(m0, q, zero, dv, rho_a, Aqq, unused, unused2, G)
+    Bc = np.zeros((nv, nv))  # the contacts' (q, v+) block
+    Bql = np.zeros((nv, nc))
+    unused[:, :] = 0.0
+    unused2[:, :] = 0.0
+    _contact_hessian_blocks(m0, cints, cfloats, S0, oR, op, zero, w, rho_a, rho_l, imp, Aqq,
+                            unused, unused2, Bc, Bql)
+    Bqa = np.empty((nv, nv))
+    Aqv = np.empty((nv, nv))
+    for r in range(nv):
+        for col in range(nv):
+            Bqa[r, col] = G[col, r] + Bc[r, col]
+            Aqv[r, col] = -G[col, r] + restitution * Bc[r, col]
+    unused[:, :] = 0.0
+    _contract(Aqq, unused, Aqv, Bqa, Bql, dv_dq, dv_dv, dimp_dq, dimp_dv, Lq, unused2, Lqv)
 
 
 @njit(**_JIT)
@@ -709,3 +871,63 @@ def constrained_so_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A
         for c in prange(nchunks):
             _so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV,
                       DAT, DLQ, DLV, DLT, LQ, LV, LQV, LT, status, np.int64(c), nchunks)
+
+
+@njit(**_JIT)
+def _impulse_chunk(ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU, VP,
+                   IMP, DVQ, DVV, DIQ, DIV, LQ, LQV, status, chunk, nchunks):
+    m0 = unpack(ints0, floats0)
+    nj, nv = ints0[0], ints0[1]
+    nc = IMP.shape[1]
+    work = contact_workspace(nj, nv, nc)
+    tensors = MU.shape[0] == 0
+    mu_v = np.empty(nv)
+    mu_l = np.empty(nc)
+    t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        if order == 0:
+            status[t] = impulse_dynamics_point(m0, cints, cfloats, Q[t], V[t], restitution,
+                                               damping, VP[t], IMP[t], work)
+            continue
+        status[t] = impulse_derivatives_point(m0, cints, cfloats, Q[t], V[t], restitution,
+                                              damping, VP[t], IMP[t], DVQ[t], DVV[t], DIQ[t],
+                                              DIV[t], work)
+        if status[t] != OK or order == 1:
+            continue
+        if not tensors:
+            impulse_so_terms(m0, cints, cfloats, Q[t], V[t], restitution, MU[t, :nv], MU[t, nv:],
+                             VP[t], IMP[t], DVQ[t], DVV[t], DIQ[t], DIV[t], LQ[t, 0], LQV[t, 0],
+                             work)
+            continue
+        for i in range(nv + nc):
+            mu_v[:] = 0.0
+            mu_l[:] = 0.0
+            if i < nv:
+                mu_v[i] = 1.0
+            else:
+                mu_l[i - nv] = 1.0
+            impulse_so_terms(m0, cints, cfloats, Q[t], V[t], restitution, mu_v, mu_l, VP[t],
+                             IMP[t], DVQ[t], DVV[t], DIQ[t], DIV[t], LQ[t, i], LQV[t, i], work)
+
+
+@njit(cache=True, error_model="numpy", parallel=prange_only())
+def impulse_batch(ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU, VP, IMP,
+                  DVQ, DVV, DIQ, DIV, LQ, LQV, status, nchunks):
+    """The impact map at T knots for the model without gravity (``ints0``, ``floats0``) and
+    contacts without gains: ``order`` 0: v+ (T, nv), the impulses (T, nc); 1: and their first
+    derivatives DVQ, DVV (T, nv, nv), DIQ, DIV (T, nc, nv); 2: and the second derivatives on
+    (q, q) and (q, v), contracted with MU (T, nv + nc) into LQ, LQV (T, 1, nv, nv), or with MU
+    of 0 knots the full tensors of (v+, imp) (T, nv + nc, nv, nv)."""
+    if nchunks == 1:
+        _impulse_chunk(ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU, VP,
+                       IMP, DVQ, DVV, DIQ, DIV, LQ, LQV, status, np.int64(0), nchunks)
+    else:
+        for c in prange(nchunks):
+            _impulse_chunk(ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU,
+                           VP, IMP, DVQ, DVV, DIQ, DIV, LQ, LQV, status, np.int64(c), nchunks)
+
+
+@njit(cache=True, error_model="numpy")
+def zero_gravity(ints, floats):
+    """Set the gravity of the packed model (``floats``, a copy) to zero, in place."""
+    unpack(ints, floats).gravity[:] = 0.0
