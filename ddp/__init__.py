@@ -22,6 +22,7 @@ from .costs import (ControlRegularization, CostProgram, FramePlacement, FrameRot
 from .integrators import SemiImplicitEuler
 from .kernels.records import Regularization, SecondOrderMode
 from .local_model import GAUSS_NEWTON, LocalModel
+from .phases import Phase
 from .problem import ShootingProblem
 from .settings import SolverSettings
 from .solver import STATUSES, Solution, solve, warm_up
@@ -30,4 +31,4 @@ __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlace
            "FrameRotation", "FrameVelocity", "ResidualCost", "CostProgram", "StateRegularization", "Sum",
            "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution",
            "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult",
-           "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "warm_up"]
+           "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "warm_up", "Phase"]

@@ -21,7 +21,7 @@ from dynamics.algorithms import INNER_CROSSOVER_NV
 from dynamics.kernels.forward_so import INNER_DTM, INNER_IDFOZA, OUTER_DTM
 
 from . import costs as _costs
-from .evaluation import Evaluation, KnotDerivatives, add_costs
+from .evaluation import Evaluation, KnotDerivatives, add_costs, weighted
 from .kernels import evaluation as _kev
 from .kernels import num_chunks
 from .kernels import passes as _passes
@@ -32,7 +32,8 @@ from .kernels.records import (Box, CostDerivatives, Costs, FDTensors, Knots, Pro
 
 #: the empty ``kin`` of a rollout that keeps no kinematics (numpy's run of the kernel's function)
 _NO_KINEMATICS = kinematics_buffers.py_func(0, 0, 0)
-_NO_PROGRAM = Program(np.zeros(1, dtype=np.int64), np.zeros(0))
+_ONE = np.zeros((1, 2), dtype=np.int64)  # one program for every knot, at the start
+_NO_PROGRAM = Program(np.zeros(1, dtype=np.int64), np.zeros(0), _ONE)
 
 
 def _same_model(a, b) -> bool:
@@ -46,10 +47,12 @@ class CompiledEvaluation(Evaluation):
         super().__init__(problem)
         P = problem
         self.robot = P.dynamics.model
-        run, self.running_others = self._split(P.running_cost)
-        term, self.terminal_others = self._split(P.terminal_cost)
+        run, self.running_others = self._knot_programs(P.knot_costs)
+        term, terminal_others = self._split(P.terminal_cost)
+        self.terminal_others = terminal_others
         self.programs = Programs(run, term)
         self.inner = INNER_DTM if P.nv <= INNER_CROSSOVER_NV else INNER_IDFOZA
+        self.nc = int(P.contacts.size.max(initial=0))  # force components at a knot, at most
         self._rollout_box = None
         self._unused_arrays = {}
 
@@ -60,6 +63,31 @@ class CompiledEvaluation(Evaluation):
         if program is not None and not _same_model(program.model, self.robot):
             program, others = None, [cost]
         return (_NO_PROGRAM if program is None else program.record), others
+
+    def _knot_programs(self, knot_costs):
+        """The running :data:`~ddp.kernels.records.Program` of every knot (one program when all
+        knots share their cost, else each distinct one packed once, ``starts`` per knot) and
+        the other costs as (cost, knots) pairs."""
+        others, parts, starts = [], [], np.zeros((self.problem.T, 2), dtype=np.int64)
+        no = nf = 0
+        for cost, knots in knot_costs.groups:
+            program, rest = self._split(cost)
+            others += [(c, knots) for c in rest]
+            parts.append(program)
+            starts[knots] = no, nf
+            no, nf = no + program.ints.size, nf + program.floats.size
+        if len(parts) == 1:
+            return parts[0], others
+        return Program(np.concatenate([p.ints for p in parts]),
+                       np.concatenate([p.floats for p in parts]), starts), others
+
+    def _others_cost(self, xs, us):
+        """The weighted running costs and the terminal cost of the costs outside the programs."""
+        P = self.problem
+        w = P.cost_weights
+        cost = sum(float(np.sum(w[k] * c.calc(xs[k], us[k]))) for c, k in self.running_others)
+        return cost + sum(float(c.calc(xs[-1:], np.zeros((1, P.nu)))[0])
+                          for c in self.terminal_others)
 
     def _box(self):
         """The bounds a rollout clips to (its nominal controls are not read)."""
@@ -75,21 +103,21 @@ class CompiledEvaluation(Evaluation):
         un = np.empty_like(loop.us)
         with np.errstate(all="ignore"):
             _passes.rollout(P.integrator.kernel_model, P.integrator.record, x0, loop, self._box(),
-                            P.gaps_record(gaps), xs, un, _NO_KINEMATICS)
+                            P.gaps_record(gaps), xs, un, _NO_KINEMATICS,
+                            np.empty((P.T, self.nc)))
         return xs, un
 
     def rollout_cost(self, x0, loop, gaps):
         P = self.problem
-        out = Rollout(np.empty((P.T + 1, P.nx)), np.empty_like(loop.us), np.empty(P.T + 1))
+        out = Rollout(np.empty((P.T + 1, P.nx)), np.empty_like(loop.us), np.empty(P.T + 1),
+                      np.empty((P.T, self.nc)))
         with np.errstate(all="ignore"):
             cost = _kev.rollout_cost(P.integrator.kernel_model, P.integrator.record, x0, loop,
                                      self._box(), P.gaps_record(gaps), self.programs, out,
                                      num_chunks(P.T))
             xs, un = out.xs, out.us
             if np.isfinite(cost) and (self.running_others or self.terminal_others):
-                cost += sum(P.dt * np.sum(c.calc(xs[:-1], un)) for c in self.running_others)
-                cost += sum(float(c.calc(xs[-1:], np.zeros((1, P.nu)))[0])
-                            for c in self.terminal_others)
+                cost += self._others_cost(xs, un)
         return xs, un, float(cost)
 
     def derivatives(self, xs, us, local) -> KnotDerivatives:
@@ -116,12 +144,16 @@ class CompiledEvaluation(Evaluation):
             lie_H = np.zeros((T, nblocks, 6, 12, 12))
         second_order = SecondOrder(int(mode), self.inner, OUTER_DTM, tensors, knots.q, knots.v,
                                    *point, lie_H)
-        step = empty_step_derivatives(T, n, nu)
+        step = empty_step_derivatives(T, n, nu, self.nc)
         costs = Costs(CostDerivatives.empty(T, ndx, nu), CostDerivatives.empty(1, ndx, nu))
         _kev.knot_derivatives(P.integrator.kernel_model, P.integrator.record, knots,
                               self.programs, local.hessians == "exact", step, second_order, costs,
                               num_chunks(T))
-        run = add_costs(costs.running, self.running_others, xs[:-1], us, local.hessians, P.dt)
+        run = costs.running
+        for c, k in self.running_others:
+            d = weighted(c.calc_diff(xs[k], us[k], local.hessians), P.cost_weights[k],
+                         P.impacts[k])
+            run = run + CostDerivatives(*(_on_knots(a, k, T) for a in d))
         term = add_costs(costs.terminal, self.terminal_others, xs[-1:], np.zeros((1, nu)),
                          local.hessians)
         return KnotDerivatives(run, term, step, second_order)
@@ -133,3 +165,12 @@ class CompiledEvaluation(Evaluation):
             self._unused_arrays[name] = make()
         return self._unused_arrays[name]
 
+
+
+def _on_knots(a, knots, T):
+    """The rows ``a`` of the knots ``knots`` in a (T, ...) array of zeros elsewhere."""
+    if len(knots) == T:
+        return a
+    out = np.zeros((T, *a.shape[1:]))
+    out[knots] = a
+    return out

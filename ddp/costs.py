@@ -37,7 +37,7 @@ from dynamics.symbolic import SymbolicTree, frame_velocity, world_placements
 
 from .kernels import costs as _k
 from .kernels import num_chunks
-from .kernels.records import CostDerivatives, Model, Program
+from .kernels.records import CostDerivatives, Model, Program, empty_forces
 
 
 def _weights(weight, size, name):
@@ -446,7 +446,7 @@ class CostProgram:
         self.ints = np.array(ints, dtype=np.int64)
         self.floats = np.concatenate(weights + params) if terms else np.zeros(0)
         #: the program as the compiled kernels take it
-        self.record = Program(self.ints, self.floats)
+        self.record = Program(self.ints, self.floats, np.zeros((1, 2), dtype=np.int64))
         self._model = Model(*model.kernel_args)
 
     def _run(self, xs, us, order, exact):
@@ -457,7 +457,8 @@ class CostProgram:
                               np.zeros((T, nu, nu)))
         _k.cost_batch(self._model, self.record, np.ascontiguousarray(xs[:, :self.nq]),
                       np.ascontiguousarray(xs[:, self.nq:]), np.ascontiguousarray(us),
-                      np.int64(order), np.bool_(exact), out, num_chunks(T))
+                      np.int64(order), np.bool_(exact), out, empty_forces(T, 0, nv, nu),
+                      num_chunks(T))
         return out
 
     def calc(self, xs, us):

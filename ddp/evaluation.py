@@ -110,3 +110,14 @@ def add_costs(derivatives: CostDerivatives, costs, xs, us, hessians, scale=1.0):
         d = c.calc_diff(xs, us, hessians)
         derivatives = derivatives + (d.scaled(scale) if scale != 1.0 else d)
     return derivatives
+
+
+def weighted(d, weights, impacts):
+    """Running cost derivatives of T knots times each knot's weight, with those in u zero at
+    the impacts."""
+    w = np.asarray(weights, dtype=float)
+    if np.all(w == w[0]) and not impacts.any():
+        return d.scaled(w[0])
+    keep = np.where(impacts, 0.0, w)
+    return type(d)(d.l * w, d.lx * w[:, None], d.lu * keep[:, None], d.lxx * w[:, None, None],
+                   d.lxu * keep[:, None, None], d.luu * keep[:, None, None])

@@ -28,20 +28,23 @@ from .kernels import passes as _passes
 from .kernels.records import (FDTensors, Model, SecondOrder, SecondOrderMode, Step,
                               StepDerivatives, empty_step_derivatives)
 from .local_model import second_order_mode
+from .phases import Phase, knot_contacts
 
 _EMPTY_INDEX = np.zeros(0, dtype=np.int64)
 
 
 class SemiImplicitEuler:
     """Semi-implicit Euler step of a :class:`~dynamics.protocol.Dynamics` backend (see module
-    docstring).  ``actuation``: (nv, nu) matrix B, or None for full actuation.
+    docstring).  ``actuation``: (nv, nu) matrix B, or None for full actuation; ``contacts``: the
+    :data:`~ddp.kernels.records.KnotContacts` of a problem's knots (None: free flight), which
+    the compiled passes step (:mod:`ddp.phases`).
 
     ``record``: the :data:`~ddp.kernels.records.Step` of the compiled passes (dt, B and the
     tangent offsets and sizes of the Lie-group joints); ``kernel_model``: the
     :data:`~ddp.kernels.records.Model` they read (a vector space for a system without a
     RobotModel)."""
 
-    def __init__(self, dynamics, dt: float, actuation=None):
+    def __init__(self, dynamics, dt: float, actuation=None, contacts=None):
         self.dynamics = dynamics
         self.nq, self.nv = int(dynamics.nq), int(dynamics.nv)
         if not (np.isfinite(dt) and dt > 0):
@@ -62,8 +65,10 @@ class SemiImplicitEuler:
         e = dynamics.integrate_second_order(np.zeros((1, self.nq)) if model is None
                                             else model.neutral()[None], np.zeros((1, self.nv)),
                                             hessian=False)
+        if contacts is None:  # free flight (a problem gives the contacts of each of its knots)
+            contacts = knot_contacts(model, [Phase(1)], self.dt)[0]
         self.record = Step(self.dt, self.B, np.ascontiguousarray(e.offsets, dtype=np.int64),
-                           np.ascontiguousarray(e.sizes, dtype=np.int64))
+                           np.ascontiguousarray(e.sizes, dtype=np.int64), contacts)
 
     def second_order_mode(self, second_order: str) -> SecondOrderMode:
         """The :class:`~ddp.kernels.records.SecondOrderMode` of DDP for a ``second_order``

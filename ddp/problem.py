@@ -19,38 +19,78 @@ from __future__ import annotations
 
 import numpy as np
 
+import dynamics as _dyn
+from dynamics.contact_dynamics import (STATUS, constrained_dynamics, contact_jacobian,
+                                       impulse_dynamics)
+
 from . import costs as _costs
 from .compiled import CompiledEvaluation
-from .evaluation import KnotDerivatives, ProtocolEvaluation
+from .evaluation import KnotDerivatives, ProtocolEvaluation, weighted
 from .integrators import SemiImplicitEuler
-from .kernels.records import ClosedLoop, Gaps
+from .kernels.records import IMPACT, ClosedLoop, Gaps
 from .local_model import GAUSS_NEWTON, LocalModel
+from .phases import KnotCosts, Phase, check_phases, knot_contacts
 
 
 class ShootingProblem:
     """``dynamics``: any :class:`~dynamics.protocol.Dynamics`; ``x0`` (nq + nv,); ``horizon`` T;
     ``dt`` time step; ``running_cost`` / ``terminal_cost``: :class:`~ddp.costs.Cost`;
     ``actuation``: (nv, nu) matrix (None: fully actuated); ``u_min``, ``u_max``: control bounds
-    (scalars or (nu,); None: unbounded)."""
+    (scalars or (nu,); None: unbounded).
 
-    def __init__(self, dynamics, x0, horizon: int, dt: float, running_cost, terminal_cost,
-                 actuation=None, u_min=None, u_max=None):
+    ``phases``: a sequence of :class:`~ddp.phases.Phase` (contacts, impacts and running costs
+    per knot; ``horizon`` may then be None: the phases' knots).  Without phases the problem is
+    one free-flight phase, or, for a :class:`~dynamics.contact_dynamics.ContactDynamics`, one
+    phase on its contacts.  Contacts need the analytical kernels (the backend's ``model``
+    and ``compiled``)."""
+
+    def __init__(self, dynamics, x0, horizon: int | None, dt: float, running_cost,
+                 terminal_cost, actuation=None, u_min=None, u_max=None, phases=None):
         self.dynamics = dynamics
-        self.integrator = SemiImplicitEuler(dynamics, dt, actuation)
+        model = dynamics.model
+        if phases is None:
+            if horizon is None or isinstance(horizon, bool) or int(horizon) != horizon \
+                    or horizon < 1:
+                raise ValueError(f"horizon: expected a positive integer; got {horizon!r}")
+            held = getattr(dynamics, "contacts", None)  # a ContactDynamics: one phase on them
+            phases = [Phase(int(horizon), tuple(held.contacts) if held is not None else (),
+                            damping=getattr(dynamics, "damping", 0.0))]
+        self.phases, self.T = check_phases(phases, horizon)
+        if any(p.contacts for p in self.phases) and not (model is not None and dynamics.compiled):
+            raise ValueError(f"phases: contacts need the analytical backend "
+                             f"(dynamics.AnalyticalDynamics or dynamics.ContactDynamics); "
+                             f"{type(dynamics).__name__} has no contact model")
+        self.contacts, self.contact_sets = knot_contacts(model, self.phases, dt)
+        self.integrator = SemiImplicitEuler(dynamics, dt, actuation, self.contacts)
         self.dt = self.integrator.dt
         self.nq, self.nv, self.nu = self.integrator.nq, self.integrator.nv, self.integrator.nu
         self.nx, self.ndx = self.integrator.nx, self.integrator.ndx
-        if int(horizon) != horizon or horizon < 1:
-            raise ValueError(f"horizon: expected a positive integer; got {horizon!r}")
-        self.T = int(horizon)
         self.x0 = self._check_x(x0, "x0")
-        model = dynamics.model
-        self.running_cost = _costs.bind(running_cost, self.nq, self.nv, self.nu, model)
-        self.terminal_cost = _costs.bind(terminal_cost, self.nq, self.nv, self.nu, model)
+        bound = {}
+
+        def bind(cost):
+            if id(cost) not in bound:
+                bound[id(cost)] = _costs.bind(cost, self.nq, self.nv, self.nu, model)
+            return bound[id(cost)]
+
+        self.running_cost = bind(running_cost)
+        self.knot_costs = KnotCosts([bind(c) for p in self.phases
+                                     for c in p.knot_costs(running_cost)])
+        self.terminal_cost = bind(terminal_cost)
         self.u_min = self._bound(u_min, -np.inf, "u_min")
         self.u_max = self._bound(u_max, np.inf, "u_max")
         self._closed = None
         self.evaluation = (CompiledEvaluation if dynamics.compiled else ProtocolEvaluation)(self)
+
+    @property
+    def cost_weights(self) -> np.ndarray:
+        """The weight of each knot's running cost (T,): dt, or 1 at an impact."""
+        return self.contacts.cost_scale
+
+    @property
+    def impacts(self) -> np.ndarray:
+        """Whether each knot is an impact (T,)."""
+        return self.contacts.kind == IMPACT
 
     def gaps_record(self, gaps=None) -> Gaps:
         """The :data:`~ddp.kernels.records.Gaps` of the compiled passes for the defects ``gaps``
@@ -110,13 +150,79 @@ class ShootingProblem:
         return us
 
     def quasi_static(self, xs=None):
-        """Controls (T, nu) that hold each state ``xs[t]`` (default: x0 at every knot) at rest:
-        ``u = B^+ rnea(q, 0, 0)`` (least squares when underactuated), like Crocoddyl's
-        ``quasiStatic``.  Needs ``dynamics.rnea``."""
+        """Controls (T, nu) that hold each state ``xs[t]`` (default: x0 at every knot) at rest,
+        like Crocoddyl's ``quasiStatic``: ``u = B^+ g(q)`` in free flight (least squares when
+        underactuated), with contacts the first nu entries of ``[B, J^T]^+ g(q)`` (the contact
+        forces take the rest), zero at an impact.  Needs ``dynamics.rnea`` or a robot."""
         xs = np.tile(self.x0, (self.T, 1)) if xs is None else np.asarray(xs, dtype=float)[:self.T]
-        tau = self.dynamics.rnea(xs[:, :self.nq], np.zeros((self.T, self.nv)),
-                                 np.zeros((self.T, self.nv)))
-        return np.asarray(tau) @ np.linalg.pinv(self.integrator.B).T
+        Q, zero = xs[:, :self.nq], np.zeros((self.T, self.nv))
+        model = self.dynamics.model
+        g = np.asarray(self.dynamics.rnea(Q, zero, zero) if model is None
+                       else _dyn.rnea(model, Q, zero, zero))
+        us = g @ np.linalg.pinv(self.integrator.B).T
+        B = self.integrator.B
+        for t, cs in enumerate(self.contact_sets):
+            if cs is None:
+                continue
+            if self.contacts.kind[t] == IMPACT:
+                us[t] = 0.0
+                continue
+            J = contact_jacobian(model, cs, Q[t])[0]
+            us[t] = (np.linalg.pinv(np.hstack([B, J.T])) @ g[t])[:self.nu]
+        return us
+
+    def contact_forces(self, xs, us) -> dict:
+        """The contact forces along a trajectory: {frame: (T, 3)} in the world's axes, NaN at
+        the knots where the frame is not in contact (at an impact: its impulse)."""
+        xs, us = np.asarray(xs, dtype=float), self.check_controls(us)
+        out, t = {}, 0
+        for p in self.phases:
+            k = slice(t, t + p.knots)
+            cs = self.contact_sets[t]
+            t += p.knots
+            if cs is None:
+                continue
+            q, v = xs[k, :self.nq], xs[k, self.nq:]
+            if p.impact:
+                lam = impulse_dynamics(self.dynamics.model, cs, q, v, p.restitution,
+                                       p.damping)[1]
+            else:
+                lam = constrained_dynamics(self.dynamics.model, cs, q, v,
+                                           us[k] @ self.integrator.B.T, p.damping)[1]
+            for i, c in enumerate(cs.contacts):
+                out.setdefault(c.frame, np.full((self.T, 3), np.nan))[k] = lam[:, 3 * i:3 * i + 3]
+        return out
+
+    def contact_failure(self, xs, us, status=None) -> str:
+        """Why the contact dynamics failed: a message naming the first knot whose KKT system is
+        singular, from the derivatives' ``status`` (T,) or else found along (xs, us) (the knot
+        before the first non-finite state); '' when none is."""
+        if status is None:
+            bad = ~np.all(np.isfinite(xs), axis=1)
+            if not bad.any() or int(np.argmax(bad)) == 0:
+                return ""
+            t = int(np.argmax(bad)) - 1
+            cs = self.contact_sets[t]
+            if cs is None:
+                return ""
+            x, d, r = xs[t], self.contacts.damping[t], self.contacts.restitution[t]
+            q, v = x[:self.nq], x[self.nq:]
+            if self.contacts.kind[t] == IMPACT:
+                code = int(impulse_dynamics(self.dynamics.model, cs, q, v, r, d)[2])
+            else:
+                code = int(constrained_dynamics(self.dynamics.model, cs, q, v,
+                                                self.integrator.B @ us[t], d)[2])
+        else:
+            failed = np.flatnonzero(status)
+            if failed.size == 0:
+                return ""
+            t, code = int(failed[0]), int(status[failed[0]])
+            cs = self.contact_sets[t]
+        if code == 0 or cs is None:
+            return ""
+        kind = "impact" if self.contacts.kind[t] == IMPACT else "contacts"
+        return (f"knot {t} ({kind}: {', '.join(c.frame for c in cs.contacts)}): "
+                f"{STATUS[code]}")
 
     # ------------------------------------------------------------------ rollouts
     def rollout(self, us, x0=None):
@@ -171,18 +277,20 @@ class ShootingProblem:
         return f
 
     def cost(self, xs, us) -> float:
-        """Total cost: dt * sum of running costs + terminal cost (NaN if a state is not finite)."""
+        """Total cost: the running costs weighted by dt (1 at an impact) + terminal cost (NaN if
+        a state is not finite)."""
         if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(us))):
             return float("nan")
         with np.errstate(all="ignore"):
-            run = self.running_cost.calc(xs[:-1], us)
+            run = self.knot_costs.calc(xs[:-1], us)
             term = self.terminal_cost.calc(xs[-1:], np.zeros((1, self.nu)))
-            return float(self.dt * np.sum(run) + term[0])
+            return float(np.sum(self.cost_weights * run) + term[0])
 
     def cost_derivatives(self, xs, us, hessians="exact"):
         """(running, terminal) :class:`~ddp.costs.CostDerivatives` of every knot (running costs
-        scaled by dt)."""
-        run = self.running_cost.calc_diff(xs[:-1], us, hessians).scaled(self.dt)
+        weighted by dt, or 1 at an impact, whose u-derivatives are zero)."""
+        run = self.knot_costs.calc_diff(xs[:-1], us, hessians)
+        run = weighted(run, self.cost_weights, self.impacts)
         term = self.terminal_cost.calc_diff(xs[-1:], np.zeros((1, self.nu)), hessians)
         return run, term
 
@@ -197,3 +305,4 @@ class ShootingProblem:
         if xs.shape != (self.T + 1, self.nx):
             raise ValueError(f"xs: expected shape ({self.T + 1}, {self.nx}); got {xs.shape}")
         return self.evaluation.derivatives(xs, self.check_controls(us), local)
+

@@ -76,6 +76,18 @@ def constrained_dynamics(model, contacts, q, v, tau, damping=0.0):
     return b.unbatch((A, LAM, status))
 
 
+def contact_jacobian(model, contacts, q, v=None):
+    """(J, gamma): the stacked contact Jacobians (nc, nv) (world-aligned, as
+    ``pinocchio.getFrameJacobian(..., LOCAL_WORLD_ALIGNED)[:3]`` per point contact) and the
+    drifts gamma (nc,) at one knot or a batch (v: zero if None)."""
+    cs = _contact_set(model, contacts)
+    b = prepare(model, q=q, v=np.zeros(np.shape(q)[:-1] + (model.nv,)) if v is None else v)
+    J = np.empty((b.T, cs.size, model.nv))
+    gamma = np.empty((b.T, cs.size))
+    _k.jacobian_batch(*model.kernel_args, cs.ints, cs.floats, b["q"], b["v"], J, gamma)
+    return b.unbatch((J, gamma))
+
+
 def constrained_derivatives(model, contacts, q, v, tau, damping=0.0) -> ContactDerivatives:
     """:class:`ContactDerivatives` at one knot or a batch (module docstring)."""
     cs = _contact_set(model, contacts)
@@ -228,10 +240,12 @@ class ContactDynamics(RobotConfigurationSpace):
     """The contact dynamics of ``model`` with the contacts ``contacts`` (a list of
     :class:`~dynamics.contacts.Contact3D` or a :class:`~dynamics.contacts.ContactSet`) as a
     Dynamics backend: ``aba`` is the constrained forward dynamics, ``fd_derivatives`` its first
-    and second derivatives; ``forces`` and ``derivatives`` give the contact forces too.  ``damping``:
-    added to J M^-1 J^T (Crocoddyl's ``JMinvJt_damping``)."""
+    and second derivatives; ``forces`` and ``derivatives`` give the contact forces too.
+    ``damping``: added to J M^-1 J^T (Crocoddyl's ``JMinvJt_damping``).  The actuation is the
+    problem's (``ddp.ShootingProblem(..., actuation=B)``), as for every backend; a
+    ShootingProblem runs it in its compiled passes as one phase on these contacts."""
 
-    compiled = False  # the solver evaluates it through the protocol
+    compiled = True  # the solver runs it in its compiled passes, as one phase on its contacts
 
     def __init__(self, model, contacts, damping: float = 0.0):
         self.model = model

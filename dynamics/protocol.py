@@ -31,7 +31,10 @@ Besides its methods a backend declares what a solver may rely on:
   ``model``, so that a solver may evaluate whole trajectories (rollouts, derivatives of every
   knot) in single compiled calls instead of through these methods;
 * ``check_configuration(q, name)``: q (nq,) or (T, nq) as floats, or ValueError naming ``name``
-  (finite values; on a robot, unit quaternions and unit complex numbers).
+  (finite values; on a robot, unit quaternions and unit complex numbers);
+* optionally ``contacts``: the :class:`~dynamics.contacts.ContactSet` that the dynamics holds
+  fixed (:class:`~dynamics.contact_dynamics.ContactDynamics`; None or absent: none), with its
+  ``damping``.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ class RobotConfigurationSpace:
 
     model = None
     compiled = False
+    contacts = None  # the contacts held fixed (dynamics.contact_dynamics.ContactDynamics)
 
     def check_configuration(self, q, name="q"):
         return self.model.check_configuration(q, name)

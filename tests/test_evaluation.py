@@ -66,10 +66,12 @@ def test_fused_derivatives_equal_the_phase_by_phase_ones(name):
     P = _problem(name)
     E = P.evaluation
     assert isinstance(E, ddp.compiled.CompiledEvaluation)
+    others = [c for c, knots in E.running_others]  # (cost, the knots it runs on)
+    assert all(len(knots) == P.T for c, knots in E.running_others)
     if name == "other-model":  # the costs run on their own model, outside the kernels
-        assert E.running_others == [P.running_cost] and E.terminal_others == [P.terminal_cost]
+        assert others == [P.running_cost] and E.terminal_others == [P.terminal_cost]
     else:
-        assert E.running_others == [c for c in P.running_cost.costs if isinstance(c, Upright)]
+        assert others == [c for c in P.running_cost.costs if isinstance(c, Upright)]
     rng = np.random.default_rng(5)
     us = P.quasi_static() + rng.normal(size=(P.T, P.nu))
     xs = P.rollout(us)

@@ -44,9 +44,9 @@ from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion
                                         se3_log_jacobian, so3_log_expansion,
                                         so3_log_hessian_contracted)
 
-from .records import CostDerivatives, Model, Program
+from .records import CostDerivatives, Forces, Model, Program
 
-STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY = 0, 1, 2, 3, 4, 5
+STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE, FRICTION = range(9)
 TERM_INTS = 5
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -185,18 +185,39 @@ def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, RE, dp, pE, J3, H3):
                 Jx[a, 3 + j] = J3[a, j]
 
 
-@njit(inline="always", **_JIT)
-def has_frame_terms(cints):
-    """Whether the program has a frame term (it then needs the forward kinematics)."""
-    for k in range(cints[0]):
-        kind = cints[1 + TERM_INTS * k]
-        if kind == PLACEMENT or kind == TRANSLATION or kind == ROTATION or kind == VELOCITY:
-            return True
+@njit(**_JIT)
+def has_frame_terms(program):
+    """Whether a knot's program has a frame term (the knots then need forward kinematics)."""
+    cints, starts = program.ints, program.starts
+    for s in range(starts.shape[0]):
+        if s > 0 and starts[s, 0] == starts[s - 1, 0]:
+            continue
+        io = starts[s, 0]
+        for k in range(cints[io]):
+            kind = cints[io + 1 + TERM_INTS * k]
+            if (kind == PLACEMENT or kind == TRANSLATION or kind == ROTATION or kind == VELOCITY
+                    or kind == COM):
+                return True
     return False
 
 
 @njit(**_JIT)
-def cost_knots(m, program, Q, V, U, t0, t1, order, exact_hessians, out, kin):
+def forces_of(lam):
+    """The :data:`~.records.Forces` of knots with contact forces ``lam`` (T, nc) and no
+    derivatives (what the values of the costs read)."""
+    T = lam.shape[0]
+    e3 = np.empty((T, 0, 0))
+    return Forces(lam, e3, e3, e3, e3, np.empty((T, 0)), np.zeros(T, dtype=np.int64))
+
+
+@njit(**_JIT)
+def no_forces(T):
+    """The :data:`~.records.Forces` of T knots without contacts."""
+    return forces_of(np.zeros((T, 0)))
+
+
+@njit(**_JIT)
+def cost_knots(m, program, Q, V, U, t0, t1, order, exact_hessians, out, kin, forces):
     """Accumulate the cost of ``program`` (:data:`~.records.Program`) at the knots t0 <= t < t1
     into ``out`` (:data:`~.records.CostDerivatives`): l (T,) and, with ``order`` 2, its gradient
     (lx (T, 2 nv), lu (T, nu)) and Hessian (lxx, lxu, luu; exact or Gauss-Newton by
@@ -206,11 +227,12 @@ def cost_knots(m, program, Q, V, U, t0, t1, order, exact_hessians, out, kin):
     the knots, (oR (T, nj, 3, 3), op (T, nj, 3), S0 (T, nv, 6)), when already computed (by the
     rollout's ABA, by FDSVA), or empty arrays (:func:`kinematics_buffers` of 0 knots): each
     knot's are then computed here when the program has frame terms."""
-    cints, cfloats = program
-    K = cints[0]
+    cints, cfloats, starts = program
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
-    has_frames = has_frame_terms(cints)
+    has_frames = has_frame_terms(program)
+    per_knot = starts.shape[0] > 1
+    io, fo = starts[0, 0], starts[0, 1]
     # work arrays and arguments as borrowed views (dynamics.kernels.layout): in this per-knot
     # loop numba's reference counting took most of the time (UR3's costs per knot, value only:
     # 1.66 -> 0.67 us; with the Gauss-Newton derivatives 2.4 -> 1.2 us)
@@ -229,16 +251,18 @@ def cost_knots(m, program, Q, V, U, t0, t1, order, exact_hessians, out, kin):
     KR, Kp, KS = borrowed(kin)
     given = KR.shape[0] > 0
     for t in range(t0, t1):
+        if per_knot:
+            io, fo = starts[t, 0], starts[t, 1]
         q, v, lt, gxt, Hxxt = Q[t], V[t], l[t:t + 1], gx[t], Hxx[t]
         oRt, opt, S0t = oR, op, S0
         if given:
             oRt, opt, S0t = KR[t], Kp[t], KS[t]
         elif has_frames:
             forward_kinematics(m, q, oR, op, S0)
-        for k in range(K):
-            base = 1 + TERM_INTS * k
+        for k in range(cints[io]):
+            base = io + 1 + TERM_INTS * k
             kind, joint, nr, wo, po = (cints[base], cints[base + 1], cints[base + 2],
-                                       cints[base + 3], cints[base + 4])
+                                       fo + cints[base + 3], fo + cints[base + 4])
             w = cfloats[wo:wo + nr]
             par = cfloats[po:]
             if kind == STATE:
@@ -489,25 +513,29 @@ def _rotated(x, R, world, transpose, out):
 
 
 @njit(**_JIT)
-def _cost_chunk(model, program, Q, V, U, order, exact_hessians, out, chunk, nchunks):
+def _cost_chunk(model, program, Q, V, U, order, exact_hessians, out, forces, chunk, nchunks):
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     cost_knots(unpack(model.ints, model.floats), program, Q, V, U, t0, t1, order, exact_hessians,
-               out, kinematics_buffers(0, 0, 0))
+               out, kinematics_buffers(0, 0, 0), forces)
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def cost_batch(model, program, Q, V, U, order, exact_hessians, out, nchunks):
+def cost_batch(model, program, Q, V, U, order, exact_hessians, out, forces, nchunks):
     """:func:`cost_knots` over all knots in ``nchunks`` chunks of knots (one per thread:
-    :func:`~dynamics.kernels.layout.num_chunks`), in parallel (outputs zeroed by the caller)."""
+    :func:`~dynamics.kernels.layout.num_chunks`), in parallel (outputs zeroed by the caller);
+    ``forces``: the knots' contact forces and their derivatives, for the terms on forces."""
     if nchunks == 1:
-        _cost_chunk(model, program, Q, V, U, order, exact_hessians, out, np.int64(0), nchunks)
+        _cost_chunk(model, program, Q, V, U, order, exact_hessians, out, forces, np.int64(0),
+                    nchunks)
     else:
         # a prange body takes arrays and scalars only: the records are taken apart here and
         # rebuilt inside (the same types: the chunk compiles once)
         ints, floats = model
-        cints, cfloats = program
+        cints, cfloats, starts = program
         l, lx, lu, lxx, lxu, luu = out
+        lam, dlq, dlv, dlt, dlu, dl_dlam, status = forces
         for c in prange(nchunks):
-            _cost_chunk(Model(ints, floats), Program(cints, cfloats), Q, V, U, order,
-                        exact_hessians, CostDerivatives(l, lx, lu, lxx, lxu, luu), np.int64(c),
+            _cost_chunk(Model(ints, floats), Program(cints, cfloats, starts), Q, V, U, order,
+                        exact_hessians, CostDerivatives(l, lx, lu, lxx, lxu, luu),
+                        Forces(lam, dlq, dlv, dlt, dlu, dl_dlam, status), np.int64(c),
                         nchunks)

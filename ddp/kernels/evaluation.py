@@ -2,9 +2,10 @@
 records of :mod:`.records`:
 
 * :func:`knot_derivatives`: what one iteration differentiates at every knot, in one parallel
-  call: FDSVA (or the full FDSVA-SO tensors), the expansion of (+), the step derivatives Fx, Fu
-  and the built-in running costs (scaled by dt, on FDSVA's forward kinematics), then the
-  terminal cost;
+  call: FDSVA (or the full FDSVA-SO tensors; at a knot with contacts the KKT contact dynamics,
+  at an impact the impact map, with their forces), the expansion of (+), the step derivatives
+  Fx, Fu and the built-in running costs (scaled by the knot's weight, on the dynamics' forward
+  kinematics), then the terminal cost;
 * :func:`rollout_cost`: a (closed-loop) rollout and then its total cost, the costs of the knots
   in parallel, on the forward kinematics that the rollout's ABA kept.
 
@@ -16,17 +17,19 @@ small robot these cost as much as the arithmetic (UR3, T = 100: about 0.3 ms of 
 import numpy as np
 from numba import njit, prange
 
+from dynamics.kernels.contact import (OK, constrained_derivatives_point, contact_workspace,
+                                     impulse_derivatives_point)
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.forward_so import fdsva_so_point
 from dynamics.kernels.kinematics import forward_kinematics
 from dynamics.kernels.layout import borrowed, chunk_range, keep_alive, prange_only, unpack
 from dynamics.kernels.lie_group import integrate_expansion_point
-from dynamics.kernels.step import assemble_knot, step_displacement
+from dynamics.kernels.step import assemble_impact, assemble_knot, step_displacement
 
-from .costs import cost_knots, has_frame_terms, kinematics_buffers
-from .passes import rollout
-from .records import (CostDerivatives, FDTensors, Knots, Model, Program, SecondOrder,
-                      SecondOrderMode, Step, StepDerivatives)
+from .costs import cost_knots, forces_of, has_frame_terms, kinematics_buffers, no_forces
+from .passes import knot_contact_set, rollout
+from .records import (IMPACT, CostDerivatives, FDTensors, Forces, KnotContacts, Knots, Model,
+                      Program, SecondOrder, SecondOrderMode, Step, StepDerivatives)
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -42,9 +45,44 @@ def _zero_rows(out, t0, t1):
 
 
 @njit(**_JIT)
+def _contact_knot(m, m0, contacts, t, q, v, tau, B, a, da_dq, da_dv, da_dtau, forces, S0, oR,
+                  op):
+    """The dynamics derivatives of a knot with contacts or an impact (its forces into
+    ``forces`` at t; for an impact v+ in a, dv+/dq, dv+/dv in da_dq, da_dv), the forward
+    kinematics into S0, oR, op; returns the status of the KKT solve."""
+    nc = contacts.size[t]
+    n = v.shape[0]
+    nj = m.parent.shape[0]
+    ci, cf = knot_contact_set(contacts, t)
+    M, LM, J, Y, Lam, LL, gamma, b, _, _, _ = contact_workspace(nj, n, nc)
+    work = (M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op)
+    lam, dlq, dlv = forces.lam[t, :nc], forces.dlam_dq[t, :nc], forces.dlam_dv[t, :nc]
+    dlt, dlu = forces.dlam_dtau[t, :nc], forces.dlam_du[t, :nc]
+    if contacts.kind[t] == IMPACT:
+        status = impulse_derivatives_point(m0, ci, cf, q, v, contacts.restitution[t],
+                                           contacts.damping[t], a, lam, da_dq, da_dv, dlq, dlv,
+                                           work)
+        dlt[:, :] = 0.0
+        dlu[:, :] = 0.0
+        return status
+    status = constrained_derivatives_point(m, ci, cf, q, v, tau, contacts.damping[t], a, lam, da_dq,
+                                           da_dv, da_dtau, dlq, dlv, dlt, work)
+    if status == OK:
+        for i in range(nc):
+            for c in range(B.shape[1]):
+                s = 0.0
+                for r in range(n):
+                    s += dlt[i, r] * B[r, c]
+                dlu[i, c] = s
+    return status
+
+
+@njit(**_JIT)
 def _derivatives_chunk(model, step, knots, program, exact_hessians, derivatives, second_order,
                        running, chunk, nchunks):
     m = unpack(model.ints, model.floats)
+    contacts = step.contacts
+    m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
     nj, n = model.ints[0], model.ints[1]
     dt = step.dt
     T = knots.q.shape[0]
@@ -53,15 +91,19 @@ def _derivatives_chunk(model, step, knots, program, exact_hessians, derivatives,
     tensors = mode == SecondOrderMode.TENSORS
     keep = mode == SecondOrderMode.CONTRACTED  # each knot's a and M^-1 for the contracted sweep
     hessian = mode != SecondOrderMode.NONE  # the Hessians of (+)
+    forces = derivatives.forces
     # arguments and work arrays as borrowed views (no reference counting in the knot loop)
     B, lie_offsets, lie_sizes = borrowed((step.B, step.lie_offsets, step.lie_sizes))
     Q, V, TAU = borrowed((knots.q, knots.v, knots.tau))
-    Fx, Fu, da_dq, da_dv, da_du, Jq, Jw = borrowed(derivatives)
+    Fx, Fu, da_dq, da_dv, da_du, Jq, Jw = borrowed((derivatives.Fx, derivatives.Fu,
+                                                    derivatives.da_dq, derivatives.da_dv,
+                                                    derivatives.da_du, derivatives.Jq,
+                                                    derivatives.Jw))
     d2q, d2v, d2qv, d2t = borrowed(second_order.tensors)
     ACC, DA_DTAU, H = borrowed((second_order.a, second_order.da_dtau, second_order.lie_H))
     work = (np.empty(n), np.empty(n), np.empty((n, n)), np.empty((n, n)), np.empty((n, nu)))
     fdsva_work = fdsva_workspace(nj, n)
-    frames = has_frame_terms(program.ints)
+    frames = has_frame_terms(program)
     nk = T if frames else 0  # the knots' forward kinematics, kept for the costs' frame terms
     kin_own = kinematics_buffers(nk, nj, n)
     a, w, da_dtau, tmp, tu = borrowed(work)
@@ -70,7 +112,25 @@ def _derivatives_chunk(model, step, knots, program, exact_hessians, derivatives,
     KR, Kp, KS = kin
     t0, t1 = chunk_range(T, chunk, nchunks)
     for t in range(t0, t1):
-        if tensors:
+        S0t, oRt, opt = S0, oR, op
+        if frames:  # the dynamics' forward kinematics, kept in kin
+            S0t, oRt, opt = KS[t], KR[t], Kp[t]
+        impact = contacts.kind[t] == IMPACT
+        if impact or contacts.size[t] > 0:
+            status = _contact_knot(m, m0, contacts, t, Q[t], V[t], TAU[t], B, a, da_dq[t],
+                                   da_dv[t], da_dtau, forces, S0t, oRt, opt)
+            forces.status[t] = status
+            if status != OK:  # NaN derivatives: the solver reports the knot
+                Fx[t, :, :] = np.nan
+                Fu[t, :, :] = np.nan
+                continue
+            if keep:
+                ACC[t] = a
+                DA_DTAU[t] = da_dtau
+            if impact:
+                assemble_impact(da_dq[t], da_dv[t], Fx[t], Fu[t], da_du[t], Jq[t], Jw[t])
+                continue
+        elif tensors:
             fdsva_so_point(m, Q[t], V[t], TAU[t], second_order.inner, second_order.outer, a,
                            da_dq[t], da_dv[t], da_dtau, d2q[t], d2v[t], d2qv[t], d2t[t])
             if frames:
@@ -79,9 +139,6 @@ def _derivatives_chunk(model, step, knots, program, exact_hessians, derivatives,
             M[:, :] = 0.0
             dtq[:, :] = 0.0
             dtv[:, :] = 0.0
-            S0t, oRt, opt = S0, oR, op
-            if frames:  # FDSVA's forward kinematics, kept in kin
-                S0t, oRt, opt = KS[t], KR[t], Kp[t]
             fdsva_core(m, Q[t], V[t], TAU[t], np.int64(IPR_LTDL), a, da_dq[t], da_dv[t], da_dtau,
                        M, dtq, dtv, S0t, IA, U6, Dinv, oRt, opt)
             if keep:
@@ -98,21 +155,29 @@ def _derivatives_chunk(model, step, knots, program, exact_hessians, derivatives,
         assemble_knot(B, dt, da_dq[t], da_dv[t], da_dtau, Jq[t], Jw[t], lie_offsets, lie_sizes,
                       Fx[t], Fu[t], da_du[t], tmp, tu)
     _zero_rows(running, t0, t1)
-    cost_knots(m, program, Q, V, knots.u, t0, t1, np.int64(2), exact_hessians, running, kin)
+    forces.dl_dlam[t0:t1] = 0.0
+    cost_knots(m, program, Q, V, knots.u, t0, t1, np.int64(2), exact_hessians, running, kin,
+               forces)
     keep_alive((work, fdsva_work, kin_own))
     l, lx, lu, lxx, lxu, luu = borrowed(running)
-    for t in range(t0, t1):  # running costs times dt
-        l[t] *= dt
+    dl_dlam = borrowed(forces.dl_dlam)
+    scale = borrowed(contacts.cost_scale)
+    for t in range(t0, t1):  # running costs times dt (1 at an impact, which has no controls)
+        s_t = scale[t]
+        impact = contacts.kind[t] == IMPACT
+        l[t] *= s_t
         for i in range(lx.shape[1]):
-            lx[t, i] *= dt
+            lx[t, i] *= s_t
             for j in range(lx.shape[1]):
-                lxx[t, i, j] *= dt
+                lxx[t, i, j] *= s_t
             for j in range(lu.shape[1]):
-                lxu[t, i, j] *= dt
+                lxu[t, i, j] = 0.0 if impact else lxu[t, i, j] * s_t
         for i in range(lu.shape[1]):
-            lu[t, i] *= dt
+            lu[t, i] = 0.0 if impact else lu[t, i] * s_t
             for j in range(lu.shape[1]):
-                luu[t, i, j] *= dt
+                luu[t, i, j] = 0.0 if impact else luu[t, i, j] * s_t
+        for i in range(dl_dlam.shape[1]):
+            dl_dlam[t, i] *= s_t
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
@@ -122,15 +187,17 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
     tau = u B^T, and the terminal state q_T, v_T (1, nq / nv)), in ``nchunks`` parallel chunks
     of knots, written into the records:
 
-    * ``derivatives`` (:data:`~.records.StepDerivatives`): the step derivatives (FDSVA, the
-      Jacobians of (+) and their assembly by :mod:`dynamics.kernels.step`);
+    * ``derivatives`` (:data:`~.records.StepDerivatives`): the step derivatives (FDSVA, or the
+      contact dynamics or impact map of the knot's :data:`~.records.KnotContacts` with its
+      forces; the Jacobians of (+) and their assembly by :mod:`dynamics.kernels.step`);
     * ``second_order``: by its mode, the full FDSVA-SO tensors (TENSORS, by the ``inner`` /
-      ``outer`` methods of :func:`~dynamics.kernels.forward_so.fdsva_so_point`), or each knot's
-      acceleration and da_dtau = M^-1 (CONTRACTED); with either, the Hessians of (+) into lie_H
-      (T, nblocks, 6, 12, 12) (zeroed by the caller);
-    * ``costs.running`` (T knots): the running cost program times dt, and ``costs.terminal``
-      (one knot): the terminal program at (q_T, v_T), zero controls; exact or Gauss-Newton
-      Hessians by ``exact_hessians``.
+      ``outer`` methods of :func:`~dynamics.kernels.forward_so.fdsva_so_point`; free knots
+      only), or each knot's acceleration (v+ at an impact) and da_dtau (CONTRACTED); with
+      either, the Hessians of (+) into lie_H (T, nblocks, 6, 12, 12) (zeroed by the caller);
+    * ``costs.running`` (T knots): the running cost program times the knot's cost weight (dt;
+      1 at an impact, whose control derivatives are zero), its gradient in the forces into
+      ``derivatives.forces.dl_dlam``, and ``costs.terminal`` (one knot): the terminal program
+      at (q_T, v_T), zero controls; exact or Gauss-Newton Hessians by ``exact_hessians``.
 
     The cost programs run on the dynamics' model."""
     if nchunks == 1:
@@ -140,18 +207,28 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
         # a prange body takes arrays and scalars only: the records are taken apart here and
         # rebuilt inside (the same types: the chunk compiles once)
         ints, floats = model
-        dt, B, lie_offsets, lie_sizes = step
+        dt, B, lie_offsets, lie_sizes, contacts = step
+        (kind, c_ints, c_floats, int_offsets, float_offsets, size, cost_scale, damping,
+         restitution, impact_model) = contacts
+        ints0, floats0 = impact_model
         q, v, u, tau, q_T, v_T = knots
-        run_ints, run_floats = programs.running
-        Fx, Fu, da_dq, da_dv, da_du, Jq, Jw = derivatives
+        run_ints, run_floats, run_starts = programs.running
+        Fx, Fu, da_dq, da_dv, da_du, Jq, Jw, forces = derivatives
+        lam, dlam_dq, dlam_dv, dlam_dtau, dlam_du, dl_dlam, status = forces
         mode, inner, outer, tensors, sq, sv, a, da_dtau, lie_H = second_order
         d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq = tensors
         l, lx, lu, lxx, lxu, luu = costs.running
         for c in prange(nchunks):
             _derivatives_chunk(
-                Model(ints, floats), Step(dt, B, lie_offsets, lie_sizes),
-                Knots(q, v, u, tau, q_T, v_T), Program(run_ints, run_floats), exact_hessians,
-                StepDerivatives(Fx, Fu, da_dq, da_dv, da_du, Jq, Jw),
+                Model(ints, floats),
+                Step(dt, B, lie_offsets, lie_sizes,
+                     KnotContacts(kind, c_ints, c_floats, int_offsets, float_offsets, size,
+                                  cost_scale, damping, restitution, Model(ints0, floats0))),
+                Knots(q, v, u, tau, q_T, v_T), Program(run_ints, run_floats, run_starts),
+                exact_hessians,
+                StepDerivatives(Fx, Fu, da_dq, da_dv, da_du, Jq, Jw,
+                                Forces(lam, dlam_dq, dlam_dv, dlam_dtau, dlam_du, dl_dlam,
+                                       status)),
                 SecondOrder(mode, inner, outer,
                             FDTensors(d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq), sq, sv, a,
                             da_dtau, lie_H),
@@ -160,35 +237,37 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
     _zero_rows(costs.terminal, zero, one)
     cost_knots(unpack(model.ints, model.floats), programs.terminal, knots.q_T, knots.v_T,
                np.zeros((1, knots.u.shape[1])), zero, one, np.int64(2), exact_hessians,
-               costs.terminal, kinematics_buffers(0, 0, 0))
+               costs.terminal, kinematics_buffers(0, 0, 0), no_forces(1))
 
 
 @njit(**_JIT)
-def _cost_values_chunk(model, program, Q, V, U, l, kin, chunk, nchunks):
+def _cost_values_chunk(model, program, Q, V, U, l, kin, lam, chunk, nchunks):
     T = U.shape[0]
     t0, t1 = chunk_range(T, chunk, nchunks)
     l[t0:t1] = 0.0
     e2 = np.empty((T, 0))
     e3 = np.empty((T, 0, 0))
     cost_knots(unpack(model.ints, model.floats), program, Q, V, U, t0, t1, np.int64(0),
-               np.bool_(False), CostDerivatives(l, e2, e2, e3, e3, e3), kin)
+               np.bool_(False), CostDerivatives(l, e2, e2, e3, e3, e3), kin,
+               forces_of(lam))
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
 def rollout_cost(model, step, x0, loop, box, gaps, programs, out, nchunks):
-    """:func:`~ddp.kernels.passes.rollout` (same arguments, into ``out.xs``, ``out.us``), then
-    the total cost ``dt sum_t l(x_t, u_t) + l_T(x_T)`` of the built-in running and terminal
-    programs, the running costs of the knots (into out.l (T + 1,), the terminal one last) in
-    ``nchunks`` parallel chunks, on the forward kinematics that the rollout's ABA kept.  NaN when
-    a state or control is not finite."""
-    xs, us_out, l = out
+    """:func:`~ddp.kernels.passes.rollout` (same arguments, into ``out.xs``, ``out.us``,
+    ``out.lam``), then the total cost ``sum_t w_t l(x_t, u_t) + l_T(x_T)`` (w_t: the knot's
+    cost weight, dt or 1 at an impact) of the built-in running and terminal programs, the
+    running costs of the knots (into out.l (T + 1,), the terminal one last) in ``nchunks``
+    parallel chunks, on the forward kinematics that the rollout's dynamics kept.  NaN when a
+    state or control is not finite."""
+    xs, us_out, l, lam = out
     T = us_out.shape[0]
     n = model.ints[1]
     nj = model.ints[0]
     nq = x0.shape[0] - n
-    nk = T if has_frame_terms(programs.running.ints) else 0  # ABA's kinematics, for frame terms
+    nk = T if has_frame_terms(programs.running) else 0  # ABA's kinematics, for frame terms
     kin = kinematics_buffers(nk, nj, n)
-    rollout(model, step, x0, loop, box, gaps, xs, us_out, kin)
+    rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam)
     for t in range(T + 1):
         for r in range(xs.shape[1]):
             if not np.isfinite(xs[t, r]):
@@ -200,19 +279,21 @@ def rollout_cost(model, step, x0, loop, box, gaps, programs, out, nchunks):
     Q = np.ascontiguousarray(xs[:, :nq])
     V = np.ascontiguousarray(xs[:, nq:])
     if nchunks == 1:
-        _cost_values_chunk(model, programs.running, Q, V, us_out, l, kin, np.int64(0), nchunks)
+        _cost_values_chunk(model, programs.running, Q, V, us_out, l, kin, lam, np.int64(0),
+                           nchunks)
     else:
         ints, floats = model  # records rebuilt inside the prange body (see knot_derivatives)
-        run_ints, run_floats = programs.running
+        run_ints, run_floats, run_starts = programs.running
         KR, Kp, KS = kin
         for c in prange(nchunks):
-            _cost_values_chunk(Model(ints, floats), Program(run_ints, run_floats), Q, V, us_out,
-                               l, (KR, Kp, KS), np.int64(c), nchunks)
+            _cost_values_chunk(Model(ints, floats), Program(run_ints, run_floats, run_starts), Q,
+                               V, us_out, l, (KR, Kp, KS), lam, np.int64(c), nchunks)
     lT = l[T:]
     _cost_values_chunk(model, programs.terminal, np.ascontiguousarray(Q[T:]),
                        np.ascontiguousarray(V[T:]), np.zeros((1, us_out.shape[1])), lT,
-                       kinematics_buffers(0, 0, 0), np.int64(0), np.int64(1))
+                       kinematics_buffers(0, 0, 0), np.zeros((1, 0)), np.int64(0), np.int64(1))
+    scale = step.contacts.cost_scale
     total = 0.0
     for t in range(T):  # a plain loop: np.sum here would become a parallel reduction, whose
-        total += l[t]   # rounding depends on the number of threads
-    return step.dt * total + lT[0]
+        total += scale[t] * l[t]  # rounding depends on the number of threads
+    return total + lT[0]

@@ -28,6 +28,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from dynamics.kernels.contact import (OK as KKT_OK, constrained_dynamics_point,
+                                     contact_workspace, impulse_dynamics_point,
+                                     impulse_so_terms, kkt_at, so_contracted_terms)
 from dynamics.kernels.dense import (back_substitution, cholesky, cholesky_solve,
                                     forward_substitution, gemm_nt, gemm_tn)
 from dynamics.kernels.forward import aba_sweeps
@@ -35,10 +38,10 @@ from dynamics.kernels.forward_so import fdsva_so_lam_terms
 from dynamics.kernels.inverse import kinematics_and_inertias
 from dynamics.kernels.kinematics import difference_point, integrate_point
 from dynamics.kernels.layout import borrowed, keep_alive, unpack
-from dynamics.kernels.step import (acceleration_weights, add_step_hessian, euler_step,
-                                   step_quadratic)
+from dynamics.kernels.step import (acceleration_weights, add_impact_hessian, add_step_hessian,
+                                   euler_step, step_quadratic)
 
-from .records import SecondOrder, SecondOrderMode
+from .records import IMPACT, Forces, SecondOrder, SecondOrderMode, StepDerivatives
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -48,7 +51,40 @@ OK, NOT_POSITIVE_DEFINITE = 0, 1
 
 # ---------------------------------------------------------------------------------- rollout
 @njit(**_JIT)
-def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin):
+def knot_contact_set(contacts, t):
+    """The packed contact set (ints, floats) of knot t of a :data:`~.records.KnotContacts`."""
+    return contacts.ints[contacts.int_offsets[t]:], contacts.floats[contacts.float_offsets[t]:]
+
+
+@njit(**_JIT)
+def _contact_step(m, m0, contacts, t, q, v, tau, dt, acc, lam, S0, oR, op, q_next, v_next, w):
+    """The step of a knot with contacts (the KKT dynamics, then the Euler step) or of an impact
+    ((q, v+)), its forces into lam and its forward kinematics into S0, oR, op; False when the
+    KKT system is singular or the step is not finite."""
+    n = v.shape[0]
+    nc = contacts.size[t]
+    ci, cf = knot_contact_set(contacts, t)
+    M, LM, J, Y, Lam, LL, gamma, b, _, _, _ = contact_workspace(m.parent.shape[0], n, nc)
+    work = (M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op)
+    if contacts.kind[t] == IMPACT:
+        if impulse_dynamics_point(m0, ci, cf, q, v, contacts.restitution[t],
+                                  contacts.damping[t], acc, lam, work) != KKT_OK:
+            return False
+        for r in range(q.shape[0]):
+            q_next[r] = q[r]
+        ok = True
+        for r in range(n):
+            v_next[r] = acc[r]
+            ok = ok and np.isfinite(acc[r])
+        return ok
+    if constrained_dynamics_point(m, ci, cf, q, v, tau, contacts.damping[t], acc, lam,
+                                  work) != KKT_OK:
+        return False
+    return euler_step(m, q, v, acc, dt, q_next, v_next, w)
+
+
+@njit(**_JIT)
+def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
     """States xs (T + 1, nx) from x0 under the controls of ``loop`` (:data:`~.records.ClosedLoop`:
     ``u_t = clip(us_t + alpha k_t + K_t (x_t (-) xs_ref_t), box.lower, box.upper)``; without
     ``loop.feedback`` u_t = clip(us_t)), written to us_out.  With ``gaps.open`` (multiple
@@ -58,9 +94,14 @@ def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin):
     controls from there on.  Returns the number of finite steps taken.
 
     ``kin``: (oR (T, nj, 3, 3), op (T, nj, 3), S0 (T, nv, 6)) to keep the forward kinematics
-    of each knot's ABA (for its costs: :func:`~ddp.kernels.costs.cost_knots`), or empty arrays.
+    of each knot's dynamics (for its costs: :func:`~ddp.kernels.costs.cost_knots`), or empty
+    arrays.  The knots of ``step.contacts`` with contacts step the KKT contact dynamics, the
+    impacts map v to v+ (their forces and impulses into ``lam`` (T, nc)); a singular KKT system
+    stops the rollout as a non-finite step does.
     """
     m = unpack(model.ints, model.floats)
+    contacts = step.contacts
+    m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
     nj = model.ints[0]
     n = model.ints[1]
     nq = x0.shape[0] - n
@@ -102,9 +143,14 @@ def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin):
         oRt, opt, S0t = oR, op, S0
         if keep:
             oRt, opt, S0t = KR[t], Kp[t], KS[t]
-        kinematics_and_inertias(m, q, oRt, opt, S0t, I0)
-        aba_sweeps(m, v, tau, acc, S0t, I0, U, Dinv)
-        if not euler_step(m, q, v, acc, dt, xs[t + 1, :nq], xs[t + 1, nq:], w):
+        if contacts.kind[t] == IMPACT or contacts.size[t] > 0:
+            ok = _contact_step(m, m0, contacts, t, q, v, tau, dt, acc, lam[t, :contacts.size[t]],
+                               S0t, oRt, opt, xs[t + 1, :nq], xs[t + 1, nq:], w)
+        else:
+            kinematics_and_inertias(m, q, oRt, opt, S0t, I0)
+            aba_sweeps(m, v, tau, acc, S0t, I0, U, Dinv)
+            ok = euler_step(m, q, v, acc, dt, xs[t + 1, :nq], xs[t + 1, nq:], w)
+        if not ok:
             xs[t + 1:] = np.nan
             us_out[t + 1:] = np.nan
             keep_alive(work)
@@ -292,7 +338,7 @@ def backward_pass(model, step, derivatives, second_order, costs, regularization,
     exact = second_order.mode != SecondOrderMode.NONE
     safeguard = regularization.safeguard
     # arguments and work arrays as borrowed views (no reference counting in the knot loop)
-    d = borrowed(derivatives)
+    d = _borrowed_derivatives(derivatives)
     so = _borrowed_second_order(second_order)
     run, term = borrowed(costs.running), borrowed(costs.terminal)
     lie_offsets, lie_sizes, us, lo, hi, f = borrowed((step.lie_offsets, step.lie_sizes, box.us,
@@ -310,16 +356,22 @@ def backward_pass(model, step, derivatives, second_order, costs, regularization,
     # the value update in Schur form when the gains solve the unclamped Q_uu with reg_x = 0;
     # otherwise the general form of Tassa et al. (2012, eq. 11)
     schur = not box.bounded and regularization.x == 0.0
+    contacts = step.contacts
+    m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
     for t in range(T - 1, -1, -1):
-        _form_q(t, d, run, step.dt, lie_offsets, lie_sizes, Vx, Vxx, structured,
-                regularization.x > 0.0, w)
+        impact = contacts.kind[t] == IMPACT
+        _form_q(t, d, run, 0.0 if impact else step.dt, lie_offsets, lie_sizes, Vx, Vxx,
+                structured, regularization.x > 0.0, w)
+        if impact:  # no control: Q_u = 0, Q_ux = 0 (Fu = 0, l_u = 0); Q_uu = I gives k = K = 0
+            for c in range(nu):
+                for e in range(nu):
+                    w.Quu[c, e] = 1.0 if c == e else 0.0
         if exact:
             if safeguard:
                 w.Qxx_gn[:, :] = w.Qxx
                 w.Qux_gn[:, :] = w.Qux
                 w.Quu_gn[:, :] = w.Quu
-            _add_second_order_terms(t, m, step.dt, step.B, lie_offsets, lie_sizes, d, so, Vx,
-                                    w.Qxx, w.Qux, w.Quu)
+            _add_second_order_terms(t, m, m0, step, d, so, Vx, w.Qxx, w.Qux, w.Quu)
         _regularized(w.Quu, w.Qux, w.F, d.Fu[t], regularization.u, regularization.x, w.VFr,
                      w.Qzr, w.Quu_r, w.Qux_r)
         factored = False  # whether L holds the Cholesky factor of Quu_r
@@ -346,6 +398,16 @@ def backward_pass(model, step, derivatives, second_order, costs, regularization,
         _value_update(Vx, Vxx, regularization.v, f[t], gaps.open, Vx_all[t], fVxx[t])
     keep_alive(work)
     return OK, -1
+
+
+@njit(inline="always", **_JIT)
+def _borrowed_derivatives(d):
+    """The record ``d`` (:data:`~.records.StepDerivatives`) with its arrays borrowed."""
+    Fx, Fu, da_dq, da_dv, da_du, Jq, Jw = borrowed((d.Fx, d.Fu, d.da_dq, d.da_dv, d.da_du, d.Jq,
+                                                    d.Jw))
+    lam, dlq, dlv, dlt, dlu, dl_dlam, status = borrowed(d.forces)
+    return StepDerivatives(Fx, Fu, da_dq, da_dv, da_du, Jq, Jw,
+                           Forces(lam, dlq, dlv, dlt, dlu, dl_dlam, status))
 
 
 @njit(inline="always", **_JIT)
@@ -415,19 +477,60 @@ def _form_q(t, d, run, dt, lie_offsets, lie_sizes, Vx, Vxx, structured, assemble
 
 
 @njit(**_JIT)
-def _add_second_order_terms(t, m, dt, B, lie_offsets, lie_sizes, d, so, lam, Qxx, Qux, Quu):
+def _contact_second_order(t, m, m0, step, d, so, lam, mu, Lq, Lv, Lqv, LtB):
+    """DDP's second-order dynamics terms at a knot with contacts or an impact, contracted with
+    mu over the acceleration (v+ at an impact) and with the running cost's gradient in the
+    forces over them: Lq, Lv, Lqv and LtB as in :func:`_add_second_order_terms` (Lv and LtB
+    zero at an impact).  The knot's KKT factors are formed again (they depend on q only)."""
+    contacts = step.contacts
+    n = mu.shape[0]
+    nc = contacts.size[t]
+    ci, cf = knot_contact_set(contacts, t)
+    impact = contacts.kind[t] == IMPACT
+    work = contact_workspace(m.parent.shape[0], n, nc)
+    if kkt_at(m0 if impact else m, ci, cf, so.q[t], so.v[t], contacts.damping[t], work) != KKT_OK:
+        return
+    F = d.forces
+    # the forces' cost gradient is weighted as the cost; the step's terms are dt times mu's
+    mu_l = F.dl_dlam[t, :nc] / (1.0 if impact else step.dt)
+    if impact:
+        impulse_so_terms(m0, ci, cf, so.q[t], so.v[t], contacts.restitution[t], mu, mu_l, so.a[t],
+                         F.lam[t, :nc], d.da_dq[t], d.da_dv[t], F.dlam_dq[t, :nc],
+                         F.dlam_dv[t, :nc], Lq, Lqv, work)
+        return
+    Lt = np.zeros((n, n))
+    so_contracted_terms(m, ci, cf, so.q[t], so.v[t], mu, mu_l, so.a[t], F.lam[t, :nc],
+                        d.da_dq[t], d.da_dv[t], so.da_dtau[t], F.dlam_dq[t, :nc],
+                        F.dlam_dv[t, :nc], F.dlam_dtau[t, :nc], Lq, Lv, Lqv, Lt, work)
+    gemm_tn(Lt, step.B, LtB, 1.0, 0.0)
+
+
+@njit(**_JIT)
+def _add_second_order_terms(t, m, m0, step, d, so, lam, Qxx, Qux, Quu):
     """Add the exact second-order dynamics terms of knot t contracted with lam (module
     docstring) to Qxx, Qux, Quu.  ``so.mode`` CONTRACTED reads the knot's q, v, acceleration and
-    da_dtau = M^-1 (``so``) with the first-order da_dq, da_dv of the derivative phase."""
+    da_dtau = M^-1 (``so``) with the first-order da_dq, da_dv of the derivative phase; at a
+    knot with contacts or an impact, the contact dynamics' or impact map's terms
+    (:func:`_contact_second_order`)."""
+    dt, B, lie_offsets, lie_sizes = step.dt, step.B, step.lie_offsets, step.lie_sizes
+    contacts = step.contacts
     n = d.da_dq.shape[1]
     nu = B.shape[1]
     mu = np.empty(n)
-    acceleration_weights(lam, d.Jw[t], dt, mu)
     Lq = np.zeros((n, n))
     Lv = np.zeros((n, n))
     Lqv = np.zeros((n, n))
     LtB = np.zeros((n, nu))  # Lt^T B
-    if so.mode == SecondOrderMode.TENSORS:
+    if contacts.kind[t] == IMPACT:  # x+ = (q, v+): mu = lam_v
+        for i in range(n):
+            mu[i] = lam[n + i]
+        _contact_second_order(t, m, m0, step, d, so, lam, mu, Lq, Lv, Lqv, LtB)
+        add_impact_hessian(Lq, Lqv, Qxx)
+        return
+    acceleration_weights(lam, d.Jw[t], dt, mu)
+    if contacts.size[t] > 0:
+        _contact_second_order(t, m, m0, step, d, so, lam, mu, Lq, Lv, Lqv, LtB)
+    elif so.mode == SecondOrderMode.TENSORS:
         T2q, T2v, T2qv, T2t = so.tensors
         Lt = np.zeros((n, n))
         for i in range(n):
@@ -622,12 +725,12 @@ def step_hessians(t, lam, model, step, derivatives, second_order):
     m = unpack(model.ints, model.floats)
     n = derivatives.Jw.shape[1]
     nu = step.B.shape[1]
+    m0 = unpack(step.contacts.impact_model.ints, step.contacts.impact_model.floats)
     Fxx = np.zeros((2 * n, 2 * n))
     Fux = np.zeros((nu, 2 * n))
     Fuu = np.zeros((nu, nu))
-    _add_second_order_terms(t, m, step.dt, step.B, step.lie_offsets, step.lie_sizes,
-                            borrowed(derivatives), _borrowed_second_order(second_order), lam,
-                            Fxx, Fux, Fuu)
+    _add_second_order_terms(t, m, m0, step, _borrowed_derivatives(derivatives),
+                            _borrowed_second_order(second_order), lam, Fxx, Fux, Fuu)
     return Fxx, Fux.T.copy(), Fuu
 
 

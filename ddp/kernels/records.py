@@ -11,10 +11,22 @@ Shapes: T knots, n = nv, ndx = 2 n, nu controls, nq configuration size.
 record               what it holds
 ===================  ==========================================================================
 :data:`Model`        the robot's flat buffers (``RobotModel.kernel_args``)
-:data:`Step`         the discrete step's constants: dt, the actuation B (n, nu), the tangent
-                     offsets and sizes of the Lie-group joints (where ⊕ is not an addition)
+:data:`Step`         the discrete step: dt, the actuation B (n, nu), the tangent offsets and
+                     sizes of the Lie-group joints (where ⊕ is not an addition), and the
+                     :data:`KnotContacts`
+:data:`KnotContacts` per knot: its kind (STEP or IMPACT), its contact set (packed by
+                     ``dynamics.ContactSet``: ``ints[int_offsets[t]:]``,
+                     ``floats[float_offsets[t]:]``, ``size[t]`` force components; none: free
+                     flight), the weight of its running cost (dt for a step, 1 for an impact,
+                     as in Crocoddyl), the damping of J M^-1 J^T, the restitution of impacts
+                     and the model without gravity that impacts use
 :data:`StepDerivatives`  per knot: Fx (T, ndx, ndx), Fu (T, ndx, nu), da_dq, da_dv (T, n, n),
-                     da_du = M^-1 B (T, n, nu), and the Jacobians Jq, Jw (T, n, n) of ⊕
+                     da_du = M^-1 B (T, n, nu), the Jacobians Jq, Jw (T, n, n) of ⊕ (for an
+                     impact: dv+/dq, dv+/dv in da_dq, da_dv; Jq = Jw = I), and the
+                     :data:`Forces`
+:data:`Forces`       per knot: the contact forces (or impulses) lam (T, nc) and their
+                     derivatives in q, v, tau, u (T, nc, n / nu), the running cost's gradient
+                     in lam (T, nc) (weighted as the cost), and the status of the KKT solve
 :data:`SecondOrder`  DDP's second-order dynamics terms: the :class:`SecondOrderMode` (as an
                      int: an IntEnum in a record sends numba's dispatch down its slow path,
                      about 20 us per call) and its data (full FD-SO tensors, or each knot's q,
@@ -29,7 +41,10 @@ record               what it holds
 :data:`Gains`        what a backward pass writes: k, K, the expected-decrease terms, V_x per
                      knot, V_xx f per knot, and the knots where the safeguard fell back
 :data:`ClosedLoop`   the controls of a rollout: u = clip(us + alpha k + K (x (-) xs_ref))
-:data:`Programs`     the built-in running and terminal cost programs (:mod:`.costs`)
+:data:`Program`      built-in cost programs (:mod:`.costs`): their packed ints and floats, and
+                     where knot t's program starts in them (``starts`` (T, 2); one row: the
+                     same program at every knot)
+:data:`Programs`     the running and terminal programs
 ===================  ==========================================================================
 """
 
@@ -52,10 +67,17 @@ class SecondOrderMode(IntEnum):
     CONTRACTED = 2
 
 
+#: the kinds of a knot's step (:data:`KnotContacts` ``kind``): a time step of the dynamics
+#: with the knot's contacts (none: free flight), or an impact (no time passes, no control)
+STEP, IMPACT = 0, 1
+
 Model = namedtuple("Model", "ints floats")
-Step = namedtuple("Step", "dt B lie_offsets lie_sizes")
+KnotContacts = namedtuple("KnotContacts", "kind ints floats int_offsets float_offsets size "
+                                          "cost_scale damping restitution impact_model")
+Step = namedtuple("Step", "dt B lie_offsets lie_sizes contacts")
 Knots = namedtuple("Knots", "q v u tau q_T v_T")
-StepDerivatives = namedtuple("StepDerivatives", "Fx Fu da_dq da_dv da_du Jq Jw")
+Forces = namedtuple("Forces", "lam dlam_dq dlam_dv dlam_dtau dlam_du dl_dlam status")
+StepDerivatives = namedtuple("StepDerivatives", "Fx Fu da_dq da_dv da_du Jq Jw forces")
 FDTensors = namedtuple("FDTensors", "d2a_dq2 d2a_dv2 d2a_dqdv d2a_dtaudq")
 SecondOrder = namedtuple("SecondOrder", "mode inner outer tensors q v a da_dtau lie_H")
 Costs = namedtuple("Costs", "running terminal")
@@ -65,9 +87,9 @@ Box = namedtuple("Box", "us lower upper bounded iterations")
 Gaps = namedtuple("Gaps", "f open")
 Gains = namedtuple("Gains", "k K dV Vx fVxx gauss_newton_knots")
 ClosedLoop = namedtuple("ClosedLoop", "us k K alpha xs_ref feedback")
-Program = namedtuple("Program", "ints floats")
+Program = namedtuple("Program", "ints floats starts")
 Programs = namedtuple("Programs", "running terminal")
-Rollout = namedtuple("Rollout", "xs us l")
+Rollout = namedtuple("Rollout", "xs us l lam")
 
 
 class CostDerivatives(namedtuple("CostDerivatives", "l lx lu lxx lxu luu")):
@@ -102,8 +124,17 @@ class CostDerivatives(namedtuple("CostDerivatives", "l lx lu lxx lxu luu")):
         return tuple.__new__(cls, out)
 
 
-def empty_step_derivatives(T, n, nu):
-    """Uninitialized :data:`StepDerivatives` of T knots: views of one flat buffer."""
+def empty_forces(T, nc, n, nu):
+    """:data:`Forces` of T knots with at most nc force components per knot (zeros; the
+    statuses OK)."""
+    return Forces(np.zeros((T, nc)), np.zeros((T, nc, n)), np.zeros((T, nc, n)),
+                  np.zeros((T, nc, n)), np.zeros((T, nc, nu)), np.zeros((T, nc)),
+                  np.zeros(T, dtype=np.int64))
+
+
+def empty_step_derivatives(T, n, nu, nc=0):
+    """Uninitialized :data:`StepDerivatives` of T knots (views of one flat buffer), with the
+    :data:`Forces` of at most nc force components per knot."""
     shapes = ((T, 2 * n, 2 * n), (T, 2 * n, nu), (T, n, n), (T, n, n), (T, n, nu), (T, n, n),
               (T, n, n))
     sizes = [a * b * c for a, b, c in shapes]
@@ -112,4 +143,4 @@ def empty_step_derivatives(T, n, nu):
     for shape, size in zip(shapes, sizes):
         out.append(buf[o:o + size].reshape(shape))
         o += size
-    return StepDerivatives(*out)
+    return StepDerivatives(*out, empty_forces(T, nc, n, nu))

@@ -1,4 +1,5 @@
-"""Rigid-contact dynamics and its first and second derivatives, compiled (the model: :mod:`dynamics.contacts`).
+"""Rigid-contact dynamics and impacts with their first and second derivatives, compiled (the
+model: :mod:`dynamics.contacts`).
 
 Per knot, with the contact set packed by :class:`~dynamics.contacts.ContactSet` (``cints``,
 ``cfloats``): the constrained forward dynamics (a, lam) of the KKT system
@@ -239,20 +240,29 @@ def kkt_factor(M, J, damping, LM, Y, Lam, LL):
 
 
 @njit(**_JIT)
+def kkt_at(m, cints, cfloats, q, v, damping, work):
+    """The KKT system's factors at (q, v) into ``work`` (:func:`contact_workspace`): M, its
+    factor LM, J, Y = M^-1 J^T, Lambda's factor LL, gamma and the forward kinematics; returns
+    a status (:func:`kkt_factor`)."""
+    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    M[:, :] = 0.0  # crba_point writes the entries of related DoFs only
+    crba_point(m, q, M)
+    contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op)
+    return kkt_factor(M, J, damping, LM, Y, Lam, LL)
+
+
+@njit(**_JIT)
 def constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, work):
     """a (nv,) and lam (nc,) of the KKT system at one knot; returns a status.  ``work``: the
     arrays of :func:`contact_workspace` (left holding M's and Lambda's factors, J, M^-1 J^T)."""
     nv = v.shape[0]
     M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
     nc = J.shape[0]
-    M[:, :] = 0.0  # crba_point writes the entries of related DoFs only
-    crba_point(m, q, M)
-    zero = np.zeros(nv)
-    rnea_point(m, q, v, zero, b)
-    contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op)
-    status = kkt_factor(M, J, damping, LM, Y, Lam, LL)
+    status = kkt_at(m, cints, cfloats, q, v, damping, work)
     if status != OK:
         return status
+    zero = np.zeros(nv)
+    rnea_point(m, q, v, zero, b)
     rhs = np.empty((nv, 1))
     for r in range(nv):
         rhs[r, 0] = tau[r] - b[r]
@@ -723,10 +733,7 @@ def impulse_dynamics_point(m, cints, cfloats, q, v, restitution, damping, v_plus
     nv = v.shape[0]
     M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
     nc = J.shape[0]
-    M[:, :] = 0.0
-    crba_point(m, q, M)
-    contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op)  # (gamma unused)
-    status = kkt_factor(M, J, damping, LM, Y, Lam, LL)
+    status = kkt_at(m, cints, cfloats, q, v, damping, work)  # (gamma unused)
     if status != OK:
         return status
     rl = np.empty((nc, 1))
@@ -931,3 +938,13 @@ def impulse_batch(ints0, floats0, cints, cfloats, Q, V, restitution, damping, or
 def zero_gravity(ints, floats):
     """Set the gravity of the packed model (``floats``, a copy) to zero, in place."""
     unpack(ints, floats).gravity[:] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def jacobian_batch(ints, floats, cints, cfloats, Q, V, J, GAMMA):
+    """The contact Jacobians J (T, nc, nv) and drifts GAMMA (T, nc) at T knots."""
+    m = unpack(ints, floats)
+    nj, nv = ints[0], ints[1]
+    S0, oR, op = np.empty((nv, 6)), np.empty((nj, 3, 3)), np.empty((nj, 3))
+    for t in range(Q.shape[0]):
+        contact_jacobian_drift(m, cints, cfloats, Q[t], V[t], J[t], GAMMA[t], S0, oR, op)

@@ -19,6 +19,9 @@ du))::
 where ``G(dq, dw) = ((q (+) dq) (+) (w + dw)) (-) (q (+) w)`` has second-order terms on the
 Lie-group joints only, and the rows of ``Jz`` (dz -> (dq, dw)) of a joint's DoFs r are
 e_r for dq and ``dw_r = dt^2 (da_dq, da_dv, da_du)_r dz + dt dv_r``.
+An impact knot (:mod:`dynamics.contacts`) maps x = (q, v) to (q, v+(q, v)) without time or
+control: :func:`assemble_impact`, :func:`add_impact_hessian`.
+
 Shapes: n = nv, nu controls, T knots.
 """
 
@@ -137,6 +140,36 @@ def assemble_knot(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes, 
         for c in range(nu):
             Fu[r, c] = tu[r, c]
             Fu[n + r, c] = dt * da_du[r, c]
+
+
+@njit(inline="always", **_JIT)
+def assemble_impact(dv_dq, dv_dv, Fx, Fu, da_du, Jq, Jw):
+    """The step of an impact knot, x+ = (q, v+(q, v)) with no control:
+    Fx = [[I, 0], [dv+/dq, dv+/dv]], Fu = 0, da_du = 0, and Jq = Jw = I (no displacement)."""
+    n = dv_dq.shape[0]
+    Fx[:, :] = 0.0
+    Fu[:, :] = 0.0
+    da_du[:, :] = 0.0
+    for r in range(n):
+        Fx[r, r] = 1.0
+        for c in range(n):
+            Fx[n + r, c] = dv_dq[r, c]
+            Fx[n + r, n + c] = dv_dv[r, c]
+            Jq[r, c] = 1.0 if r == c else 0.0
+            Jw[r, c] = 1.0 if r == c else 0.0
+
+
+@njit(**_JIT)
+def add_impact_hessian(Lq, Lqv, Qxx):
+    """Add lam . F_xx of an impact knot to Qxx: with mu = lam_v (q+ = q has none), the (q, q)
+    block mu . v+_qq (symmetrized: Lq) and the (q, v) blocks mu . v+_qv (Lqv); v+ is linear in
+    v at fixed q."""
+    n = Lq.shape[0]
+    for j in range(n):
+        for k in range(n):
+            Qxx[j, k] += 0.5 * (Lq[j, k] + Lq[k, j])
+            Qxx[j, n + k] += Lqv[j, k]
+            Qxx[n + k, j] += Lqv[j, k]
 
 
 @njit(**_JIT)

@@ -1,0 +1,157 @@
+"""Problems made of phases (ddp.phases): contacts and impacts at the knots of a shooting problem,
+run by the compiled passes.
+
+The step of a contact knot and of an impact is checked by its second-order Taylor model (an
+O(eps^3) remainder, with DDP's contracted terms including the forces' cost curvature), a
+zero-contact phase is today's free-flight problem bit for bit, and a standing HyQ solves to
+the same optimum by DDP and iLQR."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import ddp
+import dynamics as dyn
+from ddp.kernels import passes
+from ddp.local_model import exact_model
+from dynamics import robots
+
+FEET = ("lf_foot", "rf_foot", "lh_foot", "rh_foot")
+
+
+def standing_hyq():
+    """HyQ at rest in its standing posture with the feet on the ground (z = 0)."""
+    m = robots.load("hyq")
+    q = np.array(m.neutral())
+    q[7:] = [-0.2, 0.75, -1.5] * 2 + [-0.2, -0.75, 1.5] * 2
+    pm = m.pin_model
+    data = pm.createData()
+    pin.framesForwardKinematics(pm, data, q)
+    q[2] -= min(data.oMf[pm.getFrameId(f)].translation[2] for f in FEET)
+    return m, np.concatenate([q, np.zeros(m.nv)])
+
+
+def _costs(m, x_ref):
+    w = np.concatenate([[0, 0, 1e2], [1e2] * 3, [1e-1] * 12, [1] * 6, [1e-1] * 12])
+    run = ddp.Sum([ddp.StateRegularization(m, x_ref, w), ddp.ControlRegularization(12, 1e-4)])
+    return run, ddp.StateRegularization(m, x_ref, 10 * w)
+
+
+def _one_knot(m, x0, phase):
+    run, term = _costs(m, x0)
+    return ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, 0.02, run, term,
+                               actuation=np.eye(m.nv)[:, 6:], phases=[phase])
+
+
+@pytest.mark.parametrize("impact", [False, True])
+def test_the_step_of_a_contact_knot_has_a_third_order_taylor_remainder(impact):
+    """h(dz) = F(x (+) dx, u + du) (-) F(x, u) at a knot with three feet in contact (Baumgarte
+    gains) or an impact on them: lam . h - lam . (J dz) - 1/2 dz^T H dz is O(eps^3), with J the
+    step derivatives and H DDP's second-order terms of the backward pass."""
+    m, x = standing_hyq()
+    rng = np.random.default_rng(3)
+    x = np.concatenate([m.integrate(x[:m.nq], 0.1 * rng.normal(size=m.nv)),
+                        rng.normal(size=m.nv)])
+    contacts = [dyn.Contact3D(f, reference=(0.1, 0.0, 0.0), gains=(5.0, 2.0)) for f in FEET[:3]]
+    P = _one_knot(m, x, ddp.Phase(1, contacts, impact=impact))
+    u = P.quasi_static()[0] + rng.normal(size=P.nu)
+    xs = P.rollout(u[None])
+    d = P.calc_diff(xs, u[None], exact_model("ddp", "exact", ddp.SecondOrderMode.CONTRACTED))
+    lam = rng.normal(size=P.ndx)
+    Fxx, Fxu, Fuu = P.integrator.hessians(x, u, lam, d.step, d.second_order, 0)
+    H = np.block([[Fxx, Fxu], [Fxu.T, Fuu]])
+    J = np.concatenate([d.step.Fx[0], d.step.Fu[0]], axis=1)
+    dz = rng.normal(size=P.ndx + P.nu)
+    errs = []
+    for eps in (1e-2, 1e-3):
+        z = eps * dz
+        x1 = P.rollout((u + z[P.ndx:])[None], x0=P.integrator.integrate(x, z[:P.ndx]))[1]
+        h = P.integrator.difference(xs[1], x1)
+        errs.append(abs(lam @ (h - J @ z) - 0.5 * z @ H @ z))
+    assert errs[1] < errs[0] * 3e-3, errs
+    if impact:  # no control, and the configuration does not move
+        assert np.all(d.step.Fu[0] == 0) and np.array_equal(xs[1, :m.nq], x[:m.nq])
+
+
+def test_a_free_flight_phase_is_the_problem_without_phases():
+    m, x0 = standing_hyq()
+    run, term = _costs(m, x0)
+    B = np.eye(m.nv)[:, 6:]
+    D = dyn.AnalyticalDynamics(m)
+    plain = ddp.ShootingProblem(D, x0, 12, 0.02, run, term, actuation=B)
+    phased = ddp.ShootingProblem(D, x0, None, 0.02, run, term, actuation=B,
+                                 phases=[ddp.Phase(5), ddp.Phase(7)])
+    a = ddp.solve(plain, max_iter=5)
+    b = ddp.solve(phased, max_iter=5)
+    np.testing.assert_array_equal(a.xs, b.xs)
+    assert a.cost == b.cost and a.iterations == b.iterations
+
+
+def test_standing_hyq_solves_to_one_optimum_by_ddp_and_ilqr():
+    """Four feet in contact, the trunk raised 5 cm: DDP and iLQR converge to the same cost, DDP
+    in no more iterations; the contact forces carry the weight."""
+    m, x0 = standing_hyq()
+    x_ref = x0.copy()
+    x_ref[2] += 0.05
+    run, term = _costs(m, x_ref)
+    contacts = [dyn.Contact3D(f, gains=(0.0, 50.0)) for f in FEET]
+    P = ddp.ShootingProblem(dyn.ContactDynamics(m, contacts), x0, 30, 0.02, run, term,
+                            actuation=np.eye(m.nv)[:, 6:])
+    sols = {method: ddp.solve(P, method=method, max_iter=100) for method in ("ddp", "ilqr")}
+    assert all(s.status == "converged" for s in sols.values())
+    assert abs(sols["ddp"].cost - sols["ilqr"].cost) < 1e-9 * sols["ilqr"].cost
+    assert sols["ddp"].iterations <= sols["ilqr"].iterations
+    forces = P.contact_forces(sols["ddp"].xs, sols["ddp"].us)
+    assert sorted(forces) == sorted(FEET)
+    weight = -pin.computeTotalMass(m.pin_model) * m.pin_model.gravity.linear[2]
+    normal = sum(f[:, 2] for f in forces.values())
+    assert abs(normal.mean() - weight) < 0.05 * weight  # on average they carry the weight
+    assert all(np.all(f[:, 2] > 0) for f in forces.values())
+
+
+def test_a_singular_contact_set_is_a_diverged_status_naming_the_knot():
+    """Two contacts on one foot (a heel beside the foot): J has dependent rows and, without
+    damping, J M^-1 J^T is singular at every knot of the phase."""
+    m, x0 = standing_hyq()
+    pm = m.pin_model
+    foot = pm.frames[pm.getFrameId("lf_foot")]
+    pm.addFrame(pin.Frame("lf_heel", foot.parentJoint,
+                          foot.placement * pin.SE3(np.eye(3), np.array([0.05, 0.0, 0.0])),
+                          pin.FrameType.OP_FRAME))
+    run, term = _costs(m, x0)
+    P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, 0.02, run, term,
+                            actuation=np.eye(m.nv)[:, 6:],
+                            phases=[ddp.Phase(3), ddp.Phase(4, ["lf_foot", "lf_heel"])])
+    sol = ddp.solve(P, max_iter=5)
+    assert sol.status == "diverged"
+    assert "knot 3 (contacts: lf_foot, lf_heel)" in sol.message and "singular" in sol.message
+    damped = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, 0.02, run, term,
+                                 actuation=np.eye(m.nv)[:, 6:],
+                                 phases=[ddp.Phase(3), ddp.Phase(4, ["lf_foot", "lf_heel"],
+                                                                 damping=1e-6)])
+    assert ddp.solve(damped, max_iter=3).status != "diverged"
+
+
+def test_bad_phases_are_named():
+    m, x0 = standing_hyq()
+    run, term = _costs(m, x0)
+    D, B = dyn.AnalyticalDynamics(m), np.eye(m.nv)[:, 6:]
+
+    def problem(phases, horizon=None, dynamics=D):
+        return ddp.ShootingProblem(dynamics, x0, horizon, 0.02, run, term, actuation=B,
+                                   phases=phases)
+
+    with pytest.raises(ValueError, match="knots: expected a positive number"):
+        ddp.Phase(0)
+    with pytest.raises(ValueError, match=r"phases\[1\].contacts\[0\].frame: no frame 'lf_fot'"):
+        problem([ddp.Phase(2), ddp.Phase(2, ["lf_fot"])])
+    with pytest.raises(ValueError, match="add up to 4; the horizon is 5"):
+        problem([ddp.Phase(2), ddp.Phase(2)], horizon=5)
+    with pytest.raises(ValueError, match="an impact needs the contacts"):
+        ddp.Phase(1, impact=True)
+    with pytest.raises(ValueError, match="expected one cost or 3 costs"):
+        ddp.Phase(3, cost=[run, run])
+    with pytest.raises(ValueError, match="restitution: expected a number in"):
+        ddp.Phase(1, ["lf_foot"], impact=True, restitution=2.0)
+    with pytest.raises(ValueError, match="CasadiDynamics has no contact model"):
+        problem([ddp.Phase(2, ["lf_foot"])], dynamics=dyn.CasadiDynamics(m))
