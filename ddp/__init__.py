@@ -17,8 +17,9 @@ from . import costs, globalization, lqr
 from .backward import Policy
 from .box_qp import BoxQPResult, box_qp
 from .callbacks import Iteration, IterationTable
-from .costs import (ControlRegularization, CostProgram, FramePlacement, FrameRotation,
-                    FrameTranslation, FrameVelocity, ResidualCost, StateRegularization, Sum)
+from .costs import (CoMPosition, ContactForce, ControlRegularization, CostProgram, ForceCost,
+                    FramePlacement, FrameRotation, FrameTranslation, FrameVelocity, FrictionCone,
+                    QuadraticBarrier, ResidualCost, StateRegularization, Sum)
 from .integrators import SemiImplicitEuler
 from .kernels.records import Regularization, SecondOrderMode
 from .local_model import GAUSS_NEWTON, LocalModel
@@ -31,4 +32,5 @@ __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlace
            "FrameRotation", "FrameVelocity", "ResidualCost", "CostProgram", "StateRegularization", "Sum",
            "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution",
            "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult",
-           "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "warm_up", "Phase"]
+           "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "warm_up", "Phase",
+           "CoMPosition", "ContactForce", "FrictionCone", "ForceCost", "QuadraticBarrier"]

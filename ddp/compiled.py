@@ -22,11 +22,12 @@ from dynamics.kernels.forward_so import INNER_DTM, INNER_IDFOZA, OUTER_DTM
 
 from . import costs as _costs
 from .evaluation import Evaluation, KnotDerivatives, add_costs, weighted
+from .kernels import costs as _kcosts
 from .kernels import evaluation as _kev
 from .kernels import num_chunks
 from .kernels import passes as _passes
 from .kernels.costs import kinematics_buffers
-from .kernels.records import (Box, CostDerivatives, Costs, FDTensors, Knots, Program,
+from .kernels.records import (Box, CostDerivatives, Costs, FDTensors, Forces, Knots, Program,
                               Programs, Rollout, SecondOrder, SecondOrderMode,
                               empty_step_derivatives)
 
@@ -158,6 +159,72 @@ class CompiledEvaluation(Evaluation):
                          local.hessians)
         return KnotDerivatives(run, term, step, second_order)
 
+    def steps(self, xs, us):
+        return self._steps(xs, us)[0]
+
+    def _steps(self, xs, us):
+        """(F(xs_t, us_t) (T, nx), the knots' forces (T, nc)) of every knot from its own
+        state."""
+        P = self.problem
+        out, lam = np.empty((len(us), P.nx)), np.zeros((len(us), self.nc))
+        with np.errstate(all="ignore"):
+            _passes.knot_steps(P.integrator.kernel_model, P.integrator.record,
+                               np.ascontiguousarray(xs, dtype=float),
+                               np.ascontiguousarray(us, dtype=float), out, lam)
+        return out, lam
+
+    def _program_costs(self, xs, us, order, hessians, forces):
+        """The built-in running costs of every knot (its program, on ``forces``), unweighted."""
+        P = self.problem
+        T, nv, nu = P.T, P.nv, P.nu
+        out = CostDerivatives(np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
+                              np.zeros((T, 2 * nv, 2 * nv)), np.zeros((T, 2 * nv, nu)),
+                              np.zeros((T, nu, nu)))
+        _kcosts.cost_batch(P.integrator.kernel_model, self.programs.running,
+                           np.ascontiguousarray(xs[:-1, :P.nq]),
+                           np.ascontiguousarray(xs[:-1, P.nq:]), np.ascontiguousarray(us),
+                           np.int64(order), np.bool_(hessians == "exact"), out, forces,
+                           num_chunks(T))
+        return out
+
+    def cost(self, xs, us):
+        P = self.problem
+        lam = self._steps(xs[:-1], us)[1] if self.nc else np.zeros((P.T, 0))
+        l = self._program_costs(xs, us, 0, "gauss-newton", _forces_of(lam, P.nv, P.nu)).l
+        term = self.programs.terminal
+        lT = CostDerivatives(np.zeros(1), np.zeros((1, 0)), np.zeros((1, 0)),
+                             np.zeros((1, 0, 0)), np.zeros((1, 0, 0)), np.zeros((1, 0, 0)))
+        _kcosts.cost_batch(P.integrator.kernel_model, term, np.ascontiguousarray(xs[-1:, :P.nq]),
+                           np.ascontiguousarray(xs[-1:, P.nq:]), np.zeros((1, P.nu)),
+                           np.int64(0), np.bool_(False), lT, _forces_of(np.zeros((1, 0)), P.nv,
+                                                                        P.nu), 1)
+        return float(np.sum(P.cost_weights * l) + lT.l[0]) + self._others_cost(xs, us)
+
+    def cost_derivatives(self, xs, us, hessians, forces=None):
+        P = self.problem
+        if forces is None:  # no force term may then run (nc = 0 at every knot)
+            forces = _forces_of(np.zeros((P.T, self.nc)), P.nv, P.nu)
+            if self.nc:
+                raise ValueError("forces: the cost derivatives of a problem with contacts need "
+                                 "the forces of its derivatives (KnotDerivatives.step.forces)")
+        forces = forces._replace(dl_dlam=np.zeros_like(forces.dl_dlam))
+        run = weighted(self._program_costs(xs, us, 2, hessians, forces), P.cost_weights,
+                       P.impacts)
+        for c, k in self.running_others:
+            d = weighted(c.calc_diff(xs[k], us[k], hessians), P.cost_weights[k], P.impacts[k])
+            run = run + CostDerivatives(*(_on_knots(a, k, P.T) for a in d))
+        ndx, nu = P.ndx, P.nu
+        term = CostDerivatives(np.zeros(1), np.zeros((1, ndx)), np.zeros((1, nu)),
+                               np.zeros((1, ndx, ndx)), np.zeros((1, ndx, nu)),
+                               np.zeros((1, nu, nu)))
+        _kcosts.cost_batch(P.integrator.kernel_model, self.programs.terminal,
+                           np.ascontiguousarray(xs[-1:, :P.nq]),
+                           np.ascontiguousarray(xs[-1:, P.nq:]), np.zeros((1, nu)), np.int64(2),
+                           np.bool_(hessians == "exact"), term,
+                           _forces_of(np.zeros((1, 0)), P.nv, nu), 1)
+        term = add_costs(term, self.terminal_others, xs[-1:], np.zeros((1, nu)), hessians)
+        return run, term
+
     def _unused(self, name, make):
         """The arrays the kernels are given but do not write (this mode's empty or zero data),
         made once."""
@@ -174,3 +241,12 @@ def _on_knots(a, knots, T):
     out = np.zeros((T, *a.shape[1:]))
     out[knots] = a
     return out
+
+
+def _forces_of(lam, nv, nu):
+    """The :data:`~ddp.kernels.records.Forces` of knots with forces lam (T, nc) and no
+    derivatives (what the costs' values read)."""
+    T, nc = lam.shape
+    return Forces(np.ascontiguousarray(lam), np.zeros((T, nc, nv)), np.zeros((T, nc, nv)),
+                  np.zeros((T, nc, nv)), np.zeros((T, nc, nu)), np.zeros((T, nc)),
+                  np.zeros(T, dtype=np.int64))

@@ -78,6 +78,41 @@ def _knots(xs, us, nu):
     return xs, us, T
 
 
+class QuadraticBarrier:
+    """An activation: ``1/2 sum_i w_i (r_i - clip(r_i, lower_i, upper_i))^2``, zero while the
+    residual stays within the bounds (Crocoddyl's ``ActivationModelQuadraticBarrier`` with
+    ``ActivationBounds(lower, upper)``, weighted).  ``lower``, ``upper``: scalars or one bound
+    per residual entry (+-inf: none).  Give it to a built-in cost as ``activation=``."""
+
+    def __init__(self, lower, upper):
+        lo, up = (np.atleast_1d(np.asarray(b, dtype=float)) for b in (lower, upper))
+        try:
+            lo, up = np.broadcast_arrays(lo, up)
+        except ValueError:
+            raise ValueError(f"QuadraticBarrier: lower and upper must have the same size; got "
+                             f"{lo.size} and {up.size}") from None
+        if np.any(np.isnan(lo)) or np.any(np.isnan(up)):
+            raise ValueError("QuadraticBarrier: expected bounds (+-inf for none); got NaN")
+        bad = np.flatnonzero(lo > up)
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"QuadraticBarrier: lower bound above upper bound at entry {i} "
+                             f"({lo[i]} > {up[i]})")
+        self.lower, self.upper = lo.copy(), up.copy()
+
+    def bounds(self, nr, name):
+        """(lower, upper), each (nr,), for a residual of size nr."""
+        try:
+            return (np.broadcast_to(self.lower, (nr,)).copy(),
+                    np.broadcast_to(self.upper, (nr,)).copy())
+        except ValueError:
+            raise ValueError(f"{name} activation: expected bounds for its {nr} residual entries; "
+                             f"got {self.lower.size}") from None
+
+    def __repr__(self):
+        return f"QuadraticBarrier({self.lower.tolist()}, {self.upper.tolist()})"
+
+
 class Cost:
     """Base class: ``calc(xs, us)`` values (T,) and ``calc_diff(xs, us, hessians)``
     :class:`CostDerivatives`; xs (T, nx) with x = (q, v), us (T, nu) (zeros for a terminal cost).
@@ -118,9 +153,14 @@ class ResidualCost(Cost):
     left 0: the problem sizes the cost for its controls.
     """
 
-    def __init__(self, nq, nv, nu, weight, nr, name):
+    def __init__(self, nq, nv, nu, weight, nr, name, activation=None):
         self.nq, self.nv, self.nu, self.nr = int(nq), int(nv), int(nu), int(nr)
         self.weight = _weights(weight, self.nr, f"{name} weight")
+        if activation is not None and not isinstance(activation, QuadraticBarrier):
+            raise ValueError(f"activation: expected None (1/2 sum w r^2) or a "
+                             f"ddp.QuadraticBarrier; got {activation!r}")
+        #: None, or the (lower, upper) bounds of a quadratic barrier on the residual
+        self.bounds = None if activation is None else activation.bounds(self.nr, name)
         self._fn = None
         self._maps = {}
 
@@ -144,6 +184,9 @@ class ResidualCost(Cost):
             q, dq = cs.SX.sym("q", self.nq), cs.SX.sym("dq", self.nv)
             v, u = cs.SX.sym("v", self.nv), cs.SX.sym("u", self.nu)
             r = self.residual(q, dq, v, u)
+            if self.bounds is not None:  # the barrier: r - clip(r, lower, upper)
+                lo, up = (cs.DM(b) for b in self.bounds)
+                r = cs.fmax(r - up, 0) + cs.fmin(r - lo, 0)
             w = cs.DM(self.weight)
             l = 0.5 * cs.dot(w * r, r)
             z = cs.vertcat(dq, v, u)
@@ -222,7 +265,8 @@ class BuiltinCost(ResidualCost):
     def program(self) -> CostProgram:
         """The compiled program of this one term, built once (a resized copy builds its own)."""
         if getattr(self, "_program", None) is None:
-            self._program = CostProgram(self.kernel_model(), self.nu, [self.term()])
+            self._program = CostProgram(self.kernel_model(), self.nu,
+                                        [(*self.term(), self.bounds)])
         return self._program
 
     def calc(self, xs, us):
@@ -251,16 +295,18 @@ def configuration_difference(model, q_ref, q, dq):
 
 class StateRegularization(BuiltinCost):
     """Residual ``x (-) x_ref = (q (-) q_ref, v - v_ref)`` (size 2 nv).  ``dynamics``: a backend
-    (or RobotModel) for the configuration manifold, or a vector-space system (nq = nv)."""
+    (or RobotModel) for the configuration manifold, or a vector-space system (nq = nv).
+    ``weight``: a scalar or 2 nv weights (Crocoddyl's ``ActivationModelWeightedQuad``);
+    ``activation``: a :class:`QuadraticBarrier` (state bounds: x_ref the neutral state at rest)."""
 
-    def __init__(self, dynamics, x_ref, weight, nu=0):
+    def __init__(self, dynamics, x_ref, weight, nu=0, activation=None):
         self.model = _model_of(dynamics)
         nq, nv = int(dynamics.nq), int(dynamics.nv)
         x_ref = _finite("x_ref", x_ref, (nq + nv,), f"{nq + nv} finite values (q, v)")
         if self.model is not None:
             self.model.check_configuration(x_ref[:nq], "x_ref")  # unit quaternions etc.
         self.x_ref = x_ref
-        super().__init__(nq, nv, nu, weight, 2 * nv, "StateRegularization")
+        super().__init__(nq, nv, nu, weight, 2 * nv, "StateRegularization", activation)
 
     def term(self):
         return _k.STATE, -1, self.weight, self.x_ref
@@ -275,19 +321,21 @@ class StateRegularization(BuiltinCost):
 
 
 class ControlRegularization(BuiltinCost):
-    """Residual ``u - u_ref`` (u_ref defaults to zero)."""
+    """Residual ``u - u_ref`` (u_ref defaults to zero); ``activation``: a
+    :class:`QuadraticBarrier` (control bounds as a cost)."""
 
-    def __init__(self, nu, weight, u_ref=None, nq=None, nv=None):
+    def __init__(self, nu, weight, u_ref=None, nq=None, nv=None, activation=None):
         if isinstance(nu, bool) or not isinstance(nu, (int, np.integer)) or nu < 1:
             raise ValueError(f"nu: expected a positive integer (the number of controls); got "
                              f"{nu!r}")
         self.u_ref = np.zeros(nu) if u_ref is None else _finite(
             "u_ref", u_ref, (nu,), f"{nu} finite values")
-        super().__init__(nq or 0, nv or 0, nu, weight, nu, "ControlRegularization")
+        super().__init__(nq or 0, nv or 0, nu, weight, nu, "ControlRegularization", activation)
+        self._activation = activation
 
     def bind(self, nq, nv, model=None):
         """A copy sized for a state with (nq, nv) on ``model`` (done by the problem)."""
-        c = ControlRegularization(self.nu, self.weight, self.u_ref, nq, nv)
+        c = ControlRegularization(self.nu, self.weight, self.u_ref, nq, nv, self._activation)
         c.model = model
         return c
 
@@ -299,7 +347,7 @@ class ControlRegularization(BuiltinCost):
 
 
 class _FrameCost(BuiltinCost):
-    def __init__(self, model, frame_name, weight, nr, nu, name):
+    def __init__(self, model, frame_name, weight, nr, nu, name, activation=None):
         self.model = _model_of(model)
         if self.model is None:
             raise ValueError(f"model: {name} needs a RobotModel (or a backend with .model)")
@@ -313,7 +361,7 @@ class _FrameCost(BuiltinCost):
         self._joint = int(frame.parentJoint)
         self._fR, self._fp = np.array(frame.placement.rotation), np.array(frame.placement.translation)
         self._tree = SymbolicTree(self.model)
-        super().__init__(self.model.nq, self.model.nv, nu, weight, nr, name)
+        super().__init__(self.model.nq, self.model.nv, nu, weight, nr, name, activation)
 
     def _frame_parameters(self):
         return np.concatenate([self._fR.ravel(), self._fp])
@@ -331,14 +379,14 @@ class FramePlacement(_FrameCost):
     (log6 is not differentiable at pi: a target rotated by exactly pi from the frame gives NaN,
     which the solver reports as "diverged")."""
 
-    def __init__(self, model, frame_name, placement, weight, nu=0):
+    def __init__(self, model, frame_name, placement, weight, nu=0, activation=None):
         expected = "a pinocchio.SE3 or a 4x4 homogeneous matrix (a rotation, finite)"
         M = _finite("placement", getattr(placement, "homogeneous", placement), (4, 4), expected)
         if not np.array_equal(M[3], [0.0, 0.0, 0.0, 1.0]):
             raise ValueError(f"placement: expected {expected}; its last row is {M[3]}")
         _rotation("placement", M[:3, :3], expected)
         self.placement = M
-        super().__init__(model, frame_name, weight, 6, nu, "FramePlacement")
+        super().__init__(model, frame_name, weight, 6, nu, "FramePlacement", activation)
 
     def term(self):
         return (_k.PLACEMENT, self._joint, self.weight,
@@ -356,9 +404,9 @@ class FramePlacement(_FrameCost):
 class FrameTranslation(_FrameCost):
     """Residual ``oMf.translation - position`` (3)."""
 
-    def __init__(self, model, frame_name, position, weight, nu=0):
+    def __init__(self, model, frame_name, position, weight, nu=0, activation=None):
         self.position = _finite("position", position, (3,), "3 finite values")
-        super().__init__(model, frame_name, weight, 3, nu, "FrameTranslation")
+        super().__init__(model, frame_name, weight, 3, nu, "FrameTranslation", activation)
 
     def term(self):
         return _k.TRANSLATION, self._joint, self.weight, np.concatenate(
@@ -372,9 +420,9 @@ class FrameRotation(_FrameCost):
     """Residual ``log3(rotation^T oMf.rotation)`` (3) of a frame; ``rotation`` a 3x3 rotation
     matrix (the rotation error must stay below pi, as for :class:`FramePlacement`)."""
 
-    def __init__(self, model, frame_name, rotation, weight, nu=0):
+    def __init__(self, model, frame_name, rotation, weight, nu=0, activation=None):
         self.rotation = _rotation("rotation", np.array(rotation, dtype=float))
-        super().__init__(model, frame_name, weight, 3, nu, "FrameRotation")
+        super().__init__(model, frame_name, weight, 3, nu, "FrameRotation", activation)
 
     def term(self):
         return _k.ROTATION, self._joint, self.weight, np.concatenate(
@@ -426,6 +474,138 @@ class FrameVelocity(_FrameCost):
         return vf - cs.DM(self.velocity)
 
 
+class CoMPosition(BuiltinCost):
+    """Residual ``c(q) - position`` (3): the robot's centre of mass (Crocoddyl's
+    ``ResidualModelCoMPosition``).  Its exact Hessian holds the second derivatives of every
+    body's centre (:func:`ddp.kernels.costs._com_term`)."""
+
+    def __init__(self, model, position, weight, nu=0, activation=None):
+        self.model = _model_of(model)
+        if self.model is None:
+            raise ValueError("model: CoMPosition needs a RobotModel (or a backend with .model)")
+        self.position = _finite("position", position, (3,), "3 finite values")
+        self._tree = SymbolicTree(self.model)
+        super().__init__(self.model.nq, self.model.nv, nu, weight, 3, "CoMPosition", activation)
+
+    def term(self):
+        return _k.COM, -1, self.weight, self.position
+
+    def residual(self, q, dq, v, u):
+        a = self.model.arrays
+        X = self._tree.placements(q, None, dq, exact=True)
+        c = cs.SX.zeros(3, 1)
+        for i, (R, p) in enumerate(world_placements(self._tree, X)):
+            if i > 0 and a.mass[i] > 0:
+                c = c + float(a.mass[i]) * (cs.mtimes(R, cs.DM(a.com[i])) + p)
+        return c / float(np.sum(a.mass[1:])) - cs.DM(self.position)
+
+
+class ForceCost(BuiltinCost):
+    """A residual linear in the force of one contact, ``A lam - b`` (lam (3,) in the world's
+    axes, as :class:`~dynamics.contacts.Contact3D` defines it): the base of
+    :class:`ContactForce` and :class:`FrictionCone`.  It is bound to a knot's contacts by the
+    problem (the phase must hold the frame in contact) and evaluated there, on the forces and
+    their derivatives of the contact dynamics; :meth:`force_residual` writes it in CasADi for a
+    given force."""
+
+    def __init__(self, model, frame, A, b, weight, nu, name, activation=None):
+        self.model = _model_of(model)
+        if self.model is None:
+            raise ValueError(f"model: {name} needs a RobotModel (or a backend with .model)")
+        self.model.frame(frame, "frame")  # exists, or a ValueError naming close matches
+        self.frame, self.A, self.b = frame, np.asarray(A, dtype=float), np.asarray(b, dtype=float)
+        self.row = None  # the first row of its force in the knot's forces, once bound
+        super().__init__(self.model.nq, self.model.nv, nu, weight, len(self.b), name,
+                         activation)
+
+    def bound_to(self, contacts):
+        """A copy for the knots whose contacts are ``contacts`` (a ContactSet or None)."""
+        frames = [] if contacts is None else [c.frame for c in contacts.contacts]
+        if self.frame not in frames:
+            raise ValueError(f"{type(self).__name__}: the frame {self.frame!r} is not in contact "
+                             f"here (contacts: {', '.join(frames) or 'none'})")
+        c = copy.copy(self)
+        c.row, c._fn, c._maps, c._program = 3 * frames.index(self.frame), None, {}, None
+        return c
+
+    def term(self):
+        if self.row is None:
+            raise ValueError(f"{type(self).__name__} on {self.frame!r}: a force cost is evaluated "
+                             f"by a problem, on a phase that holds the frame in contact")
+        return _k.FORCE, self.row, self.weight, np.concatenate([self.A.ravel(), self.b])
+
+    def calc(self, xs, us):
+        raise ValueError(f"{type(self).__name__}: a force cost is evaluated by its problem (it "
+                         f"needs the contact forces of the knots)")
+
+    calc_diff = calc
+
+    def force_residual(self, lam):
+        """The residual (SX) for a contact force lam (3 x 1 SX), before the activation."""
+        return cs.mtimes(cs.DM(self.A), lam) - cs.DM(self.b)
+
+    def residual(self, q, dq, v, u):
+        raise ValueError(f"{type(self).__name__}: its residual depends on the contact forces "
+                         f"(see force_residual)")
+
+
+class ContactForce(ForceCost):
+    """Residual ``lam - force`` (3) of the contact on ``frame`` (Crocoddyl's
+    ``ResidualModelContactForce`` on a ``ContactModel3D`` with ``LOCAL_WORLD_ALIGNED``)."""
+
+    def __init__(self, model, frame, force, weight, nu=0, activation=None):
+        f = _finite("force", getattr(force, "linear", force), (3,), "3 finite values")
+        super().__init__(model, frame, np.eye(3), f, weight, nu, "ContactForce", activation)
+
+
+class FrictionCone(ForceCost):
+    """The linearized friction cone of the contact on ``frame`` with the quadratic barrier, as
+    Crocoddyl's ``FrictionCone`` with ``ResidualModelContactFrictionCone`` and
+    ``ActivationModelQuadraticBarrier``: ``facets`` rows ``(-mu n +- t_i) . R^T lam <= 0`` (t_i
+    the surface tangents at angles 2 pi i / facets; ``inner``: mu cos(pi / facets), the inner
+    approximation) and ``min_force <= n . lam <= max_force``, for the surface normal n (R: the
+    rotation taking n to z).  ``weight``: the cost's weight (all rows)."""
+
+    def __init__(self, model, frame, mu, weight, facets=4, inner=False, min_force=0.0,
+                 max_force=np.inf, normal=(0.0, 0.0, 1.0), nu=0):
+        mu_f = float(mu)
+        if not (np.isfinite(mu_f) and mu_f > 0):
+            raise ValueError(f"mu: expected a positive friction coefficient; got {mu!r}")
+        if isinstance(facets, bool) or not isinstance(facets, (int, np.integer)) \
+                or facets < 2 or facets % 2:
+            raise ValueError(f"facets: expected an even number >= 2; got {facets!r}")
+        n = _finite("normal", normal, (3,), "a finite non-zero vector (3,)")
+        if np.linalg.norm(n) == 0:
+            raise ValueError(f"normal: expected a finite non-zero vector (3,); got {normal!r}")
+        n = n / np.linalg.norm(n)
+        R = _rotation_between(n, np.array([0.0, 0.0, 1.0]))
+        theta = 2 * np.pi / facets
+        m_eff = mu_f * np.cos(theta / 2) if inner else mu_f
+        rows = []
+        for i in range(facets // 2):
+            t = np.array([np.cos(theta * i), np.sin(theta * i), 0.0])
+            rows += [(-m_eff * np.array([0, 0, 1.0]) + t) @ R.T,
+                     (-m_eff * np.array([0, 0, 1.0]) - t) @ R.T]
+        rows.append(R.T[2])
+        A = np.array(rows)
+        lower = np.r_[np.full(facets, -np.inf), float(min_force)]
+        upper = np.r_[np.zeros(facets), float(max_force)]
+        self.mu = mu_f
+        super().__init__(model, frame, A, np.zeros(facets + 1), weight, nu, "FrictionCone",
+                         QuadraticBarrier(lower, upper))
+
+
+def _rotation_between(a, b):
+    """The rotation taking the unit vector a to the unit vector b (Eigen's FromTwoVectors)."""
+    v, c = np.cross(a, b), float(np.dot(a, b))
+    if c < -1 + 1e-12:  # opposite: a half turn about any axis normal to a
+        axis = np.cross(a, [1.0, 0, 0] if abs(a[0]) < 0.9 else [0, 1.0, 0])
+        axis /= np.linalg.norm(axis)
+        return 2 * np.outer(axis, axis) - np.eye(3)
+    K = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+    return np.eye(3) + K + K @ K / (1 + c)
+
+
 class CostProgram:
     """Built-in cost terms compiled as one program on ``model`` (see :mod:`ddp.kernels.costs`):
     ``calc`` and ``calc_diff`` of all knots in one parallel call.  ``terms``: (kind, joint,
@@ -434,17 +614,24 @@ class CostProgram:
     def __init__(self, model: RobotModel, nu: int, terms):
         self.model, self.nu = model, int(nu)
         self.nq, self.nv = model.nq, model.nv
-        ints, weights, params = [len(terms)], [], []
-        nw = sum(len(w) for _, _, w, _ in terms)
-        wo, po = 0, nw
-        for kind, joint, w, par in terms:
-            ints += [kind, joint, len(w), wo, po]
+        terms = [t if len(t) == 5 else (*t, None) for t in terms]
+        ints, weights, params, bounds = [len(terms)], [], [], []
+        nw = sum(len(t[2]) for t in terms)
+        npar = sum(len(t[3]) for t in terms)
+        wo, po, bo = 0, nw, nw + npar
+        for kind, joint, w, par, b in terms:
+            barrier = b is not None
+            ints += [kind, joint, len(w), wo, po, _k.BARRIER if barrier else _k.QUADRATIC,
+                     bo if barrier else 0]
             weights.append(np.asarray(w, dtype=float))
             params.append(np.asarray(par, dtype=float))
+            if barrier:
+                bounds += [np.asarray(b[0], dtype=float), np.asarray(b[1], dtype=float)]
+                bo += 2 * len(w)
             wo += len(w)
             po += len(par)
         self.ints = np.array(ints, dtype=np.int64)
-        self.floats = np.concatenate(weights + params) if terms else np.zeros(0)
+        self.floats = np.concatenate(weights + params + bounds) if terms else np.zeros(0)
         #: the program as the compiled kernels take it
         self.record = Program(self.ints, self.floats, np.zeros((1, 2), dtype=np.int64))
         self._model = Model(*model.kernel_args)
@@ -490,7 +677,8 @@ class Sum(Cost):
                 if len(models) > 1:
                     raise ValueError("costs: the built-in costs of a Sum must share one model")
                 model = next(iter(models.values())) if models else robots.vector_space(self.nv)
-                self._program = CostProgram(model, self.nu, [c.term() for c in builtin])
+                self._program = CostProgram(model, self.nu,
+                                            [(*c.term(), c.bounds) for c in builtin])
         return self._program
 
     def _others(self):
@@ -522,12 +710,15 @@ def split(cost):
     return None, [cost]
 
 
-def bind(cost, nq, nv, nu, model=None):
+def bind(cost, nq, nv, nu, model=None, contacts=None):
     """A copy of the cost sized for the problem's (nq, nv, nu) on ``model`` (its RobotModel, or
-    None for a vector space): costs built without knowing nu (state and frame costs default to
+    None for a vector space) and, for the force costs, bound to the knots' ``contacts`` (a
+    ContactSet or None): costs built without knowing nu (state and frame costs default to
     nu = 0) get the control dimension here.  The user's cost objects are not changed."""
     if isinstance(cost, Sum):
-        return Sum([bind(c, nq, nv, nu, model) for c in cost.costs])
+        return Sum([bind(c, nq, nv, nu, model, contacts) for c in cost.costs])
+    if isinstance(cost, ForceCost):
+        cost = cost.bound_to(contacts)
     if isinstance(cost, ControlRegularization):
         if cost.nu != nu:
             raise ValueError(f"ControlRegularization: nu = {cost.nu}, the problem has nu = {nu}")

@@ -66,6 +66,19 @@ class Evaluation:
     def derivatives(self, xs, us, local: LocalModel) -> KnotDerivatives:
         raise NotImplementedError
 
+    def steps(self, xs, us):
+        """F(xs_t, us_t) of every knot (T, nx), each from its own state."""
+        raise NotImplementedError
+
+    def cost(self, xs, us) -> float:
+        """The total cost of finite (xs, us)."""
+        raise NotImplementedError
+
+    def cost_derivatives(self, xs, us, hessians, forces=None):
+        """(running, terminal) cost derivatives (running weighted, as in
+        :meth:`~ddp.problem.ShootingProblem.cost_derivatives`)."""
+        raise NotImplementedError
+
 
 class ProtocolEvaluation(Evaluation):
     """Through the Dynamics protocol: knot by knot for the rollouts, batched by phase for the
@@ -100,7 +113,23 @@ class ProtocolEvaluation(Evaluation):
     def derivatives(self, xs, us, local):
         P = self.problem
         step, second_order = P.integrator.derivatives(xs[:-1], us, local.second_order)
-        return KnotDerivatives(*P.cost_derivatives(xs, us, local.hessians), step, second_order)
+        return KnotDerivatives(*self.cost_derivatives(xs, us, local.hessians), step,
+                               second_order)
+
+    def steps(self, xs, us):
+        return self.problem.integrator.step(xs, us)
+
+    def cost(self, xs, us):
+        P = self.problem
+        run = P.knot_costs.calc(xs[:-1], us)
+        term = P.terminal_cost.calc(xs[-1:], np.zeros((1, P.nu)))
+        return float(np.sum(P.cost_weights * run) + term[0])
+
+    def cost_derivatives(self, xs, us, hessians, forces=None):
+        P = self.problem
+        run = weighted(P.knot_costs.calc_diff(xs[:-1], us, hessians), P.cost_weights, P.impacts)
+        term = P.terminal_cost.calc_diff(xs[-1:], np.zeros((1, P.nu)), hessians)
+        return run, term
 
 
 def add_costs(derivatives: CostDerivatives, costs, xs, us, hessians, scale=1.0):

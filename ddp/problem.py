@@ -25,7 +25,7 @@ from dynamics.contact_dynamics import (STATUS, constrained_dynamics, contact_jac
 
 from . import costs as _costs
 from .compiled import CompiledEvaluation
-from .evaluation import KnotDerivatives, ProtocolEvaluation, weighted
+from .evaluation import KnotDerivatives, ProtocolEvaluation
 from .integrators import SemiImplicitEuler
 from .kernels.records import IMPACT, ClosedLoop, Gaps
 from .local_model import GAUSS_NEWTON, LocalModel
@@ -68,15 +68,27 @@ class ShootingProblem:
         self.x0 = self._check_x(x0, "x0")
         bound = {}
 
-        def bind(cost):
-            if id(cost) not in bound:
-                bound[id(cost)] = _costs.bind(cost, self.nq, self.nv, self.nu, model)
-            return bound[id(cost)]
+        def bind(cost, contacts=None, where="running_cost"):
+            if cost is None:
+                raise ValueError(f"{where}: no running cost (give the problem a running_cost or "
+                                 f"the phase a cost)")
+            key = (id(cost), id(contacts))
+            if key not in bound:
+                try:
+                    bound[key] = _costs.bind(cost, self.nq, self.nv, self.nu, model, contacts)
+                except ValueError as e:
+                    raise ValueError(f"{where}: {e}") from None
+            return bound[key]
 
-        self.running_cost = bind(running_cost)
-        self.knot_costs = KnotCosts([bind(c) for p in self.phases
-                                     for c in p.knot_costs(running_cost)])
-        self.terminal_cost = bind(terminal_cost)
+        knot_costs, t = [], 0
+        for i, p in enumerate(self.phases):
+            cs = self.contact_sets[t]
+            knot_costs += [bind(c, cs, f"phases[{i}].cost") for c in p.knot_costs(running_cost)]
+            t += p.knots
+        self.knot_costs = KnotCosts(knot_costs)
+        #: the running cost of the first knot (of every knot without phases)
+        self.running_cost = knot_costs[0]
+        self.terminal_cost = bind(terminal_cost, None, "terminal_cost")
         self.u_min = self._bound(u_min, -np.inf, "u_min")
         self.u_max = self._bound(u_max, np.inf, "u_max")
         self._closed = None
@@ -273,7 +285,7 @@ class ShootingProblem:
         integrator = self.integrator
         f = np.empty((self.T + 1, self.ndx))
         f[0] = integrator.difference(xs[0], self.x0)
-        f[1:] = integrator.difference(xs[1:], integrator.step(xs[:-1], us))
+        f[1:] = integrator.difference(xs[1:], self.evaluation.steps(xs[:-1], us))
         return f
 
     def cost(self, xs, us) -> float:
@@ -282,17 +294,15 @@ class ShootingProblem:
         if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(us))):
             return float("nan")
         with np.errstate(all="ignore"):
-            run = self.knot_costs.calc(xs[:-1], us)
-            term = self.terminal_cost.calc(xs[-1:], np.zeros((1, self.nu)))
-            return float(np.sum(self.cost_weights * run) + term[0])
+            return self.evaluation.cost(np.asarray(xs, dtype=float), np.asarray(us, dtype=float))
 
-    def cost_derivatives(self, xs, us, hessians="exact"):
+    def cost_derivatives(self, xs, us, hessians="exact", forces=None):
         """(running, terminal) :class:`~ddp.costs.CostDerivatives` of every knot (running costs
-        weighted by dt, or 1 at an impact, whose u-derivatives are zero)."""
-        run = self.knot_costs.calc_diff(xs[:-1], us, hessians)
-        run = weighted(run, self.cost_weights, self.impacts)
-        term = self.terminal_cost.calc_diff(xs[-1:], np.zeros((1, self.nu)), hessians)
-        return run, term
+        weighted by dt, or 1 at an impact, whose u-derivatives are zero).  ``forces``: the
+        :data:`~ddp.kernels.records.Forces` of the derivatives at (xs, us), for the costs on
+        contact forces."""
+        return self.evaluation.cost_derivatives(np.asarray(xs, dtype=float),
+                                                np.asarray(us, dtype=float), hessians, forces)
 
     def calc_diff(self, xs, us, local: LocalModel = GAUSS_NEWTON) -> KnotDerivatives:
         """Batched derivatives of every knot (:class:`~ddp.evaluation.KnotDerivatives`) for the

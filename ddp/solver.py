@@ -169,7 +169,7 @@ def warm_up(problem) -> None:
                 P.closed_loop_cost(xs, us, policy.k, policy.K, 0.5)
             gradient_norm(P, us, d)
             d.all_finite()
-            P.cost_derivatives(xs, us, "gauss-newton")
+            P.cost_derivatives(xs, us, "gauss-newton", d.step.forces)
     except Exception:  # noqa: BLE001 - the solve itself meets the same failure and reports it
         pass
 
@@ -324,7 +324,8 @@ class _Run:
                 rec.exact = False
                 if s.hessians != "gauss-newton":
                     with np.errstate(all="ignore"):
-                        costs = problem.cost_derivatives(self.xs, self.us, "gauss-newton")
+                        costs = problem.cost_derivatives(self.xs, self.us, "gauss-newton",
+                                                         d.step.forces)
                         d = KnotDerivatives(*costs, d.step, d.second_order)
                 continue
             if not glob.backward_failed():

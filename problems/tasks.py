@@ -268,7 +268,7 @@ def _solve(t, verbose):
         for warm in ({}, {"globalization": "state-shift"}):
             w = ddp.solve(P, xs, us, max_iter=1, **dict(settings, **warm))
         # and the cost derivatives alone, which the safeguard evaluates when an exact pass fails
-        P.cost_derivatives(w.xs, w.us, "gauss-newton")
+        P.cost_derivatives(w.xs, w.us, "gauss-newton", P.calc_diff(w.xs, w.us).step.forces)
         _WARM.add(config)
     setup = time.perf_counter() - t0
     t0 = time.perf_counter()

@@ -167,7 +167,18 @@ def test_compiled_costs_equal_the_casadi_reference(spec):
              ddp.FrameTranslation(m, "tip", np.ones(3), 2.0),
              ddp.FrameRotation(m, "tip", target.rotation, 1.5),
              ddp.FrameVelocity(m, "tip", rng.normal(size=6), rng.uniform(1, 2, 6)),
-             ddp.FrameVelocity(m, "tip", rng.normal(size=6), 0.7, reference="world-aligned")]
+             ddp.FrameVelocity(m, "tip", rng.normal(size=6), 0.7, reference="world-aligned"),
+             ddp.CoMPosition(m, rng.normal(size=3), rng.uniform(1, 2, 3))]
+    # the quadratic barrier, with bounds that some knots' residuals leave and others do not
+    r_state = rng.uniform(0.2, 1.0, 2 * m.nv)
+    costs += [ddp.StateRegularization(m, x_ref, rng.uniform(0.5, 2, 2 * m.nv),
+                                      activation=ddp.QuadraticBarrier(-r_state, r_state)),
+              ddp.ControlRegularization(nu, 0.3, activation=ddp.QuadraticBarrier(-0.5, 0.8)),
+              ddp.FrameTranslation(m, "tip", np.ones(3), 2.0,
+                                   activation=ddp.QuadraticBarrier([-1, -np.inf, 0], [0.5, 1, 2])),
+              ddp.FramePlacement(m, "tip", target, 1.5,
+                                 activation=ddp.QuadraticBarrier(-0.4, 0.4)),
+              ddp.CoMPosition(m, np.zeros(3), 3.0, activation=ddp.QuadraticBarrier(-0.1, 0.1))]
     for c in costs:
         c = ddp.costs.bind(c, m.nq, m.nv, nu, m)
         for hessians in ("exact", "gauss-newton"):

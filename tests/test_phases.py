@@ -15,6 +15,7 @@ import dynamics as dyn
 from ddp.kernels import passes
 from ddp.local_model import exact_model
 from dynamics import robots
+from helpers import rel_err
 
 FEET = ("lf_foot", "rf_foot", "lh_foot", "rh_foot")
 
@@ -155,3 +156,78 @@ def test_bad_phases_are_named():
         ddp.Phase(1, ["lf_foot"], impact=True, restitution=2.0)
     with pytest.raises(ValueError, match="CasadiDynamics has no contact model"):
         problem([ddp.Phase(2, ["lf_foot"])], dynamics=dyn.CasadiDynamics(m))
+
+
+def test_force_costs_equal_the_casadi_reference():
+    """ContactForce and FrictionCone (the barrier, some facets active) on a knot with two feet in
+    contact: value, gradient and Gauss-Newton Hessian against CasADi's AD of the residual of
+    the forces of the KKT system written in SX (dynamics.symbolic, sharing no code with the
+    kernels); their gradient in the forces (for DDP's terms), and the forces' curvature that
+    DDP adds (the step's second-order terms with a zero co-state) against CasADi's exact minus
+    Gauss-Newton Hessian."""
+    import casadi
+
+    from dynamics.symbolic import SymbolicTree, contact_dynamics
+
+    m, x0 = standing_hyq()
+    feet = [dyn.Contact3D(f, reference=(0.1, 0.0, 0.0), gains=(4.0, 3.0)) for f in FEET[:2]]
+    costs = [ddp.ContactForce(m, "lf_foot", [1.0, -2.0, 150.0], [1e-2, 2e-2, 3e-3]),
+             ddp.FrictionCone(m, "rf_foot", 0.05, 5.0)]
+    dt, B = 0.02, np.eye(m.nv)[:, 6:]
+    P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, dt, ddp.Sum(costs),
+                            ddp.StateRegularization(m, x0, 0.0), actuation=B,
+                            phases=[ddp.Phase(4, feet)])
+    rng = np.random.default_rng(8)
+    xs = np.array([np.concatenate([m.integrate(x0[:m.nq], 0.05 * rng.normal(size=m.nv)),
+                                   rng.normal(size=m.nv)]) for _ in range(5)])
+    us = P.quasi_static() + 5 * rng.normal(size=(4, P.nu))
+    d = P.calc_diff(xs, us, exact_model("ddp", "gauss-newton", ddp.SecondOrderMode.CONTRACTED))
+    # the reference: l(lambda(q (+) e, v, B u)) in CasADi
+    tree = SymbolicTree(m)
+    n = m.nv
+    q, v, u = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n), casadi.SX.sym("u", P.nu)
+    e, dd = casadi.SX.sym("e", n), casadi.SX.sym("d", n)
+    X = tree.placements(q, None, e, exact=True, more=(dd,))
+    specs = [(*m.frame(c.frame), c.reference, *c.gains) for c in feet]
+    lam = contact_dynamics(tree, X, dd, v, casadi.mtimes(casadi.DM(B), u), specs)[1]
+    lam_s = casadi.SX.sym("lam", 6)
+
+    def residuals(L):
+        out = []
+        for c, rows in zip(costs, (slice(0, 3), slice(3, 6))):
+            r = c.force_residual(L[rows])
+            if c.bounds is not None:
+                lo, up = (casadi.DM(b) for b in c.bounds)
+                r = casadi.fmax(r - up, 0) + casadi.fmin(r - lo, 0)
+            out.append((c, r))
+        return out
+
+    def value(parts):
+        return sum(0.5 * casadi.dot(casadi.DM(c.weight) * r, r) for c, r in parts)
+
+    z = casadi.vertcat(e, v, u)
+    parts = residuals(lam)
+    total = value(parts)
+    gn = 0
+    for c, r in parts:
+        J = casadi.jacobian(r, z)
+        gn += casadi.mtimes(J.T, casadi.mtimes(casadi.diag(casadi.DM(c.weight)), J))
+    H, g = casadi.hessian(total, z)
+    gl = casadi.substitute(casadi.gradient(value(residuals(lam_s)), lam_s), lam_s, lam)
+    f = casadi.Function("f", [q, v, u, e, dd], [total, g, H, gn, gl])
+    active = 0
+    for t in range(4):
+        l, gr, Hr, GN, gl = (np.array(a) for a in f(xs[t, :m.nq], xs[t, m.nq:], us[t],
+                                                     np.zeros(n), np.zeros(n)))
+        run = d.running
+        assert rel_err(run.l[t] / dt, l) < 1e-10
+        assert rel_err(np.concatenate([run.lx[t], run.lu[t]]) / dt, gr.ravel()) < 1e-10
+        ours = np.block([[run.lxx[t], run.lxu[t]], [run.lxu[t].T, run.luu[t]]]) / dt
+        assert rel_err(ours, GN) < 1e-10, rel_err(ours, GN)
+        assert rel_err(d.step.forces.dl_dlam[t] / dt, gl.ravel()) < 1e-10
+        Fxx, Fxu, Fuu = P.integrator.hessians(xs[t], us[t], np.zeros(P.ndx), d.step,
+                                              d.second_order, t)
+        curvature = np.block([[Fxx, Fxu], [Fxu.T, Fuu]]) / dt
+        assert rel_err(curvature, Hr - GN) < 1e-9, rel_err(curvature, Hr - GN)
+        active += np.count_nonzero(gl[3:])
+    assert active > 0  # the cone's barrier was active somewhere

@@ -4,7 +4,8 @@ weighted squared residuals ``1/2 sum_i w_i r_i^2`` at one knot, in tangent coord
 
 A sum of terms is one *program*: two flat arrays (see :class:`ddp.costs.CostProgram`)
 
-    ints   = [K, then per term: kind, joint, nr, weight offset, parameter offset]
+    ints   = [K, then per term: kind, joint, nr, weight offset, parameter offset, activation,
+              bounds offset]
     floats = [weights of every term, then their parameters]
 
 with the parameters of each kind:
@@ -20,7 +21,15 @@ ROTATION        jMf (12), target rotation (9): residual log3(target^T oMf.R)
 VELOCITY        jMf (12), v_ref (6), world-aligned (1: 1.0 or 0.0): residual v_f - v_ref, the
                 frame's spatial velocity in its own axes (LOCAL) or in the world's axes at its
                 origin (LOCAL_WORLD_ALIGNED)
+COM             c_ref (3): residual c(q) - c_ref, the centre of mass
+FORCE           A (nr x 3), b (nr): residual A lam_c - b of the force lam_c (3) of the contact
+                whose force starts at row ``joint`` of the knot's forces
 ==============  ===========================================================================
+
+Each term has an activation (ints: kind, joint, nr, weight offset, parameter offset,
+activation, bounds offset): QUADRATIC, 1/2 sum_a w_a r_a^2, or BARRIER, the same on
+r_a - clip(r_a, lb_a, ub_a) (Crocoddyl's ``ActivationModelQuadraticBarrier``) with the bounds
+(lb (nr), ub (nr)) at the bounds offset; not on VELOCITY terms.
 
 Placement, translation and rotation terms are written as a residual of ``xi`` (the local motion
 of the frame, see :mod:`dynamics.kernels.frames`) with its Jacobian and Hessian in xi; the chain
@@ -33,6 +42,7 @@ the second-order terms of forward kinematics and of log6 / log3
 import numpy as np
 from numba import njit, prange
 
+from dynamics.kernels.contact import chain_dofs, column_derivative, point_columns
 from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_placement,
                                      support_joints)
 from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
@@ -46,8 +56,10 @@ from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion
 
 from .records import CostDerivatives, Forces, Model, Program
 
-STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE, FRICTION = range(9)
-TERM_INTS = 5
+STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE = range(8)
+#: activations: 1/2 sum w_a r_a^2, or its quadratic barrier (r_a outside [lb_a, ub_a] only)
+QUADRATIC, BARRIER = 0, 1
+TERM_INTS = 7
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -78,12 +90,33 @@ def _accumulate_block(r, Jr, Hr, w, order, exact_hessians, first, off, l, g, H):
 
 
 @njit(inline="always", **_JIT)
+def _activate(r, w, act, lb, ub, weff):
+    """Apply the term's activation to its residual r (in place) and weights: for the barrier,
+    r_a becomes r_a - clip(r_a, lb_a, ub_a) and its weight is kept where r_a is outside the
+    bounds, else 0 (Crocoddyl's ``ActivationModelQuadraticBarrier``, weighted); for the
+    quadratic, weff = w."""
+    for a in range(r.shape[0]):
+        weff[a] = w[a]
+        if act == BARRIER:
+            if r[a] > ub[a]:
+                r[a] -= ub[a]
+            elif r[a] < lb[a]:
+                r[a] -= lb[a]
+            else:
+                r[a] = 0.0
+                weff[a] = 0.0
+
+
+@njit(inline="always", **_JIT)
 def _state_term(m, xr, w, q, v, order, exact_hessians, l, g, Hxx, r3, J3, H3, r6, J6, H6, R, Rr,
-                RE, dp, pE):
-    """The residual (q (-) q_ref, v - v_ref) joint by joint (r3 ... pE: work arrays)."""
+                RE, dp, pE, act, lb, ub, weff):
+    """The residual (q (-) q_ref, v - v_ref) joint by joint, with the term's activation (act,
+    lb, ub; r3 ... pE, weff: work arrays)."""
     nv = m.S_local.shape[0]
     nq = q.shape[0]
     hessian = order > 0 and exact_hessians
+    w1 = weff[:1]
+    ra1 = r6[:1]
     for i in range(1, m.parent.shape[0]):
         t, iq, iv = m.jtype[i], m.iq[i], m.iv[i]
         if t == SPH or t == FF:
@@ -96,7 +129,8 @@ def _state_term(m, xr, w, q, v, order, exact_hessians, l, g, Hxx, r3, J3, H3, r6
                     rotation_log(RE, r3)
                 else:
                     so3_log_expansion(RE, r3, J3, H3, hessian)
-                _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact_hessians, iv, 0, l, g, Hxx)
+                _activate(r3, w[iv:iv + 3], act, lb[iv:iv + 3], ub[iv:iv + 3], weff[:3])
+                _accumulate_block(r3, J3, H3, weff[:3], order, exact_hessians, iv, 0, l, g, Hxx)
             else:
                 for a in range(3):
                     dp[a, 0] = q[iq + a] - xr[iq + a]
@@ -105,7 +139,8 @@ def _state_term(m, xr, w, q, v, order, exact_hessians, l, g, Hxx, r3, J3, H3, r6
                     se3_log(RE, pE[:, 0], r6)
                 else:
                     se3_log_expansion(RE, pE[:, 0], r6, J6, H6, hessian)
-                _accumulate_block(r6, J6, H6, w[iv:iv + 6], order, exact_hessians, iv, 0, l, g, Hxx)
+                _activate(r6, w[iv:iv + 6], act, lb[iv:iv + 6], ub[iv:iv + 6], weff[:6])
+                _accumulate_block(r6, J6, H6, weff[:6], order, exact_hessians, iv, 0, l, g, Hxx)
         elif t == PLA:
             cr, sr = xr[iq + 2], xr[iq + 3]
             nr_ = np.sqrt(cr * cr + sr * sr)
@@ -119,23 +154,35 @@ def _state_term(m, xr, w, q, v, order, exact_hessians, l, g, Hxx, r3, J3, H3, r6
                 se2_log(args[0], args[1], args[2], args[3], r3)
             else:
                 se2_log_expansion(args[0], args[1], args[2], args[3], r3, J3, H3)
-            _accumulate_block(r3, J3, H3, w[iv:iv + 3], order, exact_hessians, iv, 0, l, g, Hxx)
+            _activate(r3, w[iv:iv + 3], act, lb[iv:iv + 3], ub[iv:iv + 3], weff[:3])
+            _accumulate_block(r3, J3, H3, weff[:3], order, exact_hessians, iv, 0, l, g, Hxx)
         else:  # a scalar residual whose Jacobian is the unit vector e_iv (Hessian zero)
             if t == RUB:
                 c0, s0, c1, s1 = xr[iq], xr[iq + 1], q[iq], q[iq + 1]
                 ra = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
             else:
                 ra = q[iq] - xr[iq]
-            l[0] += 0.5 * w[iv] * ra * ra
+            wa = w[iv]
+            if act == BARRIER:
+                ra1[0] = ra
+                _activate(ra1, w[iv:iv + 1], act, lb[iv:iv + 1], ub[iv:iv + 1], w1)
+                ra, wa = ra1[0], w1[0]
+            l[0] += 0.5 * wa * ra * ra
             if order > 0:
-                g[iv] += w[iv] * ra
-                Hxx[iv, iv] += w[iv]
+                g[iv] += wa * ra
+                Hxx[iv, iv] += wa
     for k in range(nv):  # (written out: a helper taking the output arrays measured slower)
         ra = v[k] - xr[nq + k]
-        l[0] += 0.5 * w[nv + k] * ra * ra
+        wa = w[nv + k]
+        if act == BARRIER:
+            ra1[0] = ra
+            _activate(ra1, w[nv + k:nv + k + 1], act, lb[nv + k:nv + k + 1],
+                      ub[nv + k:nv + k + 1], w1)
+            ra, wa = ra1[0], w1[0]
+        l[0] += 0.5 * wa * ra * ra
         if order > 0:
-            g[nv + k] += w[nv + k] * ra
-            Hxx[nv + k, nv + k] += w[nv + k]
+            g[nv + k] += wa * ra
+            Hxx[nv + k, nv + k] += wa
 
 
 @njit(**_JIT)
@@ -246,6 +293,9 @@ def cost_knots(m, program, Q, V, U, t0, t1, order, exact_hessians, out, kin, for
     (oR, op, S0, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, r3, J3, H3, J6, H6, R, Rr, RE, dp,
      pE) = borrowed(work)
     chain = borrowed(chain_own)
+    aw_own = np.empty(12)
+    aw = borrowed(aw_own)
+    log_work = (RE, dp, pE, J3, H3)
     cints, cfloats, Q, V, U = borrowed((cints, cfloats, Q, V, U))
     l, gx, gu, Hxx, Hxu, Huu = borrowed(out)
     KR, Kp, KS = borrowed(kin)
@@ -263,26 +313,164 @@ def cost_knots(m, program, Q, V, U, t0, t1, order, exact_hessians, out, kin, for
             base = io + 1 + TERM_INTS * k
             kind, joint, nr, wo, po = (cints[base], cints[base + 1], cints[base + 2],
                                        fo + cints[base + 3], fo + cints[base + 4])
+            act, bo = cints[base + 5], fo + cints[base + 6]
             w = cfloats[wo:wo + nr]
             par = cfloats[po:]
+            bounds = cfloats[bo:bo + 2 * nr] if act == BARRIER else cfloats[:0]
+            lb, ub = bounds[:nr], bounds[nr:]
             if kind == STATE:
                 _state_term(m, par, w, q, v, order, exact_hessians, lt, gxt, Hxxt, r3, J3, H3, r,
-                            J6, H6, R, Rr, RE, dp, pE)
+                            J6, H6, R, Rr, RE, dp, pE, act, lb, ub, aw)
             elif kind == CONTROL:
                 for a in range(nr):
-                    ra = U[t, a] - par[a]
-                    l[t] += 0.5 * w[a] * ra * ra
+                    ra, wa = U[t, a] - par[a], w[a]
+                    if act == BARRIER:
+                        aw[6] = ra
+                        _activate(aw[6:7], w[a:a + 1], act, lb[a:a + 1], ub[a:a + 1], aw[:1])
+                        ra, wa = aw[6], aw[0]
+                    l[t] += 0.5 * wa * ra * ra
                     if order > 0:
-                        gu[t, a] += w[a] * ra
-                        Huu[t, a, a] += w[a]
+                        gu[t, a] += wa * ra
+                        Huu[t, a, a] += wa
             elif kind == VELOCITY:
                 _velocity_term(m, joint, w, par, v, order, exact_hessians, oRt, opt, S0t, lt, gxt,
                                Hxxt, chain, Jf, Rf, pf, r, wr)
+            elif kind == COM:
+                _com_term(m, w, par, order, exact_hessians, oRt, opt, S0t, lt, gxt, Hxxt, act,
+                          lb, ub)
+            elif kind == FORCE:
+                _force_term(t, joint, nr, w, par, order, act, lb, ub, forces, lt, gxt, gu[t],
+                            Hxxt, Hxu[t], Huu[t])
             else:
                 _frame_term(m, kind, joint, nr, w, par, order, exact_hessians, oRt, opt, S0t, lt,
-                            gxt, Hxxt, chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE,
-                            J3, H3)
-    keep_alive((work, chain_own))
+                            gxt, Hxxt, chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, log_work,
+                            act, bounds, aw)
+    keep_alive((work, chain_own, aw_own))
+
+
+@njit(**_JIT)
+def _com_term(m, w0, par, order, exact_hessians, oR, op, S0, l, gx, Hxx, act, lb, ub):
+    """The centre of mass c = sum_i m_i (oR_i c_i + op_i) / sum_i m_i minus the reference par[:3]
+    (Crocoddyl's ``ResidualModelCoMPosition``), after forward kinematics.  Each body's centre is
+    a point of its joint's subtree: its Jacobian columns are P_k = s_k + w_k x p on the joint's
+    chain, and its Hessian in (q_k, q_l) the derivative dP(k, l) of those columns
+    (:mod:`dynamics.kernels.contact`), whose symmetric part the cost takes."""
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    total = 0.0
+    for i in range(1, nj):
+        total += m.mass[i]
+    c = np.zeros(3)
+    for i in range(1, nj):
+        for a in range(3):
+            s = op[i, a]
+            for b in range(3):
+                s += oR[i, a, b] * m.com[i, b]
+            c[a] += m.mass[i] / total * s
+    e = np.empty(3)
+    w = np.empty(3)
+    for a in range(3):
+        e[a] = c[a] - par[a]
+    _activate(e, w0, act, lb, ub, w)
+    wr = np.empty(3)
+    for a in range(3):
+        wr[a] = w[a] * e[a]
+        l[0] += 0.5 * wr[a] * e[a]
+    if order == 0:
+        return
+    Jc = np.zeros((3, nv))
+    dofs = np.empty(nv, dtype=np.int64)
+    lev = np.empty(nv, dtype=np.int64)
+    P = np.empty((3, nv))
+    W = np.empty((3, nv))
+    p = np.empty(3)
+    t = np.empty(3)
+    Hc = np.zeros((nv, nv))
+    for i in range(1, nj):
+        if m.mass[i] == 0.0:
+            continue
+        f = m.mass[i] / total
+        for a in range(3):
+            s = op[i, a]
+            for b in range(3):
+                s += oR[i, a, b] * m.com[i, b]
+            p[a] = s
+        nd = chain_dofs(m, i, dofs, lev)
+        point_columns(S0, dofs, nd, p, P, W)
+        for k in range(nd):
+            for a in range(3):
+                Jc[a, dofs[k]] += f * P[a, k]
+        if not exact_hessians:
+            continue
+        for j in range(nd):
+            for k in range(nd):
+                column_derivative(P, W, lev, j, k, t)
+                h = 0.5 * f * (wr[0] * t[0] + wr[1] * t[1] + wr[2] * t[2])
+                Hc[dofs[j], dofs[k]] += h
+                Hc[dofs[k], dofs[j]] += h
+    for k in range(nv):
+        gx[k] += Jc[0, k] * wr[0] + Jc[1, k] * wr[1] + Jc[2, k] * wr[2]
+        for kk in range(nv):
+            Hxx[k, kk] += (Jc[0, k] * w[0] * Jc[0, kk] + Jc[1, k] * w[1] * Jc[1, kk]
+                           + Jc[2, k] * w[2] * Jc[2, kk]) + Hc[k, kk]
+
+
+@njit(**_JIT)
+def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx, Hxu, Huu):
+    """A residual linear in the force lam_c (3) of the contact whose force starts at ``row`` of
+    knot t's forces: r = A lam_c - b (A (nr, 3) then b (nr,) in par), as Crocoddyl's
+    ``ResidualModelContactForce`` (A = I) and ``ResidualModelContactFrictionCone`` (the cone's
+    facets, with the barrier).  Its gradient and Gauss-Newton Hessian go through the forces'
+    derivatives (``forces``); its gradient in lam_c, A^T W r, into ``forces.dl_dlam`` for
+    DDP's terms (the forces' own curvature, :mod:`ddp.kernels.passes`)."""
+    nv = gx.shape[0] // 2
+    nu = gu.shape[0]
+    A = par[:3 * nr].reshape((nr, 3))
+    e = np.empty(nr)
+    w = np.empty(nr)
+    lam = forces.lam[t]
+    for a in range(nr):
+        e[a] = (A[a, 0] * lam[row] + A[a, 1] * lam[row + 1] + A[a, 2] * lam[row + 2]
+                - par[3 * nr + a])
+    _activate(e, w0, act, lb, ub, w)
+    for a in range(nr):
+        l[0] += 0.5 * w[a] * e[a] * e[a]
+    if order == 0:
+        return
+    Jz = np.zeros((nr, 2 * nv + nu))  # the residual's Jacobian in (q, v, u)
+    for a in range(nr):
+        for c in range(3):
+            if A[a, c] == 0.0:
+                continue
+            for k in range(nv):
+                Jz[a, k] += A[a, c] * forces.dlam_dq[t, row + c, k]
+                Jz[a, nv + k] += A[a, c] * forces.dlam_dv[t, row + c, k]
+            for k in range(nu):
+                Jz[a, 2 * nv + k] += A[a, c] * forces.dlam_du[t, row + c, k]
+    for c in range(3):
+        s = 0.0
+        for a in range(nr):
+            s += A[a, c] * w[a] * e[a]
+        forces.dl_dlam[t, row + c] += s
+    for i in range(2 * nv + nu):
+        s = 0.0
+        for a in range(nr):
+            s += Jz[a, i] * w[a] * e[a]
+        if i < 2 * nv:
+            gx[i] += s
+        else:
+            gu[i - 2 * nv] += s
+    for i in range(2 * nv + nu):
+        for j in range(2 * nv + nu):
+            s = 0.0
+            for a in range(nr):
+                s += Jz[a, i] * w[a] * Jz[a, j]
+            if i < 2 * nv and j < 2 * nv:
+                Hxx[i, j] += s
+            elif i < 2 * nv:
+                Hxu[i, j - 2 * nv] += s
+            elif j >= 2 * nv:
+                Huu[i - 2 * nv, j - 2 * nv] += s
 
 
 @njit(**_JIT)
@@ -293,18 +481,23 @@ def kinematics_buffers(T, nj, nv):
 
 
 @njit(inline="always", **_JIT)
-def _frame_term(m, kind, joint, nr, w, par, order, exact_hessians, oR, op, S0, l, gx, Hxx, chain,
-                Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, RE, dp, pE, J3, H3):
-    """A frame term at one knot, after forward kinematics (oR, op, S0); chain ... H3: work
-    arrays.  (30 arguments: numba's inliner takes no more.)"""
+def _frame_term(m, kind, joint, nr, w0, par, order, exact_hessians, oR, op, S0, l, gx, Hxx, chain,
+                Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, log_work, act, bounds, aw):
+    """A frame term at one knot, after forward kinematics (oR, op, S0), with the term's
+    activation (act, bounds = (lb, ub)); chain ... JM, log_work = (RE, dp, pE, J3, H3), aw
+    (12,): work arrays.  (At most 30 arguments: numba's inliner takes no more.)"""
+    RE, dp, pE, J3, H3 = log_work
     fR = par[0:9].reshape((3, 3))
     fp = par[9:12]
     frame_placement(oR, op, joint, fR, fp, Rf, pf)
     rr = r[:nr]
     _frame_residual(kind, par, Rf, pf, order, rr, Jx[:nr], Hx[:nr], RE, dp, pE, J3, H3)
+    w, e = aw[:nr], aw[6:6 + nr]  # the active weights and the activated residual
+    e[:] = rr
+    _activate(e, w0, act, bounds[:nr], bounds[nr:2 * nr], w)
     for a in range(nr):
-        wr[a] = w[a] * rr[a]
-        l[0] += 0.5 * wr[a] * rr[a]
+        wr[a] = w[a] * e[a]
+        l[0] += 0.5 * wr[a] * e[a]
     if order == 0:
         return
     nc = support_joints(m, joint, chain)

@@ -162,6 +162,39 @@ def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
 
 
 @njit(**_JIT)
+def knot_steps(model, step, xs, us, next_xs, lam):
+    """F(xs_t, us_t) of every knot t independently (T knots: xs (T, nx), us (T, nu)) into
+    next_xs (T, nx), with the knots' contact dynamics or impacts (their forces into lam (T, nc));
+    NaN where a step fails (the gaps of multiple shooting, the forces of given states)."""
+    m = unpack(model.ints, model.floats)
+    contacts = step.contacts
+    m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
+    nj, n = model.ints[0], model.ints[1]
+    nq = xs.shape[1] - n
+    T, nu = us.shape
+    S0, I0, U, Dinv = np.empty((n, 6)), np.empty((nj, 6, 6)), np.empty((n, 6)), np.empty((n, 6))
+    oR, op = np.empty((nj, 3, 3)), np.empty((nj, 3))
+    tau, acc, w = np.empty(n), np.empty(n), np.empty(n)
+    for t in range(T):
+        q, v = xs[t, :nq], xs[t, nq:]
+        for r in range(n):
+            s = 0.0
+            for c in range(nu):
+                s += step.B[r, c] * us[t, c]
+            tau[r] = s
+        if contacts.kind[t] == IMPACT or contacts.size[t] > 0:
+            ok = _contact_step(m, m0, contacts, t, q, v, tau, step.dt, acc,
+                               lam[t, :contacts.size[t]], S0, oR, op, next_xs[t, :nq],
+                               next_xs[t, nq:], w)
+        else:
+            kinematics_and_inertias(m, q, oR, op, S0, I0)
+            aba_sweeps(m, v, tau, acc, S0, I0, U, Dinv)
+            ok = euler_step(m, q, v, acc, step.dt, next_xs[t, :nq], next_xs[t, nq:], w)
+        if not ok:
+            next_xs[t] = np.nan
+
+
+@njit(**_JIT)
 def _shift_by_gap(m, x, gap, scale, nq, n, w):
     """x <- x (+) scale * gap, in place (w: an n-vector of workspace)."""
     for r in range(n):

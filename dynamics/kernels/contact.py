@@ -120,7 +120,7 @@ def point_columns(S0, dofs, nd, p, P, W):
 
 
 @njit(**_JIT)
-def _dP(P, W, lev, j, k, out):
+def column_derivative(P, W, lev, j, k, out):
     """dP_j/dq_k (module docstring) into out (3,); j, k chain indices."""
     if lev[k] <= lev[j]:
         _cross(W[:, k], P[:, j], out)
@@ -136,7 +136,7 @@ def _ddP(P, W, lev, j, k, l, t1, t2, out):
     else:  # dP = w_j x P_k
         a, b = j, k
     # d(w_a)/dq_l x P_b + w_a x dP_b/dq_l
-    _dP(P, W, lev, b, l, t1)
+    column_derivative(P, W, lev, b, l, t1)
     _cross(W[:, a], t1, out)
     if lev[l] <= lev[a]:
         _cross(W[:, l], W[:, a], t2)
@@ -168,7 +168,7 @@ def _point_drift(P, W, lev, nd, vc, t, out):
         out[r] = 0.0
     for j in range(nd):
         for k in range(nd):
-            _dP(P, W, lev, j, k, t)
+            column_derivative(P, W, lev, j, k, t)
             w = vc[j] * vc[k]
             for r in range(3):
                 out[r] += w * t[r]
@@ -333,7 +333,7 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
             for r in range(3):
                 dvp[r, k] = 0.0
             for j in range(nd):
-                _dP(P, W, lev, j, k, t)
+                column_derivative(P, W, lev, j, k, t)
                 lt = lam[row] * t[0] + lam[row + 1] * t[1] + lam[row + 2] * t[2]
                 Rq[dofs[j], dofs[k]] -= lt  # -(d(J^T lam)/dq)[j, k]
                 for r in range(3):
@@ -354,7 +354,7 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
             for r in range(3):
                 u[r] = dvp[r, m_]
             for k in range(nd):
-                _dP(P, W, lev, m_, k, t)
+                column_derivative(P, W, lev, m_, k, t)
                 for r in range(3):
                     u[r] += vc[k] * t[r]
             for r in range(3):
@@ -522,7 +522,7 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
     dP = np.empty((nd, nd, 3))  # dP[j, k] = dP_j/dq_k
     for j in range(nd):
         for k in range(nd):
-            _dP(P, W, lev, j, k, dP[j, k])
+            column_derivative(P, W, lev, j, k, dP[j, k])
     for k in range(nd):
         for j in range(nd):  # B: d/dq_k d/da_j of rho . J a, and d/dq_k d/dlam of -lam . J rho_a
             Bqa[k, j] += rho[0] * dP[j, k, 0] + rho[1] * dP[j, k, 1] + rho[2] * dP[j, k, 2]
