@@ -100,11 +100,18 @@ def chain_dofs(m, joint, dofs, lev):
     return n
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(inline="always", **_JIT)
+def _cross_add(a, b, out):
+    out[0] += a[1] * b[2] - a[2] * b[1]
+    out[1] += a[2] * b[0] - a[0] * b[2]
+    out[2] += a[0] * b[1] - a[1] * b[0]
 
 
 @njit(**_JIT)
@@ -119,7 +126,7 @@ def point_columns(S0, dofs, nd, p, P, W):
         P[2, i] = S0[j, 2] + W[0, i] * p[1] - W[1, i] * p[0]
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def column_derivative(P, W, lev, j, k, out):
     """dP_j/dq_k (module docstring) into out (3,); j, k chain indices."""
     if lev[k] <= lev[j]:
@@ -128,7 +135,7 @@ def column_derivative(P, W, lev, j, k, out):
         _cross(W[:, j], P[:, k], out)
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _ddP(P, W, lev, j, k, l, t1, t2, out):
     """d/dq_l (dP_j/dq_k) into out (3,) (t1, t2: work vectors)."""
     if lev[k] <= lev[j]:  # dP = w_k x P_j
@@ -162,16 +169,16 @@ def contact_placement(oR, op, cfloats, c, joint, Rf, pf):
 
 
 @njit(**_JIT)
-def _point_drift(P, W, lev, nd, vc, t, out):
-    """sum_jk v_j v_k dP(j, k) into out (3,) (vc: the chain's velocities)."""
+def _point_drift(P, W, lev, nd, vc, CWle, PGE, t, out):
+    """The drift sum_jk v_j v_k dP(j, k) = sum_j v_j (Omega_j x P_j + w_j x Psi_j) into out (3,),
+    from the level sums of :func:`_level_sums` (Omega_j = CWle[lev_j], Psi_j = PGE[lev_j + 1])."""
     for r in range(3):
         out[r] = 0.0
     for j in range(nd):
-        for k in range(nd):
-            column_derivative(P, W, lev, j, k, t)
-            w = vc[j] * vc[k]
-            for r in range(3):
-                out[r] += w * t[r]
+        _cross(CWle[lev[j]], P[:, j], t)
+        _cross_add(W[:, j], PGE[lev[j] + 1], t)
+        for r in range(3):
+            out[r] += vc[j] * t[r]
 
 
 @njit(**_JIT)
@@ -190,6 +197,7 @@ def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
     pf = np.empty(3)
     t = np.empty(3)
     drift = np.empty(3)
+    CWle, CWlt, PGE = np.empty((nv + 1, 3)), np.empty((nv + 1, 3)), np.empty((nv + 1, 3))
     for c in range(cints[0]):
         joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
         contact_placement(oR, op, cfloats, c, joint, Rf, pf)
@@ -199,7 +207,8 @@ def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
             vc[i] = v[dofs[i]]
             for r in range(3):
                 J[row + r, dofs[i]] = P[r, i]
-        _point_drift(P, W, lev, nd, vc, t, drift)
+        _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE)
+        _point_drift(P, W, lev, nd, vc, CWle, PGE, t, drift)
         o = c * C_FLOATS
         kp, kd = cfloats[o + 15], cfloats[o + 16]
         for r in range(3):
@@ -314,6 +323,8 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
     t2 = np.empty(3)
     u = np.empty(3)
     dvp = np.empty((3, nv))  # d(sum_j P_j v_j)/dq_k = sum_j v_j dP(j, k)
+    Dq = np.empty((3, nv))
+    CWle, CWlt, PGE = np.empty((nv + 1, 3)), np.empty((nv + 1, 3)), np.empty((nv + 1, 3))
     for c in range(cints[0]):
         joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
         rr = nv + row
@@ -330,35 +341,98 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
                 Rq[rr + r, k] = 0.0
                 Rv[rr + r, k] = 0.0
         for k in range(nd):
-            for r in range(3):
-                dvp[r, k] = 0.0
             for j in range(nd):
                 column_derivative(P, W, lev, j, k, t)
                 lt = lam[row] * t[0] + lam[row + 1] * t[1] + lam[row + 2] * t[2]
                 Rq[dofs[j], dofs[k]] -= lt  # -(d(J^T lam)/dq)[j, k]
                 for r in range(3):
-                    dvp[r, k] += vc[j] * t[r]
                     Rq[rr + r, dofs[k]] += ac[j] * t[r]  # d(J a)/dq_k
-        for l in range(nd):  # d(drift)/dq_l = sum_jk v_j v_k ddP(j, k, l)
+        _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE)
+        for k in range(nd):  # d(J v)/dq_k = sum_j v_j dP(j, k) = w_k x PGE + CWlt x P_k
+            _cross(W[:, k], PGE[lev[k]], t)
+            _cross(CWlt[lev[k]], P[:, k], t1)
             for r in range(3):
-                u[r] = 0.0
-            for j in range(nd):
-                for k in range(nd):
-                    _ddP(P, W, lev, j, k, l, t1, t2, t)
-                    w = vc[j] * vc[k]
-                    for r in range(3):
-                        u[r] += w * t[r]
+                dvp[r, k] = t[r] + t1[r]
+        _drift_derivative(P, W, lev, nd, vc, CWle, CWlt, PGE, Dq)
+        for l in range(nd):
             for r in range(3):
-                Rq[rr + r, dofs[l]] += u[r] + kp * P[r, l] + kd * dvp[r, l]
-        for m_ in range(nd):  # d(drift)/dv_m = sum_k v_k dP(m, k) + sum_j v_j dP(j, m)
+                Rq[rr + r, dofs[l]] += Dq[r, l] + kp * P[r, l] + kd * dvp[r, l]
+        for m_ in range(nd):  # d(drift)/dv_m = g_m + sum_j v_j dP(j, m)
+            _cross(CWle[lev[m_]], P[:, m_], t)  # g_m = Omega_m x P_m + w_m x Psi_m
+            _cross(W[:, m_], PGE[lev[m_] + 1], t1)
             for r in range(3):
-                u[r] = dvp[r, m_]
-            for k in range(nd):
-                column_derivative(P, W, lev, m_, k, t)
+                Rv[rr + r, dofs[m_]] = t[r] + t1[r] + dvp[r, m_] + kd * P[r, m_]
+
+
+@njit(**_JIT)
+def _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE):
+    """Sums over the chain's joints (levels L): CWle[L] = sum_{lev_k <= L} v_k w_k, CWlt[L] =
+    sum_{lev_k < L} v_k w_k and PGE[L] = sum_{lev_k >= L} v_k P_k (PGE[nlev] = 0), the
+    velocity-weighted sums with which the drift and its derivatives take O(nd^2) instead of
+    O(nd^3); returns the number of levels."""
+    nlev = 0
+    for i in range(nd):
+        nlev = max(nlev, lev[i] + 1)
+    for L in range(nlev + 1):
+        for r in range(3):
+            CWle[L, r] = 0.0
+            PGE[L, r] = 0.0
+    for i in range(nd):
+        for r in range(3):
+            CWle[lev[i], r] += vc[i] * W[r, i]  # per level first
+            PGE[lev[i], r] += vc[i] * P[r, i]
+    for r in range(3):
+        run = 0.0
+        for L in range(nlev):
+            CWlt[L, r] = run
+            run += CWle[L, r]
+            CWle[L, r] = run
+        for L in range(nlev - 1, -1, -1):
+            PGE[L, r] += PGE[L + 1, r]
+    return nlev
+
+
+@njit(**_JIT)
+def _drift_derivative(P, W, lev, nd, vc, CWle, CWlt, PGE, Dq):
+    """Dq[:, l] = d/dq_l of the drift sum_jk v_j v_k dP(j, k) = sum_j v_j (Omega_j x P_j + w_j x
+    Psi_j), Omega_j = CWle[lev_j], Psi_j = PGE[lev_j + 1] (:func:`_level_sums`), by the rules
+    of the module docstring: for L = lev_l <= lev_j, d Omega_j = w_l x (Omega_j - CWlt[L]),
+    dP_j = w_l x P_j, dw_j = w_l x w_j, dPsi_j = w_l x Psi_j; for L > lev_j, dP_j = w_j x P_l
+    and dPsi_j = w_l x PGE[L] + (CWlt[L] - Omega_j) x P_l (the others 0)."""
+    t = np.empty(3)
+    x = np.empty(3)
+    d = np.empty(3)
+    for l in range(nd):
+        L = lev[l]
+        wl, pl = W[:, l], P[:, l]
+        for r in range(3):
+            Dq[r, l] = 0.0
+        for j in range(nd):
+            if vc[j] == 0.0:
+                continue
+            lj = lev[j]
+            om, ps, wj, pj = CWle[lj], PGE[lj + 1], W[:, j], P[:, j]
+            if L <= lj:
                 for r in range(3):
-                    u[r] += vc[k] * t[r]
+                    d[r] = om[r] - CWlt[L, r]
+                _cross(wl, d, t)
+                _cross(t, pj, x)            # d Omega_j x P_j
+                _cross(wl, pj, t)
+                _cross_add(om, t, x)        # Omega_j x dP_j
+                _cross(wl, wj, t)
+                _cross_add(t, ps, x)        # dw_j x Psi_j
+                _cross(wl, ps, t)
+                _cross_add(wj, t, x)        # w_j x dPsi_j
+            else:
+                _cross(wj, pl, t)
+                _cross(om, t, x)            # Omega_j x dP_j
+                _cross(wl, PGE[L], t)
+                for r in range(3):
+                    d[r] = CWlt[L, r] - om[r]
+                _cross_add(d, pl, t)
+                _cross_add(wj, t, x)        # w_j x dPsi_j
             for r in range(3):
-                Rv[rr + r, dofs[m_]] = u[r] + kd * P[r, m_]
+                Dq[r, l] += vc[j] * x[r]
 
 
 @njit(**_JIT)
@@ -486,7 +560,7 @@ def constrained_derivatives_batch(ints, floats, cints, cfloats, Q, V, TAU, dampi
 
 
 # ---------------------------------------------------------------------------------- second order
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _dot_cross(r, x, y):
     """r . (x x y)."""
     return (r[0] * (x[1] * y[2] - x[2] * y[1]) + r[1] * (x[2] * y[0] - x[0] * y[2])

@@ -49,13 +49,23 @@ def build(spec):
         actuation = crocoddyl.ActuationModelFull(state)
     nu = actuation.nu
 
-    def residual(c):
+    def residual(c, nu):
         kind = c["kind"]
         if kind == "state":
             return crocoddyl.ResidualModelState(state, np.array(c["x_ref"]), nu)
         if kind == "control":
             return crocoddyl.ResidualModelControl(state, np.array(c["u_ref"]))
+        if kind == "com":
+            return crocoddyl.ResidualModelCoMPosition(state, np.array(c["position"]), nu)
         fid = model.getFrameId(c["frame"])
+        if kind == "friction_cone":
+            cone = crocoddyl.FrictionCone(np.eye(3), c["mu"], len(c["A"]) - 1, False)
+            if not np.allclose(cone.A, np.array(c["A"]), atol=1e-12):
+                raise ValueError("friction cone: our facets differ from Crocoddyl's")
+            return crocoddyl.ResidualModelContactFrictionCone(state, fid, cone, nu, True)
+        if kind == "contact_force":
+            return crocoddyl.ResidualModelContactForce(
+                state, fid, pin.Force(np.array(c["force"]), np.zeros(3)), 3, nu, True)
         if kind == "placement":
             M = pin.SE3(np.array(c["rotation"]), np.array(c["translation"]))
             return crocoddyl.ResidualModelFramePlacement(state, fid, M, nu)
@@ -70,27 +80,65 @@ def build(spec):
                 np.array(c["velocity"])), ref, nu)
         raise ValueError(f"cost kind {kind!r}")
 
-    def costs(items):
+    def costs(items, nu=nu):
         s = crocoddyl.CostModelSum(state, nu)
         for k, c in enumerate(items):
-            act = crocoddyl.ActivationModelWeightedQuad(np.array(c["weights"]))
+            w = np.array(c["weights"])
+            if c.get("bounds") is not None:  # its weights multiply the residual, not r^2
+                act = crocoddyl.ActivationModelWeightedQuadraticBarrier(
+                    crocoddyl.ActivationBounds(*(np.array(b) for b in c["bounds"])), np.sqrt(w))
+            else:
+                act = crocoddyl.ActivationModelWeightedQuad(w)
             if c["kind"] == "double_pendulum":  # Crocoddyl's own cost of its pendulum example
                 from crocoddyl.utils.pendulum import CostModelDoublePendulum
 
                 cost = CostModelDoublePendulum(state, act, nu)
             else:
-                cost = crocoddyl.CostModelResidual(state, act, residual(c))
+                cost = crocoddyl.CostModelResidual(state, act, residual(c, nu))
             s.addCost(f"{c['kind']}{k}", cost, 1.0)
         return s
 
+    def knot_model(knot, cost_items, dt):
+        """The action model of one knot: free flight, contacts, or an impact."""
+        feet = [(model.getFrameId(c["frame"]), c) for c in knot["contacts"]]
+        if knot["impact"]:
+            impulses = crocoddyl.ImpulseModelMultiple(state)
+            for fid, c in feet:
+                impulses.addImpulse(c["frame"], crocoddyl.ImpulseModel3D(
+                    state, fid, pin.LOCAL_WORLD_ALIGNED))
+            m = crocoddyl.ActionModelImpulseFwdDynamics(state, impulses, costs(cost_items, 0),
+                                                        knot["restitution"], knot["damping"],
+                                                        True)
+            return m
+        if not feet:
+            dm = crocoddyl.DifferentialActionModelFreeFwdDynamics(state, actuation,
+                                                                  costs(cost_items))
+        else:
+            contacts = crocoddyl.ContactModelMultiple(state, nu)
+            for fid, c in feet:
+                contacts.addContact(c["frame"], crocoddyl.ContactModel3D(
+                    state, fid, np.array(c["reference"]), pin.LOCAL_WORLD_ALIGNED, nu,
+                    np.array(c["gains"])))
+            dm = crocoddyl.DifferentialActionModelContactFwdDynamics(
+                state, actuation, contacts, costs(cost_items), knot["damping"], True)
+        return crocoddyl.IntegratedActionModelEuler(dm, dt)
+
     dt, T = spec["dt"], spec["T"]
-    run = crocoddyl.IntegratedActionModelEuler(
-        crocoddyl.DifferentialActionModelFreeFwdDynamics(state, actuation, costs(spec["running"])),
-        dt)
+    if "knots" in spec:  # a problem made of phases: one action model per knot
+        made = {}
+        running = []
+        for knot in spec["knots"]:
+            key = json.dumps(knot, sort_keys=True)  # knots alike share one model
+            if key not in made:
+                made[key] = knot_model(knot, spec["costs"][knot["cost"]], dt)
+            running.append(made[key])
+    else:
+        running = [knot_model(dict(contacts=[], impact=False, damping=0.0), spec["running"],
+                              dt)] * T
     term = crocoddyl.IntegratedActionModelEuler(
         crocoddyl.DifferentialActionModelFreeFwdDynamics(state, actuation,
                                                          costs(spec["terminal"])), 0.0)
-    return crocoddyl.ShootingProblem(np.array(spec["x0"]), [run] * T, term)
+    return crocoddyl.ShootingProblem(np.array(spec["x0"]), running, term)
 
 
 def solve(spec, log=print):
@@ -104,7 +152,8 @@ def solve(spec, log=print):
             continue
         problem = build(spec)
         xs0 = [np.array(x) for x in spec["xs"]]
-        us0 = [np.array(u) for u in spec["us"]]
+        # an impact has no control (nu = 0): its knot's entry of our guess is dropped
+        us0 = [np.array(u)[:m.nu] for u, m in zip(spec["us"], problem.runningModels)]
         best, solver, walls = float("inf"), None, []
         repeats = spec.get("repeats", 3)
         if repeats == 0:

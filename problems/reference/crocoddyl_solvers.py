@@ -34,15 +34,33 @@ def python() -> str | None:
     return os.environ.get("SODDP_CROCODDYL_PYTHON") or None
 
 
+def _bounds(c):
+    """The JSON of a cost's activation bounds (None: 1/2 sum w r^2); +-inf as +-1e300."""
+    if c.bounds is None:
+        return None
+    return [np.clip(b, -1e300, 1e300).tolist() for b in c.bounds]
+
+
 def _cost_items(cost):
     """The JSON items of a cost (a Sum or one built-in cost); None if one cannot be written."""
     items = []
     for c in (cost.costs if isinstance(cost, ddp.Sum) else [cost]):
         w = [float(x) for x in c.weight]
         if isinstance(c, ddp.StateRegularization):
-            items.append(dict(kind="state", x_ref=c.x_ref.tolist(), weights=w))
+            items.append(dict(kind="state", x_ref=c.x_ref.tolist(), weights=w,
+                              bounds=_bounds(c)))
         elif isinstance(c, ddp.ControlRegularization):
-            items.append(dict(kind="control", u_ref=c.u_ref.tolist(), weights=w))
+            items.append(dict(kind="control", u_ref=c.u_ref.tolist(), weights=w,
+                              bounds=_bounds(c)))
+        elif isinstance(c, ddp.CoMPosition):
+            items.append(dict(kind="com", position=c.position.tolist(), weights=w,
+                              bounds=_bounds(c)))
+        elif isinstance(c, ddp.FrictionCone):
+            items.append(dict(kind="friction_cone", frame=c.frame, mu=c.mu, weights=w,
+                              A=c.A.tolist(), bounds=_bounds(c)))
+        elif isinstance(c, ddp.ContactForce):
+            items.append(dict(kind="contact_force", frame=c.frame, force=c.b.tolist(),
+                              weights=w, bounds=_bounds(c)))
         elif isinstance(c, ddp.FramePlacement):
             items.append(dict(kind="placement", frame=c.frame_name, weights=w,
                               rotation=c.placement[:3, :3].tolist(),
@@ -60,7 +78,30 @@ def _cost_items(cost):
             items.append(c.crocoddyl_item())
         else:
             return None
+        if c.bounds is not None and items[-1].get("bounds") is None:
+            return None  # a barrier on a cost Crocoddyl cannot write with one
     return items
+
+
+def _knots(problem):
+    """The JSON of each knot's dynamics and cost (an index into the list of distinct costs),
+    and that list; None if a cost cannot be written."""
+    costs, index, knots, t = [], {}, [], 0
+    for p in problem.phases:
+        for k in range(p.knots):
+            cost = problem.knot_costs.costs[t]
+            if id(cost) not in index:
+                items = _cost_items(cost)
+                if items is None:
+                    return None
+                index[id(cost)] = len(costs)
+                costs.append(items)
+            knots.append(dict(contacts=[dict(frame=c.frame, reference=list(c.reference),
+                                             gains=list(c.gains)) for c in p.contacts],
+                              impact=p.impact, damping=p.damping, restitution=p.restitution,
+                              cost=index[id(cost)]))
+            t += 1
+    return knots, costs
 
 
 def spec(problem, us=None, max_iter=200, repeats=3, xs=None, solvers=SOLVERS):
@@ -81,16 +122,16 @@ def spec(problem, us=None, max_iter=200, repeats=3, xs=None, solvers=SOLVERS):
         actuation = f"double_pendulum_{int(np.argmax(B[:, 0])) + 1}"  # one joint actuated
     else:
         return None
-    running, terminal = _cost_items(problem.running_cost), _cost_items(problem.terminal_cost)
-    if running is None or terminal is None or problem.bounded:
+    knots, terminal = _knots(problem), _cost_items(problem.terminal_cost)
+    if knots is None or terminal is None or problem.bounded:
         return None
     us = problem.quasi_static() if us is None else np.asarray(us, dtype=float)
     xs = problem.rollout(us) if xs is None else np.asarray(xs, dtype=float)
     return dict(urdf=str(model.urdf_path), floating_base=bool(model.floating_base),
                 gravity=bool(np.any(model.arrays.gravity != 0)), actuation=actuation,
-                x0=problem.x0.tolist(), T=problem.T, dt=problem.dt, running=running,
-                terminal=terminal, xs=xs.tolist(), us=us.tolist(), max_iter=max_iter,
-                repeats=repeats, th_stop=1e-12, solvers=list(solvers))
+                x0=problem.x0.tolist(), T=problem.T, dt=problem.dt, knots=knots[0],
+                costs=knots[1], terminal=terminal, xs=xs.tolist(), us=us.tolist(),
+                max_iter=max_iter, repeats=repeats, th_stop=1e-12, solvers=list(solvers))
 
 
 def solve(problem, us=None, max_iter=200, repeats=3, log=print, xs=None, solvers=SOLVERS,

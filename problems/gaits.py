@@ -1,0 +1,185 @@
+"""Quadruped gaits as problems made of phases: footstep plans turned into
+:class:`ddp.Phase` sequences, in the formulation of Crocoddyl's
+``SimpleQuadrupedalGaitProblem`` (``crocoddyl/utils/quadruped.py``, the ``quadrupedal_gaits``
+examples), so that the same gait solved by both has the same optimum.
+
+A gait is a sequence of *footsteps*: some feet swing while the others support, then the swing
+feet land (an impact on them).  Between footsteps, all feet support for ``support_knots``.
+
+===================  ======================================================================
+knot                 dynamics and running cost (weights as Crocoddyl's)
+===================  ======================================================================
+support / swing      the support feet in contact (point contacts, Baumgarte gains (0, 50));
+                     friction cones (mu = 0.7, 4 facets, weight 10) on the support feet; each
+                     swing foot tracks its step (translation, 1e6); the centre of mass tracks
+                     its share of the step (1e6; swing knots only); state regularization
+                     toward the standing state (10 w^2, w = [0]*3 + [500]*3 + [0.01]*nj +
+                     [10]*6 + [1]*nj); controls (0.1); joint position and velocity limits as a
+                     quadratic barrier on the state (1e3)
+impact (landing)     the landing feet; their targets (1e7) and the state regularization
+                     (10 w^2, w = [1]*6 + [10]*nj + [10]*nv)
+terminal             the support knot's state costs
+===================  ======================================================================
+
+The swing foot's target rises linearly to ``step_height`` at mid-step and comes down again
+while it moves ``step_length`` forward (half of it on the first steps of a gait), as in
+Crocoddyl.  The problems start, as Crocoddyl's examples do, from the standing state at every
+knot with quasi-static controls (``ddp.solve(..., shooting="multiple")``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+import ddp
+import dynamics as dyn
+from dynamics import robots
+
+#: HyQ's feet and its standing configuration (example-robot-data's ``hyq.srdf``)
+HYQ_FEET = ("lf_foot", "rf_foot", "lh_foot", "rh_foot")
+HYQ_STANDING = np.array([0.0, 0.0, 0.5775, 0.0, 0.0, 0.0, 1.0, -0.2, 0.75, -1.5, -0.2, -0.75,
+                         1.5, -0.2, 0.75, -1.5, -0.2, -0.75, 1.5])
+
+#: Crocoddyl's gait parameters of its ``quadrupedal_gaits`` example: step length, step height,
+#: time step, knots per step and per support phase
+GAITS = {"walking": dict(step_length=0.25, step_height=0.25, dt=1e-2, step_knots=25,
+                         support_knots=2),
+         "trotting": dict(step_length=0.15, step_height=0.1, dt=1e-2, step_knots=25,
+                          support_knots=2),
+         "pacing": dict(step_length=0.15, step_height=0.1, dt=1e-2, step_knots=25,
+                        support_knots=5),
+         "bounding": dict(step_length=0.15, step_height=0.1, dt=1e-2, step_knots=25,
+                          support_knots=5)}
+
+#: the footsteps of a gait cycle: which feet swing together (lf, rf, lh, rh = 0, 1, 2, 3) and
+#: whether it is one of the first footsteps, which go half as far (None: a support phase)
+_CYCLES = {"walking": (([3], True), ([1], True), None, ([2], False), ([0], False)),
+           "trotting": (([1, 2], True), None, ([0, 3], False)),
+           "pacing": (([1, 3], True), None, ([0, 2], False)),
+           "bounding": (([0, 1], False), None, ([2, 3], False))}
+
+
+class QuadrupedGaits:
+    """Gait problems of a quadruped ``model`` (a RobotModel with a free-flyer base) whose feet
+    are the frames ``feet`` (left-front, right-front, left-hind, right-hind), standing at the
+    configuration ``standing``; ``mu``: the friction coefficient of the ground (flat, z up)."""
+
+    def __init__(self, model, feet=HYQ_FEET, standing=HYQ_STANDING, mu=0.7):
+        if not model.has_free_flyer:
+            raise ValueError("model: a quadruped gait needs a floating base (free flyer)")
+        self.model = model
+        self.feet = tuple(feet)
+        if len(self.feet) != 4:
+            raise ValueError(f"feet: expected the 4 feet (lf, rf, lh, rh); got {feet!r}")
+        for f in self.feet:
+            model.frame(f, "feet")
+        mu_f = float(mu)
+        if not (np.isfinite(mu_f) and mu_f > 0):
+            raise ValueError(f"mu: expected a positive friction coefficient; got {mu!r}")
+        self.mu = mu_f
+        self.standing = np.concatenate([np.asarray(standing, dtype=float), np.zeros(model.nv)])
+        model.check_configuration(self.standing[:model.nq], "standing")
+        n, nj = model.nv, model.nv - 6
+        self.nu = nj
+        self.state_weights = 10 * np.r_[[0.0] * 3, [500.0] * 3, [0.01] * nj, [10.0] * 6,
+                                        [1.0] * nj] ** 2
+        self.impact_weights = 10 * np.r_[[1.0] * 6, [10.0] * nj, [10.0] * n] ** 2
+        pm = model.pin_model
+        lower = np.r_[[-np.inf] * 6, pm.lowerPositionLimit[7:], -pm.velocityLimit[:6] * np.inf,
+                      -pm.velocityLimit[6:]]
+        upper = np.r_[[np.inf] * 6, pm.upperPositionLimit[7:], pm.velocityLimit[:6] * np.inf,
+                      pm.velocityLimit[6:]]
+        zero = np.concatenate([model.neutral(), np.zeros(n)])
+        self.state_bounds = ddp.StateRegularization(model, zero, 1e3,
+                                                    activation=ddp.QuadraticBarrier(lower, upper))
+
+    # ------------------------------------------------------------------ knots
+    def _support_cost(self, support, com=None, swing=()):
+        m = self.model
+        costs = [ddp.FrictionCone(m, self.feet[i], self.mu, 10.0) for i in support]
+        if com is not None:
+            costs.append(ddp.CoMPosition(m, com, 1e6))
+        costs += [ddp.FrameTranslation(m, self.feet[i], target, 1e6) for i, target in swing]
+        costs += [ddp.StateRegularization(m, self.standing, self.state_weights),
+                  ddp.ControlRegularization(self.nu, 0.1), self.state_bounds]
+        return ddp.Sum(costs)
+
+    def _contacts(self, feet):
+        return [dyn.Contact3D(self.feet[i], gains=(0.0, 50.0)) for i in feet]
+
+    def _support(self, knots):
+        return ddp.Phase(knots, self._contacts(range(4)), self._support_cost(range(4)),
+                         name="support")
+
+    def _footstep(self, com, feet_positions, swing, step_length, step_height, knots):
+        """The phases of one footstep: ``knots`` swing knots, then the landing impact.  ``com``
+        and ``feet_positions`` (updated in place) are where the centre of mass and the feet
+        start."""
+        support = [i for i in range(4) if i not in swing]
+        share = len(swing) / 4
+        half = knots / 2
+        costs = []
+        for k in range(knots):
+            rise = (step_height * k / half if k < half else step_height if k == half
+                    else step_height * (1 - (k - half) / half))
+            dp = np.array([step_length * (k + 1) / knots, 0.0, rise])
+            targets = [(i, feet_positions[i] + dp) for i in swing]
+            com_k = com + np.array([step_length * (k + 1) / knots, 0.0, 0.0]) * share
+            costs.append(self._support_cost(support, com_k, targets))
+        m = self.model
+        landing = ddp.Sum([ddp.FrameTranslation(m, self.feet[i], t, 1e7) for i, t in targets]
+                          + [ddp.StateRegularization(m, self.standing, self.impact_weights)])
+        com += np.array([step_length * share, 0.0, 0.0])
+        for i in swing:
+            feet_positions[i] += np.array([step_length, 0.0, 0.0])
+        names = ", ".join(self.feet[i] for i in swing)
+        return [ddp.Phase(knots, self._contacts(support), costs, name=f"swing {names}"),
+                ddp.Phase(1, self._contacts(swing), landing, impact=True, damping=1e-12,
+                          name=f"land {names}")]
+
+    # ------------------------------------------------------------------ gaits
+    def problem(self, gait, x0=None, step_length=None, step_height=None, dt=None,
+                step_knots=None, support_knots=None, first_step=True):
+        """The ShootingProblem of one cycle of ``gait`` ("walking", "trotting", "pacing" or
+        "bounding"), Crocoddyl's parameters (:data:`GAITS`) unless given; ``first_step``: the
+        first footsteps of the cycle go half as far (Crocoddyl's ``firstStep``)."""
+        if gait not in GAITS:
+            raise ValueError(f"gait: expected one of {', '.join(GAITS)}; got {gait!r}")
+        p = dict(GAITS[gait])
+        given = dict(step_length=step_length, step_height=step_height, dt=dt,
+                     step_knots=step_knots, support_knots=support_knots)
+        p.update({k: v for k, v in given.items() if v is not None})
+        for k in ("step_knots", "support_knots"):
+            v = p[k]
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{k}: expected a positive number of knots; got {v!r}")
+        x0 = self.standing if x0 is None else np.asarray(x0, dtype=float)
+        m, pm = self.model, self.model.pin_model
+        data = pm.createData()
+        q0 = x0[:m.nq]
+        pin.framesForwardKinematics(pm, data, q0)
+        feet_positions = [data.oMf[pm.getFrameId(f)].translation.copy() for f in self.feet]
+        com = np.mean(feet_positions, axis=0)
+        com[2] = pin.centerOfMass(pm, data, q0)[2]
+        phases = [self._support(p["support_knots"])]
+        for footstep in _CYCLES[gait]:
+            if footstep is None:  # a support phase between the two halves of the cycle
+                phases.append(self._support(p["support_knots"]))
+                continue
+            swing, first = footstep
+            length = p["step_length"] * (0.5 if first and first_step else 1.0)
+            phases += self._footstep(com, feet_positions, swing, length, p["step_height"],
+                                     p["step_knots"])
+        terminal = ddp.Sum([ddp.StateRegularization(m, self.standing, self.state_weights),
+                            self.state_bounds])
+        P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, p["dt"], None, terminal,
+                                actuation=np.eye(m.nv)[:, 6:], phases=phases)
+        P.info = dict(robot=m.name, task=f"{gait}: one gait cycle on flat ground (Crocoddyl's "
+                                         f"quadrupedal_gaits formulation)", gait=gait, **p)
+        return P
+
+
+def hyq_gait(gait="walking", **options):
+    """HyQ's ``gait`` problem (:meth:`QuadrupedGaits.problem`)."""
+    return QuadrupedGaits(robots.load("hyq")).problem(gait, **options)
