@@ -568,18 +568,192 @@ def _dot_cross(r, x, y):
 
 
 @njit(**_JIT)
+def _weighted_hessian(P, W, lev, nd, c, nlev, H):
+    """H[k, l] += L_l L_k F for F = sum_j c_j . P_j with constant weights c (nd, 3), that is
+    sum_j c_j . ddP(j, k, l), in O(nd^2) (instead of O(nd^3)).  With X_j = P_j x c_j and
+    Y_j = c_j x w_j, L_k F = w_k . X>=(K) + P_k . Y<(K) (K = lev_k; >= and < sum over the levels
+    of the chain), and by the rules of the module docstring, for L = lev_l, M = max(K, L)::
+
+        L_l L_k F = [L <= K] (w_l x w_k) . X>=(K) + dP(k, l) . Y<(K)
+                    + w_k . (MPC>=(M) w_l - w_l sPC>=(M) + P_l sWC[K, L) - MWC[K, L) P_l)
+                    + P_k . (w_l sWC[L, K) - MWC[L, K) w_l)
+
+    with MPC = sum P_j c_j^T, sPC = sum P_j . c_j, MWC = sum w_j c_j^T, sWC = sum w_j . c_j over
+    the levels given ([A, B): the levels from A to B - 1, empty when B <= A)."""
+    Xge = np.zeros((nlev + 1, 3))
+    Ylt = np.zeros((nlev + 1, 3))
+    MPC = np.zeros((nlev + 1, 3, 3))  # suffix sums (>= L)
+    sPC = np.zeros(nlev + 1)
+    MWC = np.zeros((nlev + 1, 3, 3))  # prefix sums (< L)
+    sWC = np.zeros(nlev + 1)
+    for j in range(nd):  # per level first
+        L = lev[j]
+        c0, c1, c2 = c[j, 0], c[j, 1], c[j, 2]
+        p0, p1, p2 = P[0, j], P[1, j], P[2, j]
+        w0, w1, w2 = W[0, j], W[1, j], W[2, j]
+        Xge[L, 0] += p1 * c2 - p2 * c1
+        Xge[L, 1] += p2 * c0 - p0 * c2
+        Xge[L, 2] += p0 * c1 - p1 * c0
+        Ylt[L + 1, 0] += c1 * w2 - c2 * w1
+        Ylt[L + 1, 1] += c2 * w0 - c0 * w2
+        Ylt[L + 1, 2] += c0 * w1 - c1 * w0
+        sPC[L] += p0 * c0 + p1 * c1 + p2 * c2
+        sWC[L + 1] += w0 * c0 + w1 * c1 + w2 * c2
+        for a in range(3):
+            for b in range(3):
+                MPC[L, a, b] += P[a, j] * c[j, b]
+                MWC[L + 1, a, b] += W[a, j] * c[j, b]
+    for L in range(nlev - 1, -1, -1):
+        sPC[L] += sPC[L + 1]
+        for a in range(3):
+            Xge[L, a] += Xge[L + 1, a]
+            for b in range(3):
+                MPC[L, a, b] += MPC[L + 1, a, b]
+    for L in range(1, nlev + 1):
+        sWC[L] += sWC[L - 1]
+        for a in range(3):
+            Ylt[L, a] += Ylt[L - 1, a]
+            for b in range(3):
+                MWC[L, a, b] += MWC[L - 1, a, b]
+    t = np.empty(3)
+    u = np.empty(3)
+    dkl = np.empty(3)
+    for k in range(nd):
+        K = lev[k]
+        wk, pk = W[:, k], P[:, k]
+        for l in range(nd):
+            L = lev[l]
+            wl, pl = W[:, l], P[:, l]
+            M = max(K, L)
+            h = 0.0
+            if L <= K:
+                _cross(wl, wk, t)
+                h += t[0] * Xge[K, 0] + t[1] * Xge[K, 1] + t[2] * Xge[K, 2]
+            column_derivative(P, W, lev, k, l, dkl)
+            h += dkl[0] * Ylt[K, 0] + dkl[1] * Ylt[K, 1] + dkl[2] * Ylt[K, 2]
+            for a in range(3):  # u = MPC>=(M) w_l - w_l sPC>=(M)
+                u[a] = (MPC[M, a, 0] * wl[0] + MPC[M, a, 1] * wl[1] + MPC[M, a, 2] * wl[2]
+                        - wl[a] * sPC[M])
+            if L > K:  # + P_l sWC[K, L) - MWC[K, L) P_l
+                s_ = sWC[L] - sWC[K]
+                for a in range(3):
+                    u[a] += pl[a] * s_ - ((MWC[L, a, 0] - MWC[K, a, 0]) * pl[0]
+                                          + (MWC[L, a, 1] - MWC[K, a, 1]) * pl[1]
+                                          + (MWC[L, a, 2] - MWC[K, a, 2]) * pl[2])
+            h += wk[0] * u[0] + wk[1] * u[1] + wk[2] * u[2]
+            if K > L:  # + P_k . (w_l sWC[L, K) - MWC[L, K) w_l)
+                s_ = sWC[K] - sWC[L]
+                for a in range(3):
+                    u[a] = wl[a] * s_ - ((MWC[K, a, 0] - MWC[L, a, 0]) * wl[0]
+                                         + (MWC[K, a, 1] - MWC[L, a, 1]) * wl[1]
+                                         + (MWC[K, a, 2] - MWC[L, a, 2]) * wl[2])
+                h += pk[0] * u[0] + pk[1] * u[1] + pk[2] * u[2]
+            H[k, l] += h
+
+
+@njit(**_JIT)
+def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
+    """H[k, l] += sum_j v_j rho . [LlLk U_j x P_j + Lk U_j x dP(j, l) + Ll U_j x dP(j, k)], the
+    drift's terms of the (q, q) Hessian besides U_j x ddP(j, k, l), in O(nd^2 + nlev^2 nd):
+    with Lk U_j = w_k x S_j(K), LlLk U_j = [L <= K] (w_l x w_k) x S_j(K) + w_k x (w_l x S_j(M))
+    (K, L the levels of k, l, M = max(K, L)) and Z_j = v_j P_j x rho, the sums over j become
+    level sums: Q(K) = sum_j S_j(K) x Z_j, R(M) = sum_j S_j(M) Z_j^T, and over the j at levels
+    >= L (A1, B1) or < L (C1, D1) of v_j S_j(K) x P_j, v_j (P_j . rho) S_j(K),
+    v_j (w_j . rho) S_j(K) and v_j S_j(K) x w_j::
+
+        first  = [L <= K] (w_l x w_k) . Q(K) + w_k^T R(M) w_l - tr R(M) (w_k . w_l)
+        T(k, l) = (w_l . rho) w_k . A1(K, L) - (w_l x w_k) . B1(K, L)
+                  + (w_k x C1(K, L)) . P_l - (P_l . rho) w_k . D1(K, L)
+        H[k, l] += first + T(k, l) + T(l, k)
+    """
+    n1 = nlev + 1
+    Q = np.zeros((n1, 3))
+    R = np.zeros((n1, 3, 3))
+    A1 = np.zeros((n1, n1 + 1, 3))  # [K, L]: over j with lev_j >= L (suffix in L)
+    B1 = np.zeros((n1, n1 + 1, 3))
+    C1 = np.zeros((n1, n1 + 1, 3))  # [K, L]: over j with lev_j < L (prefix in L)
+    D1 = np.zeros((n1, n1 + 1, 3))
+    z = np.empty(3)
+    t = np.empty(3)
+    for j in range(nd):
+        if vc[j] == 0.0:
+            continue
+        lj = lev[j]
+        _cross(P[:, j], rho, z)
+        pr = P[0, j] * rho[0] + P[1, j] * rho[1] + P[2, j] * rho[2]
+        wr = W[0, j] * rho[0] + W[1, j] * rho[1] + W[2, j] * rho[2]
+        for K in range(lj + 1):  # S_j(K) = 0 for K > lev_j
+            sK = S[j, K]
+            _cross(sK, z, t)
+            for r in range(3):
+                Q[K, r] += vc[j] * t[r]
+                for c in range(3):
+                    R[K, r, c] += vc[j] * sK[r] * z[c]
+            _cross(sK, P[:, j], t)
+            for r in range(3):
+                A1[K, lj, r] += vc[j] * t[r]
+                B1[K, lj, r] += vc[j] * pr * sK[r]
+                C1[K, lj + 1, r] += vc[j] * wr * sK[r]
+            _cross(sK, W[:, j], t)
+            for r in range(3):
+                D1[K, lj + 1, r] += vc[j] * t[r]
+    for K in range(n1):
+        for L in range(nlev - 1, -1, -1):
+            for r in range(3):
+                A1[K, L, r] += A1[K, L + 1, r]
+                B1[K, L, r] += B1[K, L + 1, r]
+        for L in range(1, n1 + 1):
+            for r in range(3):
+                C1[K, L, r] += C1[K, L - 1, r]
+                D1[K, L, r] += D1[K, L - 1, r]
+    T2 = np.empty((nd, nd))
+    for k in range(nd):
+        K = lev[k]
+        wk = W[:, k]
+        for l in range(nd):
+            L = lev[l]
+            wl, pl = W[:, l], P[:, l]
+            wlr = wl[0] * rho[0] + wl[1] * rho[1] + wl[2] * rho[2]
+            plr = pl[0] * rho[0] + pl[1] * rho[1] + pl[2] * rho[2]
+            _cross(wl, wk, t)
+            g = wlr * (wk[0] * A1[K, L, 0] + wk[1] * A1[K, L, 1] + wk[2] * A1[K, L, 2])
+            g -= t[0] * B1[K, L, 0] + t[1] * B1[K, L, 1] + t[2] * B1[K, L, 2]
+            g += _dot_cross(pl, wk, C1[K, L])
+            g -= plr * (wk[0] * D1[K, L, 0] + wk[1] * D1[K, L, 1] + wk[2] * D1[K, L, 2])
+            T2[k, l] = g
+    for k in range(nd):
+        K = lev[k]
+        wk = W[:, k]
+        for l in range(nd):
+            L = lev[l]
+            M = max(K, L)
+            wl = W[:, l]
+            h = T2[k, l] + T2[l, k]
+            if L <= K:
+                _cross(wl, wk, t)
+                h += t[0] * Q[K, 0] + t[1] * Q[K, 1] + t[2] * Q[K, 2]
+            tr = R[M, 0, 0] + R[M, 1, 1] + R[M, 2, 2]
+            for r in range(3):
+                h += wk[r] * (R[M, r, 0] * wl[0] + R[M, r, 1] * wl[1] + R[M, r, 2] * wl[2])
+            h -= tr * (wk[0] * wl[0] + wk[1] * wl[1] + wk[2] * wl[2])
+            H[k, l] += h
+
+
+@njit(**_JIT)
 def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv, Aqv, Bqa,
                         Bql):
     """The contact's terms of the Hessian of rho_a . r1 + rho . r2 (rho: the contact's part of
     rho_lam) over its chain (module docstring, second order), in chain indices: Aqq (nd, nd)
     [k, l] = L_l L_k, Avv, Aqv (q_l, v_m), Bqa (q_k, a_j), Bql (q_k, 3): the contact's force
-    columns.  ``rac``: rho_a on the chain, ``lam_c`` the contact's force."""
+    columns.  ``rac``: rho_a on the chain, ``lam_c`` the contact's force.
+
+    The terms linear in the columns P_j with constant weights (J a, Kd J v, -lam . J rho_a, and
+    the drift's U_j x ddP part) are one weighted Hessian (:func:`_weighted_hessian`, O(nd^2));
+    the drift's other terms (with U_j = sum_i c_ij v_i w_i, written S_j(level) summed from a
+    level on) take O(nd^3) small products."""
     t = np.empty(3)
-    t1 = np.empty(3)
-    t2 = np.empty(3)
     x = np.empty(3)
     y = np.empty(3)
-    dkl = np.empty(3)
     nlev = 0
     for i in range(nd):
         nlev = max(nlev, lev[i] + 1)
@@ -605,43 +779,56 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
         for m_ in range(nd):  # vv: rho . (dP(m, n) + dP(n, m)) ; qv below
             Avv[k, m_] += (rho[0] * (dP[k, m_, 0] + dP[m_, k, 0]) + rho[1] * (dP[k, m_, 1]
                            + dP[m_, k, 1]) + rho[2] * (dP[k, m_, 2] + dP[m_, k, 2]))
+    # qq: the weighted Hessian of sum_j c_j . P_j, c_j = (a_j + Kd v_j) rho - rho_a,j lam
+    #     + v_j rho x U_j (the drift's U_j x ddP(j, k, l) term), and Kp rho . dP(k, l)
+    cw = np.empty((nd, 3))
+    for j in range(nd):
+        _cross(rho, S[j, 0], t)
+        for r in range(3):
+            cw[j, r] = (ac[j] + kd * vc[j]) * rho[r] - rac[j] * lam_c[r] + vc[j] * t[r]
+    _weighted_hessian(P, W, lev, nd, cw, nlev, Aqq)
+    _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, Aqq)
     for k in range(nd):
         for l in range(nd):
-            h = kp * (rho[0] * dP[k, l, 0] + rho[1] * dP[k, l, 1] + rho[2] * dP[k, l, 2])
-            for j in range(nd):
-                _ddP(P, W, lev, j, k, l, t1, t2, dkl)
-                w_ = (ac[j] + kd * vc[j])  # J a, Kd J v; and the force term -lam . J rho_a
-                h += (w_ * (rho[0] * dkl[0] + rho[1] * dkl[1] + rho[2] * dkl[2])
-                      - rac[j] * (lam_c[0] * dkl[0] + lam_c[1] * dkl[1] + lam_c[2] * dkl[2]))
-                # the drift: v_j rho . [LlLk U_j x P_j + Lk U_j x dP(j,l) + Ll U_j x dP(j,k)
-                #                       + U_j x ddP(j,k,l)]
-                sk = S[j, lev[k]]
-                sl = S[j, lev[l]]
-                skl = S[j, max(lev[k], lev[l])]
-                _cross(W[:, l], skl, t)
-                _cross(W[:, k], t, x)  # w_k x (w_l x S_j(max))
-                if lev[l] <= lev[k]:
-                    _cross(W[:, l], W[:, k], t)
-                    _cross(t, sk, y)
-                    for r in range(3):
-                        x[r] += y[r]
-                g = _dot_cross(rho, x, P[:, j])
-                _cross(W[:, k], sk, t)
-                g += _dot_cross(rho, t, dP[j, l])
-                _cross(W[:, l], sl, t)
-                g += _dot_cross(rho, t, dP[j, k])
-                g += _dot_cross(rho, S[j, 0], dkl)
-                h += vc[j] * g
-            Aqq[k, l] += h
-    for l in range(nd):  # qv: rho . [sum_i v_i ddP(m, i, l) + sum_j v_j ddP(j, m, l) + Kd dP(m, l)]
+            Aqq[k, l] += kp * (rho[0] * dP[k, l, 0] + rho[1] * dP[k, l, 1] + rho[2] * dP[k, l, 2])
+    # qv: rho . [sum_i v_i ddP(i, m, l) + L_l g_m + Kd dP(m, l)], g_m = sum_i v_i dP(m, i)
+    cv = np.empty((nd, 3))
+    for i in range(nd):
+        for r in range(3):
+            cv[i, r] = vc[i] * rho[r]
+    Hv = np.zeros((nd, nd))  # Hv[m, l] = sum_i v_i rho . ddP(i, m, l)
+    _weighted_hessian(P, W, lev, nd, cv, nlev, Hv)
+    CWle, CWlt, PGE = np.empty((nlev + 1, 3)), np.empty((nlev + 1, 3)), np.empty((nlev + 1, 3))
+    _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE)
+    d = np.empty(3)
+    for l in range(nd):
+        L = lev[l]
+        wl, pl = W[:, l], P[:, l]
         for m_ in range(nd):
-            g = kd * (rho[0] * dP[m_, l, 0] + rho[1] * dP[m_, l, 1] + rho[2] * dP[m_, l, 2])
-            for i in range(nd):
-                _ddP(P, W, lev, m_, i, l, t1, t2, dkl)
-                g += vc[i] * (rho[0] * dkl[0] + rho[1] * dkl[1] + rho[2] * dkl[2])
-                _ddP(P, W, lev, i, m_, l, t1, t2, dkl)
-                g += vc[i] * (rho[0] * dkl[0] + rho[1] * dkl[1] + rho[2] * dkl[2])
-            Aqv[l, m_] += g
+            lm = lev[m_]
+            om, ps, wm, pm = CWle[lm], PGE[lm + 1], W[:, m_], P[:, m_]
+            # L_l g_m, g_m = Omega_m x P_m + w_m x Psi_m (as in _drift_derivative)
+            if L <= lm:
+                for r in range(3):
+                    d[r] = om[r] - CWlt[L, r]
+                _cross(wl, d, t)
+                _cross(t, pm, x)
+                _cross(wl, pm, t)
+                _cross_add(om, t, x)
+                _cross(wl, wm, t)
+                _cross_add(t, ps, x)
+                _cross(wl, ps, t)
+                _cross_add(wm, t, x)
+            else:
+                _cross(wm, pl, t)
+                _cross(om, t, x)
+                _cross(wl, PGE[L], t)
+                for r in range(3):
+                    d[r] = CWlt[L, r] - om[r]
+                _cross_add(d, pl, t)
+                _cross_add(wm, t, x)
+            Aqv[l, m_] += (rho[0] * (x[0] + kd * dP[m_, l, 0]) + rho[1] * (x[1] + kd * dP[m_, l, 1])
+                           + rho[2] * (x[2] + kd * dP[m_, l, 2]) + Hv[m_, l])
 
 
 @njit(**_JIT)
