@@ -10,6 +10,9 @@ pendubot           2     swing-up of the double pendulum actuated at the shoulde
 ur3                6     end-effector reaching, written as Crocoddyl writes it
 hyq                18    mid-air leg tuck of the free-floating quadruped (base unactuated)
 atlas              36    mid-air posture change of the free-floating humanoid (base unactuated)
+hyq-walk           18    HyQ walking on flat ground: contacts, friction cones, impacts
+                         (Crocoddyl's ``quadrupedal_gaits`` walking, :mod:`problems.gaits`)
+hyq-trot           18    HyQ trotting, the same formulation
 =================  ====  ==================================================================
 
 Every function takes ``backend`` ("analytical", "casadi" or "finite-diff"), the horizon ``T`` and
@@ -27,6 +30,8 @@ import numpy as np
 import ddp
 import dynamics as dyn
 from dynamics import robots
+
+from .gaits import hyq_gait
 
 BACKENDS = ("analytical", "casadi", "finite-diff")
 
@@ -223,8 +228,38 @@ def atlas(backend="analytical", T=40, dt=0.025, gravity=False, angle=0.0, termin
     return P
 
 
+def _gait(gait, backend, dt, step_length, step_height, step_knots, support_knots):
+    if backend != "analytical":
+        raise ValueError(f"backend: the gaits need contacts, which the analytical backend has "
+                         f"(got {backend!r})")
+    return hyq_gait(gait, dt=dt, step_length=step_length, step_height=step_height,
+                    step_knots=step_knots, support_knots=support_knots)
+
+
+def hyq_walk(backend="analytical", dt=1e-2, step_length=0.25, step_height=0.25, step_knots=25,
+             support_knots=2):
+    """HyQ walking one gait cycle on flat ground, Crocoddyl's ``quadrupedal_gaits`` walking
+    (:mod:`problems.gaits`): 108 knots, four footsteps with impacts at landing."""
+    return _gait("walking", backend, dt, step_length, step_height, step_knots, support_knots)
+
+
+def hyq_trot(backend="analytical", dt=1e-2, step_length=0.15, step_height=0.1, step_knots=25,
+             support_knots=2):
+    """HyQ trotting one gait cycle (diagonal pairs of feet), Crocoddyl's parameters."""
+    return _gait("trotting", backend, dt, step_length, step_height, step_knots, support_knots)
+
+
 PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot": pendubot,
-            "ur3": ur3, "hyq": hyq, "atlas": atlas}
+            "ur3": ur3, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot}
+
+
+#: the problems with contacts, which only the analytical backend has
+CONTACT_PROBLEMS = ("hyq-walk", "hyq-trot")
+
+
+def backends_of(name: str) -> tuple:
+    """The backends a problem can be built with."""
+    return ("analytical",) if name in CONTACT_PROBLEMS else BACKENDS
 
 
 def get(name: str, **options):

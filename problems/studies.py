@@ -15,7 +15,7 @@ import numpy as np
 
 import ddp
 
-from .examples import PROBLEMS, get
+from .examples import PROBLEMS, backends_of, get
 from .output import pyplot, results_dir, save_figure, tight_layout, write_table
 from .reference import crocoddyl_solvers
 from .tasks import SOLVERS, provenance, reportable, run_task, settings_note, task
@@ -131,7 +131,8 @@ def backends_tasks(names=None, max_iter=500, runs_of=None, methods=SOLVERS["sodd
     for n in names:
         tasks += [task(part="backends", problem=n, method=m, backend=b, max_iter=max_iter,
                        settings=settings or {})
-                  for _, m, b in (runs_of or {}).get(n, COMPARED) if m in methods]
+                  for _, m, b in (runs_of or {}).get(n, COMPARED)
+                  if m in methods and b in backends_of(n)]
         if crocoddyl if crocoddyl is not None else crocoddyl_solvers.python():
             tasks += [task(part="backends", problem=n, solver="crocoddyl", method=m,
                            max_iter=200) for m in SOLVERS["crocoddyl"]]
@@ -179,7 +180,7 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, croc
     ``crocoddyl`` and configured); returns the table rows.  ``show_first``: print the iteration
     table of the first run."""
     tasks = [task(part="backends", problem=name, method=m, backend=b, max_iter=max_iter)
-             for _, m, b in runs]
+             for _, m, b in runs if b in backends_of(name)]
     if crocoddyl and crocoddyl_solvers.python():
         tasks += [task(part="backends", problem=name, solver="crocoddyl", method=m,
                        max_iter=max_iter) for m in SOLVERS["crocoddyl"]]
