@@ -7,6 +7,7 @@
 * :mod:`.derivatives`: first- and second-order derivatives beside Pinocchio (fo, so, fdso);
 * :mod:`.scaling`: IDSVA-SO against N and the FDSVA-SO crossover (scaling, crossover);
 * :mod:`.backends`: the CasADi AD baseline and the accuracy study (casadi, accuracy);
+* :mod:`.contact`: the contact dynamics' derivatives beside Pinocchio (contact);
 * :mod:`.solver`: ms per iteration of our DDP and iLQR by phase, beside Crocoddyl (solver);
 * :mod:`.dask_scaling`: the study engine on 1 and 2 Dask workers (dask);
 * :mod:`.linearization`: the geometric linearization beside FDSVA and C++ Pinocchio (linearize);
@@ -18,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import (backends, dask_scaling, derivatives, first_run, higher_order, linearization,
-               scaling, solver)
+from . import (backends, contact, dask_scaling, derivatives, first_run, higher_order,
+               linearization, scaling, solver)
 
 ROBOTS = derivatives.ROBOTS
 
@@ -60,6 +61,9 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
                "(results/solver_speed; with --load N, N busy processes beside: "
                "results/solver_speed_loadN)",
                lambda o: solver.run_solver_speed(log=o.log, load=o.load)),
+    "contact": ("contact dynamics derivatives, first and contracted second order, beside "
+                "Pinocchio, with their accuracy (results/contact_derivatives)",
+                lambda o: contact.run_contact(o.batch, o.min_time, o.log)),
     "first-run": ("what a new user waits for: the README's main command on an empty numba cache "
                   "and warm, soddp solve hyq cold (results/first_run; minutes)",
                   lambda o: first_run.run_first_run(o.log)),

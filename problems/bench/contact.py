@@ -1,0 +1,153 @@
+"""``soddp bench contact``: the contact dynamics' derivatives beside Pinocchio, and their
+accuracy (results/contact_derivatives).
+
+Per robot and contact set, batched over T knots (time per knot, one thread and the machine's
+threads): our first derivatives of the KKT contact dynamics (the dynamics included), our second
+derivatives contracted with a co-state over (a, lam), and the impact map's first derivatives;
+beside Pinocchio 4.1's Python binding, knot by knot, ``constraintDynamics`` then
+``computeConstraintDynamicsDerivatives`` (its floor: the binding's call costs are in it).
+Accuracy: the first derivatives against Pinocchio's, the second against CasADi's AD of the
+KKT system written in SX (:func:`dynamics.symbolic.contact_dynamics`; HyQ and ATLAS).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pinocchio as pin
+
+import dynamics as dyn
+from dynamics import robots
+from dynamics.contact_dynamics import (constrained_derivatives, constrained_second_derivatives,
+                                       impulse_dynamics)
+from dynamics.contacts import Contact3D, ContactSet
+
+from ..output import write_table
+from .timing import random_states, ratio, time_us
+
+#: (robot, feet) of the benchmark
+CASES = (("hyq", ("lf_foot", "rf_foot", "lh_foot", "rh_foot")), ("hyq", ("lf_foot", "rh_foot")),
+         ("atlas", ("l_foot", "r_foot")), ("talos", ("left_sole_link", "right_sole_link")))
+#: the cases whose second derivatives are checked against CasADi
+CASADI_CASES = (0, 2)
+
+COLUMNS = [("robot", "robot"), ("nv", "nv"), ("contacts", "contacts"),
+           ("fo_us", "first order [us/knot]"), ("fo_1t_us", "first order, 1 thread"),
+           ("pin_us", "Pinocchio (Python) [us/knot]"), ("fo_vs_pin", "first order / Pinocchio"),
+           ("so_us", "second order, contracted [us/knot]"), ("so_vs_fo", "second / first"),
+           ("impact_us", "impact map, first order [us/knot]"),
+           ("err_pin", "first order vs Pinocchio"), ("err_casadi", "second order vs CasADi")]
+
+
+def _pinocchio(m, feet):
+    """A function (q, v, tau) -> the derivatives of Pinocchio's constraint dynamics."""
+    pm = m.pin_model
+    models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    for f in feet:
+        fr = pm.frames[pm.getFrameId(f)]
+        cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm, fr.parentJoint,
+                                      fr.placement, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        models.append(cm)
+        datas.append(cm.createData())
+    data = pm.createData()
+    pin.initConstraintDynamics(pm, data, models, datas)
+    settings = pin.ProximalSettings(1e-14, 0.0, 1)
+
+    def run(q, v, tau):
+        pin.constraintDynamics(pm, data, q, v, tau, models, datas, settings)
+        pin.computeConstraintDynamicsDerivatives(pm, data, models, datas, settings)
+        return data
+
+    return run
+
+
+def _casadi_error(m, cs, q, v, tau, mu):
+    """Max relative error of our contracted second derivatives against CasADi AD."""
+    import casadi
+
+    from dynamics.symbolic import SymbolicTree, contact_dynamics
+
+    tree = SymbolicTree(m)
+    n = m.nv
+    qs, vs, ts = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n), casadi.SX.sym("tau", n)
+    g, e, d = (casadi.SX.sym(x, n) for x in ("g", "e", "d"))
+    X = tree.placements(qs, g, e, more=(d,))
+    specs = [(*m.frame(c.frame), c.reference, *c.gains) for c in cs.contacts]
+    a, lam = contact_dynamics(tree, X, d, vs, ts, specs)
+    w = casadi.vertcat(a, lam)
+    mus = casadi.SX.sym("mu", w.shape[0])
+    ge = casadi.gradient(casadi.dot(mus, w), e)
+    f = casadi.Function("f", [qs, vs, ts, mus, g, e, d],
+                        [casadi.jacobian(ge, g), casadi.hessian(casadi.dot(mus, w), vs)[0],
+                         casadi.jacobian(ge, vs), casadi.jacobian(ge, ts)])
+    z = np.zeros(n)
+    hqq, hvv, hqv, hqt = (np.array(x) for x in f(q, v, tau, mu, z, z, z))
+    ours = constrained_second_derivatives(m, cs, q, v, tau, mu)
+    err = 0.0
+    for got, want in ((ours.d2_dq2, hqq), (ours.d2_dv2, hvv), (ours.d2_dqdv, hqv),
+                      (ours.d2_dtaudq, hqt.T)):
+        err = max(err, float(np.max(np.abs(got - want)) / max(1.0, np.max(np.abs(want)))))
+    return err
+
+
+def run_contact(T=100, min_time=0.2, log=print):
+    """The table of the module docstring -> results/contact_derivatives.{csv,md}."""
+    rows = []
+    threads = dyn.threads()
+    for k, (name, feet) in enumerate(CASES):
+        m = robots.load(name)
+        cs = ContactSet(m, [Contact3D(f, reference=(0.0, 0.0, 0.0), gains=(0.0, 50.0))
+                            for f in feet])
+        plain = ContactSet(m, [Contact3D(f) for f in feet])  # Pinocchio's: no Baumgarte terms
+        log(f"contact derivatives: {name} (nv={m.nv}), {len(feet)} point contacts")
+        Q, V, _, TAU = random_states(m, T)
+        MU = np.random.default_rng(1).normal(size=(T, m.nv + cs.size))
+        fo = time_us(lambda: constrained_derivatives(m, cs, Q, V, TAU), 3 * min_time, 5) / T
+        so = time_us(lambda: constrained_second_derivatives(m, cs, Q, V, TAU, MU),
+                     3 * min_time, 5) / T
+        imp = time_us(lambda: impulse_dynamics(m, cs, Q, V, order=1), 3 * min_time, 5) / T
+        dyn.set_threads(1)
+        try:
+            fo1 = time_us(lambda: constrained_derivatives(m, cs, Q, V, TAU), 3 * min_time,
+                          5) / T
+        finally:
+            dyn.set_threads(threads)
+        pin_run = _pinocchio(m, feet)
+        n_pin = min(T, 20)
+        pin_us = time_us(lambda: [pin_run(Q[t], V[t], TAU[t]) for t in range(n_pin)],
+                         min_time) / n_pin
+        err = 0.0
+        for t in range(3):
+            data = pin_run(Q[t], V[t], TAU[t])
+            want = [np.array(x) for x in (data.ddq_dq, data.ddq_dv, data.ddq_dtau,
+                                          data.dlambda_dq, data.dlambda_dv, data.dlambda_dtau)]
+            d = constrained_derivatives(m, plain, Q[t], V[t], TAU[t])
+            got = (d.da_dq, d.da_dv, d.da_dtau, d.dlam_dq, d.dlam_dv, d.dlam_dtau)
+            err = max(err, max(float(np.max(np.abs(g - w)) / max(1.0, np.max(np.abs(w))))
+                               for g, w in zip(got, want)))
+        err_cas = None
+        if k in CASADI_CASES:
+            t0 = time.perf_counter()
+            err_cas = _casadi_error(m, cs, Q[0], V[0], TAU[0], MU[0])
+            log(f"  CasADi reference: {time.perf_counter() - t0:.1f} s")
+        rows.append(dict(robot=name, nv=m.nv, contacts=len(feet), fo_us=fo, fo_1t_us=fo1,
+                         pin_us=pin_us, fo_vs_pin=ratio(fo, pin_us), so_us=so,
+                         so_vs_fo=ratio(so, fo), impact_us=imp, err_pin=err,
+                         err_casadi=err_cas))
+    notes = [f"batch: T = {T} knots, time per knot, parallel over knots on {threads} threads "
+             f"({os.cpu_count()} cores) unless '1 thread'; the minimum over rounds of a noisy "
+             f"shared machine",
+             "first order: the KKT contact dynamics (a, lam) and their derivatives in (q, v, "
+             "tau), point contacts with Baumgarte gains (0, 50) as Crocoddyl's gait examples",
+             "Pinocchio: 4.1, its Python binding knot by knot (constraintDynamics then "
+             "computeConstraintDynamicsDerivatives, proximal settings 1 iteration, no "
+             "Baumgarte terms): the floor of a C++ time, the binding's call costs included",
+             "second order: the derivatives of mu . (a, lam) on (q, q), (v, v), (q, v), "
+             "(tau, q) for a co-state mu over both outputs, no n^3 tensor formed",
+             "errors: max |ours - reference| / max(1, max |reference|) over the blocks; "
+             "Pinocchio's on 3 knots without Baumgarte terms, CasADi's on one knot with them"]
+    write_table(rows, "contact_derivatives", "Contact dynamics derivatives: time per knot and "
+                "accuracy", COLUMNS, notes, log)
+    return rows
