@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import time
 
+import casadi
 import numpy as np
 import pinocchio as pin
 
@@ -23,6 +24,7 @@ from dynamics import robots
 from dynamics.contact_dynamics import (constrained_derivatives, constrained_second_derivatives,
                                        impulse_dynamics)
 from dynamics.contacts import Contact3D, ContactSet
+from dynamics.symbolic import SymbolicTree, contact_dynamics
 
 from ..output import write_table
 from .timing import random_states, ratio, time_us
@@ -65,10 +67,6 @@ def _pinocchio(m, feet):
 
 def _casadi_error(m, cs, q, v, tau, mu):
     """Max relative error of our contracted second derivatives against CasADi AD."""
-    import casadi
-
-    from dynamics.symbolic import SymbolicTree, contact_dynamics
-
     tree = SymbolicTree(m)
     n = m.nv
     qs, vs, ts = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n), casadi.SX.sym("tau", n)
