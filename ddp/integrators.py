@@ -101,8 +101,7 @@ class SemiImplicitEuler:
         X, U = np.atleast_2d(x), np.atleast_2d(u)
         q, v = X[:, :self.nq], np.ascontiguousarray(X[:, self.nq:])
         with np.errstate(all="ignore"):
-            a = np.ascontiguousarray(np.reshape(self.dynamics.aba(q, v, U @ self.B.T),
-                                                v.shape), dtype=float)
+            a = _returned("aba", "a", self.dynamics.aba(q, v, U @ self.B.T), v.shape)
         v1, w = np.empty_like(v), np.empty_like(v)
         step_velocities(v, a, self.dt, v1, w)
         bad = ~np.all(np.isfinite(v1), axis=-1)
@@ -124,9 +123,9 @@ class SemiImplicitEuler:
         tau = np.ascontiguousarray(us @ self.B.T)
         fd = self.dynamics.fd_derivatives(q, v, tau,
                                           order=2 if mode == SecondOrderMode.TENSORS else 1)
-        a, da_dq, da_dv, da_dtau = (
-            np.ascontiguousarray(np.reshape(x, (T, *np.shape(x)[-(2 if i else 1):])), dtype=float)
-            for i, x in enumerate((fd.a, fd.da_dq, fd.da_dv, fd.da_dtau)))
+        a = _returned("fd_derivatives", "a", fd.a, (T, n))
+        da_dq, da_dv, da_dtau = (_returned("fd_derivatives", k, getattr(fd, k), (T, n, n))
+                                 for k in ("da_dq", "da_dv", "da_dtau"))
         v1, w = np.empty_like(v), np.empty_like(v)
         step_velocities(v, a, dt, v1, w)
         e = self.dynamics.integrate_second_order(q, w, hessian=mode != SecondOrderMode.NONE)
@@ -139,8 +138,8 @@ class SemiImplicitEuler:
         empty4 = np.zeros((T, 0, 0, 0))
         tensors = FDTensors(empty4, empty4, empty4, empty4)
         if mode == SecondOrderMode.TENSORS:
-            tensors = FDTensors(*(np.ascontiguousarray(np.reshape(getattr(fd, k), (T, n, n, n)))
-                                  for k in FDTensors._fields))
+            tensors = FDTensors(*(_returned("fd_derivatives(order=2)", k, getattr(fd, k),
+                                            (T, n, n, n)) for k in FDTensors._fields))
         contracted = mode == SecondOrderMode.CONTRACTED
         so = SecondOrder(int(mode), 0, 0, tensors, q, v, a if contracted else np.zeros((T, 0)),
                          da_dtau if contracted else np.zeros((T, 0, 0)),
@@ -155,3 +154,21 @@ class SemiImplicitEuler:
             raise ValueError("second_order: derivatives computed without second-order data")
         return _passes.step_hessians(t, np.asarray(lam, dtype=float), self.kernel_model,
                                      self.record, derivatives, second_order)
+
+
+def _returned(method, field, x, shape):
+    """What a Dynamics' ``method`` returned as ``field``, checked once per call before it
+    enters compiled code: ``shape`` (T, ...) for a batch of T knots (a single knot's array may
+    drop the leading 1), float, C-contiguous.  ValueError naming the method and the field."""
+    if x is None:
+        raise ValueError(f"{method}: returned no {field}; expected an array of shape {shape}")
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        got = (f"an array of {x.dtype}" if isinstance(x, np.ndarray) else type(x).__name__)
+        raise ValueError(f"{method}: {field}: expected a float array of shape {shape}; got "
+                         f"{got}") from None
+    if arr.shape not in (shape, shape[1:] if shape[0] == 1 else shape):
+        raise ValueError(f"{method}: {field}: expected shape {shape} (knots first); got "
+                         f"{arr.shape}")
+    return np.ascontiguousarray(arr.reshape(shape))

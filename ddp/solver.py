@@ -42,6 +42,8 @@ from .settings import DEFAULT_SETTINGS, SolverSettings
 #: what ended a solve
 STATUSES = {
     "converged": "the gradient norm (or the expected decrease) fell below its tolerance",
+    "converged-saddle": "DDP: a stationary point where the exact Q_uu is not positive definite "
+                        "(a saddle or a maximum, not a minimum)",
     "max-iterations": "max_iter iterations without converging",
     "line-search-failed": "no step length decreased the cost, up to reg_max",
     "regularization-exhausted": "Q_uu was not positive definite even with reg_max",
@@ -209,7 +211,7 @@ def _solve(problem, xs, us, s: SolverSettings, callbacks) -> Solution:
         while True:
             local = glob.local_model(run.gaps is None)
             d, rec = run.differentiate(local)
-            run.stop_test(rec)
+            run.stop_test(rec, d, local)
             policy = run.backward(d, local, glob, rec)
             run.step(policy, glob, rec)
     except _Stop as stop:
@@ -296,16 +298,42 @@ class _Run:
         return d, Iteration(self.it, self.cost, grad, t_derivatives=t_der, gap=gap,
                             exact=local.exact)
 
-    def stop_test(self, rec):
-        """Converged (the gradient norm below tol on a feasible trajectory) or out of
-        iterations."""
+    def stop_test(self, rec, d, local):
+        """Converged (the gradient norm below tol on a feasible trajectory; for DDP, a minimum:
+        :meth:`saddle`) or out of iterations."""
         s = self.s
         if rec.grad_norm < s.tol and self.gaps is None:
             self.record(rec)
-            raise _Stop("converged", f"gradient norm {rec.grad_norm:.2e} < tol = {s.tol:g}")
+            reason = f"gradient norm {rec.grad_norm:.2e} < tol = {s.tol:g}"
+            knot = self.saddle(d, local)
+            if knot is not None:
+                raise _Stop("converged-saddle", f"{reason}, but Q_uu is not positive definite "
+                                                f"at knot {knot} under the exact model: a saddle "
+                                                "or a maximum")
+            raise _Stop("converged", reason)
         if self.it >= s.max_iter:
             self.record(rec)
             raise _Stop("max-iterations", f"stopped after max_iter = {s.max_iter} iterations")
+
+    def saddle(self, d=None, local=None):
+        """DDP at a stationary point: the knot where the exact Q_uu is not positive definite
+        (None: a minimum as far as Q_uu tells).  The last backward pass is the certificate when
+        it was exact everywhere and unregularized; otherwise one exact pass without
+        regularization decides (at the start, or after Gauss-Newton iterations).  iLQR's
+        Gauss-Newton Q_uu is positive semi-definite by construction and cannot tell."""
+        if self.s.method != "ddp":
+            return None
+        last = next((h for h in reversed(self.history[:-1]) if h.backward_passes), None)
+        if (last is not None and last.exact and not last.gauss_newton_knots
+                and not last.reg > self.s.reg_min):
+            return None
+        problem = self.problem
+        with np.errstate(all="ignore"):
+            if d is None or local != self.exact:
+                d = problem.calc_diff(self.xs, self.us, self.exact)
+            policy, knot = backward(problem, self.xs, self.us, d, self.exact,
+                                    box_qp_iter=self.s.box_qp_iter)
+        return None if policy is not None else knot
 
     def backward(self, d, local, glob, rec):
         """Backward passes until one gives a policy, regularized as the globalization says
@@ -370,7 +398,12 @@ class _Run:
         if was_feasible and step.expected < s.decrease_tol * (1 + abs(self.cost)):
             d = problem.calc_diff(self.xs, self.us, GAUSS_NEWTON)  # for the gradient norm only
             self.record(Iteration(self.it, self.cost, gradient_norm(problem, self.us, d)))
-            raise _Stop("converged", f"expected decrease {step.expected:.1e} below rounding")
+            reason = f"expected decrease {step.expected:.1e} below rounding"
+            knot = self.saddle()
+            if knot is not None:
+                raise _Stop("converged-saddle", f"{reason}, but Q_uu is not positive definite "
+                                                f"at knot {knot} under the exact model")
+            raise _Stop("converged", reason)
 
 
 def _open_gaps(problem, xs, us, gap_tol):

@@ -229,6 +229,32 @@ class RobotModel:
         """The names of the model's frames (Pinocchio's, in its order)."""
         return [f.name for f in self.pin_model.frames]
 
+    @property
+    def coordinate_names(self) -> tuple[list[str], list[str]]:
+        """(q names (nq), v names (nv)): a 1-DoF joint's coordinate is its name; a free-flyer's
+        are ``<name>_x, _y, _z, _qx, _qy, _qz, _qw`` and ``_vx, _vy, _vz, _wx, _wy, _wz`` (local
+        velocities), a spherical joint's ``_qx .. _qw`` and ``_wx, _wy, _wz``, a planar joint's
+        ``_x, _y, _cos, _sin`` and ``_vx, _vy, _w``, an unbounded revolute's ``_cos, _sin``."""
+        pm, qn, vn = self.pin_model, [], []
+        named = {"JointModelFreeFlyer": (("x", "y", "z", "qx", "qy", "qz", "qw"),
+                                         ("vx", "vy", "vz", "wx", "wy", "wz")),
+                 "JointModelSpherical": (("qx", "qy", "qz", "qw"), ("wx", "wy", "wz")),
+                 "JointModelPlanar": (("x", "y", "cos", "sin"), ("vx", "vy", "w"))}
+        for j in range(1, pm.njoints):
+            joint, name = pm.joints[j], pm.names[j]
+            kind = joint.shortname()
+            if kind in named:
+                qs, vs = named[kind]
+            elif joint.nq == 2 and joint.nv == 1:
+                qs, vs = ("cos", "sin"), None
+            elif joint.nq == joint.nv == 1:
+                qs = vs = None
+            else:
+                qs, vs = range(joint.nq), range(joint.nv)
+            qn += [name] if qs is None else [f"{name}_{s}" for s in qs]
+            vn += [name] if vs is None else [f"{name}_{s}" for s in vs]
+        return qn, vn
+
     def frame(self, name: str, argument: str = "frame"):
         """(joint, R, p) of the frame ``name``: the joint it is attached to and its placement in
         that joint's frame.  ValueError naming ``argument``, the closest names and every name

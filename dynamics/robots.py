@@ -17,7 +17,9 @@ aerial_manipulator  13    12    ``dynamics/data/aerial_manipulator.urdf``, free-
 ==================  ====  ====  ==========================================================
 
 (example-robot-data's own ``load("ur3")`` returned the UR5 in release 5.0.0; we always parse the
-UR3 URDF directly.)
+UR3 URDF directly.)  Any other name is the stem of one of example-robot-data's URDFs
+(``load("solo12")``, ``load("go1")``) and a path ending in ``.urdf`` is that file; both take
+``floating_base=True`` for a free-flyer root (a URDF does not say).
 """
 
 from __future__ import annotations
@@ -61,11 +63,27 @@ def example_robot_data_dir() -> Path:
                             "looked in " + ", ".join(map(str, candidates)))
 
 
-def load(name: str) -> RobotModel:
-    """The named robot (see module docstring).  Models are built once per process and cached."""
+def example_robot_data_urdfs() -> dict:
+    """{stem: path} of every URDF that example-robot-data ships (the first of a repeated stem)."""
+    found = {}
+    for path in sorted(example_robot_data_dir().rglob("*.urdf")):
+        found.setdefault(path.stem, path)
+    return found
+
+
+def load(name, floating_base: bool | None = None) -> RobotModel:
+    """The named robot (see module docstring), any example-robot-data URDF by its stem, or a
+    URDF file by its path; ``floating_base``: a free-flyer root for the latter two (default
+    False; the built-in names fix their own).  Models are built once per process and cached."""
     key = str(name).lower()
     if key not in NAMES:
-        raise ValueError(f"robot name: expected one of {', '.join(NAMES)}; got {name!r}")
+        return _load_urdf(name, bool(floating_base))
+    if floating_base is not None and key != "pendulum":
+        fixed = key in ("double_pendulum", "ur3")
+        if bool(floating_base) == fixed:
+            raise ValueError(f"floating_base: the built-in {key} has "
+                             f"{'a fixed' if fixed else 'a free-flyer'} root; got "
+                             f"floating_base={floating_base!r}")
     if key not in _cache:
         if key == "pendulum":
             model = pendulum()
@@ -76,6 +94,25 @@ def load(name: str) -> RobotModel:
             model = RobotModel.from_urdf(example_robot_data_dir() / rel, floating_base=floating,
                                          name=key)
         _cache[key] = model
+    return _cache[key]
+
+
+def _load_urdf(name, floating_base):
+    path = Path(str(name))
+    if path.suffix.lower() != ".urdf":
+        urdfs = example_robot_data_urdfs()
+        if str(name) not in urdfs:
+            import difflib
+
+            close = difflib.get_close_matches(str(name), list(NAMES) + list(urdfs), 5)
+            raise ValueError(f"robot name: expected one of {', '.join(NAMES)}, an "
+                             f"example-robot-data URDF name or a path to a .urdf file; got "
+                             f"{name!r}" + (f" (did you mean {', '.join(close)}?)" if close
+                                            else ""))
+        path = urdfs[str(name)]
+    key = (str(path.resolve()), floating_base)
+    if key not in _cache:
+        _cache[key] = RobotModel.from_urdf(path, floating_base=floating_base)
     return _cache[key]
 
 

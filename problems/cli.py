@@ -81,7 +81,8 @@ def _higher_order(args):
 
 def _solve(args):
     studies.solve_command(args.problem, args.method, args.backend, args.max_iter, args.plot,
-                          settings=dict(globalization=args.globalization, shooting=args.shooting))
+                          settings=dict(globalization=args.globalization, shooting=args.shooting),
+                          animate=args.animate)
     return 0
 
 
@@ -193,6 +194,9 @@ def _add_solver_commands(sub):
                    help="single (default) or multiple shooting (FDDP's gaps)")
     s.add_argument("--plot", action="store_true",
                    help="also plot the trajectory (q, v, u against time)")
+    s.add_argument("--animate", action="store_true",
+                   help="also write the motion as a self-contained HTML animation (meshcat; "
+                        "open it in a browser)")
     s.set_defaults(func=_solve)
     c = sub.add_parser("compare", help="DDP vs iLQR vs CasADi vs finite differences on a problem",
                        description="Solve a problem with DDP (analytical), iLQR, DDP with CasADi "

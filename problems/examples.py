@@ -228,25 +228,29 @@ def atlas(backend="analytical", T=40, dt=0.025, gravity=False, angle=0.0, termin
     return P
 
 
-def _gait(gait, backend, dt, step_length, step_height, step_knots, support_knots):
+def _gait(gait, backend, dt, step_length, step_height, step_knots, support_knots, x0):
     if backend != "analytical":
         raise ValueError(f"backend: the gaits need contacts, which the analytical backend has "
                          f"(got {backend!r})")
-    return hyq_gait(gait, dt=dt, step_length=step_length, step_height=step_height,
+    return hyq_gait(gait, x0=x0, dt=dt, step_length=step_length, step_height=step_height,
                     step_knots=step_knots, support_knots=support_knots)
 
 
 def hyq_walk(backend="analytical", dt=1e-2, step_length=0.25, step_height=0.25, step_knots=25,
-             support_knots=2):
+             support_knots=2, x0=None):
     """HyQ walking one gait cycle on flat ground, Crocoddyl's ``quadrupedal_gaits`` walking
-    (:mod:`problems.gaits`): 108 knots, four footsteps with impacts at landing."""
-    return _gait("walking", backend, dt, step_length, step_height, step_knots, support_knots)
+    (:mod:`problems.gaits`): 108 knots, four footsteps with impacts at landing; ``x0``: the
+    start (default: standing; the feet's contact points are where it puts them)."""
+    return _gait("walking", backend, dt, step_length, step_height, step_knots, support_knots,
+                 x0)
 
 
 def hyq_trot(backend="analytical", dt=1e-2, step_length=0.15, step_height=0.1, step_knots=25,
-             support_knots=2):
-    """HyQ trotting one gait cycle (diagonal pairs of feet), Crocoddyl's parameters."""
-    return _gait("trotting", backend, dt, step_length, step_height, step_knots, support_knots)
+             support_knots=2, x0=None):
+    """HyQ trotting one gait cycle (diagonal pairs of feet), Crocoddyl's parameters; ``x0`` as
+    :func:`hyq_walk`'s."""
+    return _gait("trotting", backend, dt, step_length, step_height, step_knots, support_knots,
+                 x0)
 
 
 PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot": pendubot,

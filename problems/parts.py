@@ -8,7 +8,7 @@ backends       DDP / iLQR, analytical / CasADi / finite differences,  ``results/
                on every example problem (Crocoddyl beside)            ``compare_*.png``
 globalization  every globalization, single and multiple shooting,     ``globalization.*``
                quasi-static and cold starts (Crocoddyl beside)
-robustness     random instances of five families, DDP and iLQR        ``robustness.*``
+robustness     random instances of seven families, DDP, iLQR, FDDP   ``robustness.*``
 =============  =====================================================  ========================
 
 :func:`tasks` builds every task first (so that a wrong name fails before any work),
@@ -104,7 +104,7 @@ def tasks(parts=PARTS, problems=None, quick=False, instances=None, methods=SOLVE
             raise ValueError(f"instances: expected a positive integer; got {n!r}")
         families = [f for f in (problems or FAMILIES) if f in FAMILIES]
         out["robustness"] = robustness_tasks(n, families, 150 if quick else 300, methods,
-                                             settings)
+                                             settings, crocoddyl)
     for ts in out.values():
         for t in ts:
             t[STUDY_FIELD] = stamp

@@ -26,6 +26,8 @@ from .tasks import FAMILIES, SOLVERS, provenance, reportable, settings_note, tas
 COLD_PROBLEMS = ("ur3", "pendubot")
 #: the robustness study's (method, globalization) pairs
 COMBOS = (("ddp", "safeguarded"), ("ilqr", "safeguarded"), ("ddp", "shift"), ("ilqr", "shift"))
+#: Crocoddyl's row of the robustness study: its FDDP (the globalization field keeps its default)
+CROCODDYL_COMBO = ("fddp", "safeguarded")
 
 
 def globalization_tasks(names=None, max_iter=300, methods=SOLVERS["soddp"], settings=None,
@@ -130,8 +132,13 @@ def _glob_notes(rows, names, cold, max_iter):
 
 def _plot_costs(rows, names):
     plt = pyplot()
-    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.2))
-    for a, n in zip(np.atleast_1d(axes), names):
+    cols = min(4, len(names))
+    lines = -(-len(names) // cols)
+    fig, axes = plt.subplots(lines, cols, figsize=(3.4 * cols, 3.0 * lines + 0.4), squeeze=False)
+    axes = axes.ravel()
+    for a in axes[len(names):]:
+        a.axis("off")
+    for a, n in zip(axes, names):
         best = min(r["cost"] for r in rows if r["problem"] == n)
         for label, sel in (("DDP (safeguarded)", dict(method="ddp", globalization="safeguarded")),
                            ("iLQR", dict(method="ilqr", globalization="safeguarded")),
@@ -147,13 +154,14 @@ def _plot_costs(rows, names):
         a.set_title(n)
         a.set_xlabel("iteration")
         a.grid(True, alpha=0.3)
-    np.atleast_1d(axes)[0].set_ylabel("cost - best cost")
+    for a in axes[::cols]:
+        a.set_ylabel("cost - best cost")
     labels = {}
-    for a in np.atleast_1d(axes):
+    for a in axes:
         for h, lab in zip(*a.get_legend_handles_labels()):
             labels.setdefault(lab, h)
     fig.legend(labels.values(), labels.keys(), loc="upper center", ncol=len(labels), fontsize=8)
-    tight_layout(fig, rect=(0, 0, 1, 0.9))
+    tight_layout(fig, rect=(0, 0, 1, 1 - 0.35 / (3.0 * lines + 0.4)))
     return save_figure(fig, "globalization.png")
 
 
@@ -166,14 +174,20 @@ ROBUST_COLUMNS = [("family", "family"), ("method", "method"), ("globalization", 
 
 
 def robustness_tasks(instances=20, families=None, max_iter=300, methods=SOLVERS["soddp"],
-                     settings=None):
+                     settings=None, crocoddyl=None):
     """``instances`` seeded random instances of every family of ``families`` (default: all),
-    the :data:`COMBOS` whose method is in ``methods``, single shooting, quasi-static start."""
-    return [task(part="robustness", problem=f, seed=s, method=m, globalization=g,
-                 max_iter=max_iter, settings=settings or {})
-            for f in (FAMILIES if families is None else families) for s in range(instances)
-            for m, g in COMBOS
-            if m in methods]
+    the :data:`COMBOS` whose method is in ``methods``, single shooting, quasi-static start; and
+    Crocoddyl's FDDP on each instance when ``crocoddyl`` (None: when ``SODDP_CROCODDYL_PYTHON``
+    is set)."""
+    families = FAMILIES if families is None else families
+    tasks = [task(part="robustness", problem=f, seed=s, method=m, globalization=g,
+                  max_iter=max_iter, settings=settings or {})
+             for f in families for s in range(instances) for m, g in COMBOS if m in methods]
+    if crocoddyl if crocoddyl is not None else crocoddyl_solvers.python():
+        tasks += [task(part="robustness", problem=f, seed=s, solver="crocoddyl",
+                       method=CROCODDYL_COMBO[0], max_iter=max_iter)
+                  for f in families for s in range(instances)]
+    return tasks
 
 
 def robustness_report(records, log=print):
@@ -181,18 +195,24 @@ def robustness_report(records, log=print):
     rate, iterations and time, and how often DDP and iLQR reach different optima) and its
     box plot from the records of robustness tasks; returns the rows."""
     records = [dict(r, cost=np.nan) if r["cost"] is None else r  # worker died, error
-               for r in records if r["part"] == "robustness"]
+               for r in reportable(records) if r["part"] == "robustness"]
     families = [f for f in FAMILIES if _find(records, problem=f)]
-    combos = [c for c in COMBOS if _find(records, method=c[0], globalization=c[1])]
+    combos = [c for c in COMBOS + (CROCODDYL_COMBO,)
+              if _find(records, method=c[0], globalization=c[1])]
     instances = len({(r["problem"], r["seed"]) for r in records}) // max(len(families), 1)
     max_iter = max((r["max_iter"] for r in records), default=0)
     rows = []
     for f in families:
         for m, g in combos:
             rs = _find(records, problem=f, method=m, globalization=g)
+            if not rs:  # e.g. Crocoddyl on a family it cannot write
+                continue
             it = np.array([r["iterations"] for r in rs if r["converged"]], dtype=float)
             tm = np.array([r["time_s"] for r in rs if r["converged"]], dtype=float)
             q = lambda x, p: float(np.percentile(x, p)) if x.size else float("nan")
+            croc = [r["versions"].get("crocoddyl", "") for r in rs if r["solver"] == "crocoddyl"]
+            if croc:  # Crocoddyl's row names it where the globalization goes
+                g = f"Crocoddyl {croc[0]}".strip()
             row = dict(family=f, method=m, globalization=g, instances=len(rs),
                        success=100.0 * np.mean([r["converged"] for r in rs]),
                        it_median=q(it, 50), it_iqr=q(it, 75) - q(it, 25), time_median=q(tm, 50),
@@ -210,8 +230,9 @@ def robustness_report(records, log=print):
             rows.append(row)
     notes = [f"{instances} seeded instances per family (seed s: numpy default_rng([s, 7919])); "
              "random: " + "; ".join(f"{f}: {FAMILIES[f]}" for f in families),
-             "single shooting from the quasi-static controls; converged: the solver's status "
-             f"within {max_iter} iterations; medians and IQR over the converged instances",
+             "single shooting from the quasi-static controls (Crocoddyl's FDDP from the same "
+             "rollout); converged: the solver's status within "
+             f"{max_iter} iterations; medians and IQR over the converged instances",
              settings_note(records),
              "optima differ: final costs differ by more than 1e-6 relative; 'lower' counts the "
              "instances where DDP's / iLQR's optimum is lower, and where they are the same",
@@ -226,7 +247,8 @@ def _plot_robustness(records, families, combos):
     plt = pyplot()
     fig, a = plt.subplots(figsize=(10, 4))
     labels = {("ddp", "safeguarded"): "DDP", ("ilqr", "safeguarded"): "iLQR",
-              ("ddp", "shift"): "pure DDP (shift)", ("ilqr", "shift"): "iLQR (shift)"}
+              ("ddp", "shift"): "pure DDP (shift)", ("ilqr", "shift"): "iLQR (shift)",
+              CROCODDYL_COMBO: "Crocoddyl FDDP"}
     width = 0.8 / len(combos)
     for k, (m, g) in enumerate(combos):
         data = [[r["iterations"] for r in _find(records, problem=f, method=m, globalization=g)

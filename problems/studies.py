@@ -12,10 +12,12 @@ import os
 import time
 
 import numpy as np
+import pinocchio as pin
 
 import ddp
 
 from .examples import PROBLEMS, backends_of, get
+from .animation import write_animation
 from .output import pyplot, results_dir, save_figure, tight_layout, write_table
 from .reference import crocoddyl_solvers
 from .tasks import SOLVERS, provenance, reportable, run_task, settings_note, task
@@ -47,9 +49,11 @@ def run_one(name, method="ddp", backend="analytical", max_iter=200, verbose=True
     return P, sol, time.perf_counter() - t0
 
 
-def solve_command(name, method, backend, max_iter, plot, log=print, settings=None):
+def solve_command(name, method, backend, max_iter, plot, log=print, settings=None,
+                  animate=False):
     """``soddp solve``: the iteration table, the status, a convergence plot and the trajectory.
-    ``settings``: more solver settings by name (e.g. globalization, shooting)."""
+    ``settings``: more solver settings by name (e.g. globalization, shooting); ``animate``: also
+    the motion as an HTML animation (:mod:`problems.animation`)."""
     P, sol, wall = run_one(name, method, backend, max_iter, True, log, settings=settings)
     stem = f"solve_{name}_{method}_{backend}"
     csv_path = results_dir() / f"{stem}_trajectory.csv"
@@ -58,16 +62,32 @@ def solve_command(name, method, backend, max_iter, plot, log=print, settings=Non
     written = [_plot_convergence(curves, f"{stem}.png", f"{name}: {P.info['task']}"), csv_path]
     if plot:
         written.append(_plot_trajectory(P, sol, f"{stem}_trajectory.png", name))
+    if animate:
+        written.append(write_animation(P, sol.xs, f"{stem}_animation"))
     log(f"{sol.status}: cost {sol.cost:.9g}, {sol.iterations} iterations, {wall:.2f} s")
     log("wrote " + ", ".join(str(p) for p in written))
     return sol
 
 
+def _columns(P):
+    """The trajectory's column names: q_<coordinate>, v_<coordinate>, u_<actuated coordinate>
+    (a control driving one velocity coordinate is named after it), or q0.., v0.., u0.. for a
+    system without a robot model."""
+    model = P.dynamics.model
+    if model is None:
+        return ([f"q{i}" for i in range(P.nq)] + [f"v{i}" for i in range(P.nv)]
+                + [f"u{i}" for i in range(P.nu)])
+    qn, vn = model.coordinate_names
+    B = np.asarray(P.integrator.B)
+    un = [f"u_{vn[int(np.argmax(np.abs(b)))]}" if np.count_nonzero(b) == 1 else f"u{k}"
+          for k, b in enumerate(B.T)]
+    return [f"q_{n}" for n in qn] + [f"v_{n}" for n in vn] + un
+
+
 def _write_trajectory(P, sol, path):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["t"] + [f"q{i}" for i in range(P.nq)] + [f"v{i}" for i in range(P.nv)]
-                   + [f"u{i}" for i in range(P.nu)])
+        w.writerow(["t"] + _columns(P))
         for t in range(P.T + 1):
             u = sol.us[t] if t < P.T else np.full(P.nu, np.nan)
             w.writerow([f"{t * P.dt:.6g}", *(f"{x:.10g}" for x in sol.xs[t]),
@@ -96,19 +116,61 @@ def _plot_convergence(curves: dict, name, title):
     return save_figure(fig, name)
 
 
+def _labelled_curves(ax, t, Y, labels, ylabel, step=False):
+    """Curves of Y (len(t), k) labelled by coordinate (a legend of several columns when many)."""
+    for y, label in zip(np.asarray(Y).T, labels):
+        (ax.step(t, y, where="post", label=label, lw=1) if step else
+         ax.plot(t, y, label=label, lw=1))
+    ax.set_ylabel(ylabel)
+    if labels:
+        ax.legend(fontsize=5 if len(labels) > 8 else 7, ncol=max(1, -(-len(labels) // 10)),
+                  loc="best")
+
+
 def _plot_trajectory(P, sol, file_name, name):
+    """The trajectory by groups: a floating base's position, orientation (roll, pitch, yaw) and
+    velocities apart from the joints, each curve labelled with its coordinate's name, and the
+    contact forces' normal components of a problem with contacts."""
     plt = pyplot()
-    t = np.arange(P.T + 1) * P.dt
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
-    axes[0].plot(t, sol.xs[:, :P.nq])
-    axes[0].set_ylabel("configuration q [rad, m, quaternion]")
-    axes[1].plot(t, sol.xs[:, P.nq:])
-    axes[1].set_ylabel("velocity v [rad/s, m/s]")
-    axes[2].step(t[:-1], sol.us, where="post")
-    axes[2].set_ylabel("control u [N m, N]")
+    t, tu = np.arange(P.T + 1) * P.dt, np.arange(P.T) * P.dt
+    cols = _columns(P)
+    qn, vn, un = cols[:P.nq], cols[P.nq:P.nq + P.nv], cols[P.nq + P.nv:]
+    Q, V = sol.xs[:, :P.nq], sol.xs[:, P.nq:]
+    model = P.dynamics.model
+    base = bool(model is not None and model.floating_base)
+    contacts = bool(getattr(P, "phases", None)) and any(cs is not None for cs in
+                                                          getattr(P, "contact_sets", []))
+    if not base:
+        fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+        _labelled_curves(axes[0], t, Q, qn, "configuration q [rad, m]")
+        _labelled_curves(axes[1], t, V, vn, "velocity v [rad/s, m/s]")
+        _labelled_curves(axes[2], tu, sol.us, un, "control u [N m, N]", step=True)
+    else:
+        fig, grid = plt.subplots(2, 4 if contacts else 3, figsize=(17 if contacts else 13, 7))
+        rpy = np.array([pin.rpy.matrixToRpy(pin.Quaternion(q[3:7]).toRotationMatrix())
+                        for q in Q])
+        plot = _labelled_curves
+        plot(grid[0, 0], t, Q[:, :3], ["x", "y", "z"], "base position [m]")
+        plot(grid[0, 1], t, np.unwrap(rpy, axis=0), ["roll", "pitch", "yaw"],
+             "base orientation [rad]")
+        plot(grid[0, 2], t, Q[:, 7:], [n[2:] for n in qn[7:]], "joint positions [rad]")
+        plot(grid[1, 0], t, V[:, :6], ["vx", "vy", "vz", "wx", "wy", "wz"],
+             "base velocity (local) [m/s, rad/s]")
+        plot(grid[1, 1], t, V[:, 6:], [n[2:] for n in vn[6:]], "joint velocities [rad/s]")
+        plot(grid[1, 2], tu, sol.us, [n[2:] for n in un], "joint torques u [N m]", step=True)
+        if contacts:
+            forces = P.contact_forces(sol.xs, sol.us)
+            normal = np.column_stack([f[:, 2] for f in forces.values()])
+            impacts = np.concatenate([np.full(p.knots, p.impact) for p in P.phases])
+            normal[impacts] = np.nan  # an impulse [N s], not a force
+            _labelled_curves(grid[1, 3], tu, normal, list(forces),
+                             "contact force, normal [N] (impacts left out)")
+            grid[0, 3].axis("off")
+        axes = grid.ravel()
     for a in axes:
-        a.set_xlabel("time [s]")
-        a.grid(True, alpha=0.3)
+        if a.axison:
+            a.set_xlabel("time [s]")
+            a.grid(True, alpha=0.3)
     fig.suptitle(f"{name}: {P.info['task']} ({sol.method.upper()}, {sol.status})")
     tight_layout(fig)
     return save_figure(fig, file_name)

@@ -46,6 +46,10 @@ FAMILIES = {
     "ur3": "target position +- 10 cm in each axis",
     "hyq": "final trunk yaw in +- 0.5 rad",
     "atlas": "final pelvis yaw in +- 0.3 rad",
+    "hyq-walk": "start joint angles +- 0.05 rad (the footholds move with them), step length "
+                "0.25 m +- 20%",
+    "hyq-trot": "start joint angles +- 0.05 rad (the footholds move with them), step length "
+                "0.15 m +- 20%",
 }
 
 PARTS = ("backends", "globalization", "robustness")
@@ -92,6 +96,13 @@ def instance(family: str, seed: int, backend: str = "analytical"):
         return get("hyq", backend=backend, angle=float(rng.uniform(-0.5, 0.5)))
     if family == "atlas":
         return get("atlas", backend=backend, angle=float(rng.uniform(-0.3, 0.3)))
+    if family in ("hyq-walk", "hyq-trot"):
+        default = get(family)
+        x0 = default.x0.copy()
+        joints = slice(7, default.nq)
+        x0[joints] += rng.uniform(-0.05, 0.05, default.nq - 7)
+        step = default.info["step_length"] * float(rng.uniform(0.8, 1.2))
+        return get(family, backend=backend, x0=x0, step_length=step)
     raise ValueError(f"family: expected one of {', '.join(FAMILIES)}; got {family!r}")
 
 

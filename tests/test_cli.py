@@ -1,12 +1,15 @@
 """The soddp command: help everywhere, one-line errors with exit code 2, a real (small) run."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from problems import cli, output
+import problems
+from problems import animation, cli, output
 from problems.bench import backends, derivatives, linearization
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,7 +94,51 @@ def test_solve_writes_table_plot_and_trajectory(tmp_path, monkeypatch, capsys):
               "solve_pendulum_ddp_analytical_trajectory.png"):
         assert (tmp_path / f).stat().st_size > 0
     rows = (tmp_path / "solve_pendulum_ddp_analytical_trajectory.csv").read_text().splitlines()
-    assert rows[0] == "t,q0,v0,u0" and len(rows) == 102
+    assert rows[0] == "t,q_joint,v_joint,u_joint" and len(rows) == 102
+
+
+def test_animate_writes_one_self_contained_html_file(tmp_path, monkeypatch):
+    """``--animate``: the viewer's JavaScript and the scene in one file, nothing fetched from
+    elsewhere; a robot without a URDF (the pendulum) is drawn as balls; the HyQ gait carries its
+    meshes (another megabyte)."""
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
+    assert cli.main(["solve", "pendulum", "--max-iter", "5", "--animate"]) == 0
+    html = (tmp_path / "solve_pendulum_ddp_analytical_animation.html").read_text()
+    assert "<script" in html and "meshcat" in html.lower()
+    assert not re.search(r"<(script|link)[^>]*(src|href)=", html)
+    P = problems.get("hyq-trot")
+    path = animation.write_animation(P, P.rollout(P.quasi_static())[:5], "hyq")
+    assert path == tmp_path / "hyq.html" and path.stat().st_size > len(html) + 500_000
+    with pytest.raises(ValueError, match=r"xs: expected shape \(knots, 37\)"):
+        animation.write_animation(P, np.zeros((5, 36)), "bad")
+
+
+def _chromium():
+    import shutil
+
+    return next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser",
+                                                        "google-chrome")) if p), None)
+
+
+@pytest.mark.skipif(_chromium() is None, reason="no Chromium (.ci/run installs Debian's)")
+def test_the_animation_renders_the_robot_in_a_real_browser(tmp_path, monkeypatch):
+    """Headless Chromium opens the HTML file (WebGL in software) and a frame shows HyQ's green
+    trunk over the grey ground."""
+    import matplotlib.image
+
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
+    P = problems.get("hyq-trot")
+    page = animation.write_animation(P, P.rollout(P.quasi_static())[:10], "hyq")
+    shot = tmp_path / "frame.png"
+    subprocess.run([_chromium(), "--headless=new", "--no-sandbox", "--disable-gpu",
+                    "--use-gl=swiftshader", "--enable-unsafe-swiftshader",
+                    "--window-size=640,400", "--virtual-time-budget=1000",
+                    f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+    rgb = matplotlib.image.imread(shot)[..., :3]
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    green = np.mean((g > 0.4) & (g > 2 * r) & (g > 2 * b))
+    grey = np.mean((np.abs(r - g) < 0.03) & (np.abs(g - b) < 0.03) & (r > 0.4) & (r < 0.8))
+    assert green > 0.003 and grey > 0.1, (green, grey)
 
 
 def test_log_axes_are_labelled_in_plain_text():

@@ -38,8 +38,26 @@ def test_atlas_urdf_shipped_with_provenance():
 
 
 def test_unknown_robot_name():
-    with pytest.raises(ValueError, match="robot name: expected one of .*ur3.*; got 'ur6'"):
+    with pytest.raises(ValueError, match="robot name: expected one of .*ur3.*; got 'ur6' "
+                                         r"\(did you mean .*ur3"):
         robots.load("ur6")
+    with pytest.raises(ValueError, match="floating_base: the built-in hyq has a free-flyer root"):
+        robots.load("hyq", floating_base=False)
+
+
+def test_any_example_robot_data_urdf_or_path_loads():
+    """Beyond the built-in names: example-robot-data's URDFs by stem, and any URDF by path, each
+    the model Pinocchio parses from the same file."""
+    solo = robots.load("solo12", floating_base=True)
+    assert (solo.nq, solo.nv) == (19, 18) and solo.floating_base
+    path = robots.example_robot_data_urdfs()["ur5_robot"]
+    ur5 = robots.load(str(path))
+    ref = pin.buildModelFromUrdf(str(path))
+    assert ur5.nq == ref.nq == 6 and ur5 is robots.load("ur5_robot")
+    q = pin.randomConfiguration(ref)
+    np.testing.assert_allclose(dyn.aba(ur5, q, np.ones(6), np.zeros(6)),
+                               pin.aba(ref, ref.createData(), q, np.ones(6), np.zeros(6)),
+                               rtol=1e-12, atol=1e-12)
 
 
 def test_unsupported_joint_is_named():

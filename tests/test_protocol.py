@@ -85,3 +85,38 @@ def test_euclidean_dynamics_subclass_is_a_dynamics_and_batches():
     assert J0.shape == (2, 2, 2) and np.all(J1[0] == np.eye(2)) and np.all(J0[0] == -np.eye(2))
     with pytest.raises(NotImplementedError, match="DoubleIntegrator does not implement rnea"):
         d.rnea(q, v, tau)
+
+
+class WrongShapes(DoubleIntegrator):
+    """A user's slip: da_dq of a 3-DoF system (or a scalar acceleration) for n = 2."""
+
+    def __init__(self, field, value):
+        self.field, self.value = field, value
+
+    def aba(self, q, v, tau):
+        return self.value if self.field == "aba" else tau - self.c * v
+
+    def fd_derivatives(self, q, v, tau, order=1, lam=None):
+        out = DoubleIntegrator.fd_derivatives(self, q, v, tau, order, lam)
+        if self.field != "aba":
+            setattr(out, self.field, self.value)
+        return out
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("da_dq", np.eye(3), r"fd_derivatives: da_dq: expected shape \(8, 2, 2\) \(knots first\); "
+                         r"got \(8, 3, 3\)"),
+    ("da_dtau", None, r"fd_derivatives: returned no da_dtau"),
+    ("a", "fast", r"fd_derivatives: a: expected a float array of shape \(8, 2\); got an "
+                  r"array of <U4"),
+    ("aba", 1.0, r"aba: a: expected shape \(\d+, 2\) \(knots first\); got \(\d+,\)"),
+])
+def test_a_user_system_returning_wrong_shapes_is_named_not_a_crash(field, value, message):
+    """Every array a user's Dynamics returns is checked before it enters compiled code (a
+    (3, 3) da_dq for n = 2 used to write out of bounds and kill the process)."""
+    import ddp
+
+    P = ddp.ShootingProblem(WrongShapes(field, value), np.array([1.0, 0.0, 0.0, 0.0]), 8, 0.1,
+                            ddp.ControlRegularization(2, 1.0), ddp.ControlRegularization(2, 1.0))
+    with pytest.raises(ValueError, match=message):
+        ddp.solve(P, max_iter=3)

@@ -342,6 +342,34 @@ def test_statuses_of_callbacks_and_regularization():
     assert sol.status == "regularization-exhausted" and "not positive definite" in sol.message
 
 
+class _Upright(ddp.ResidualCost):
+    """The pendulum upright and at rest: from exactly hanging the gradient is zero by symmetry,
+    at the cost's maximum in the angle."""
+
+    def __init__(self, weight):
+        super().__init__(nq=1, nv=1, nu=1, weight=weight, nr=3, name="Upright")
+
+    def residual(self, q, dq, v, u):
+        import casadi
+
+        th = q[0] + dq[0]
+        return casadi.vertcat(casadi.sin(th), 1 + casadi.cos(th), v[0])
+
+
+def test_a_stationary_point_that_is_no_minimum_is_a_saddle_status_for_ddp():
+    """Hanging is a maximum of the upright cost: DDP's exact Q_uu says so (it was "converged"
+    at iteration 0); iLQR's Gauss-Newton Q_uu cannot tell; one nudge away, DDP swings up."""
+    run = ddp.Sum([_Upright(1.0), ddp.ControlRegularization(1, 1e-3)])
+    P = ddp.ShootingProblem(dyn.AnalyticalDynamics(robots.load("pendulum")), np.zeros(2), 50,
+                            0.02, run, _Upright(100.0))
+    sol = ddp.solve(P, us=np.zeros((50, 1)), method="ddp")
+    assert sol.status == "converged-saddle" and not sol.converged and sol.iterations == 0
+    assert "not positive definite at knot" in sol.message and sol.cost == pytest.approx(202.0)
+    assert ddp.solve(P, us=np.zeros((50, 1)), method="ilqr").status == "converged"
+    swing = ddp.solve(P, us=np.full((50, 1), 0.1), method="ddp", max_iter=200)
+    assert swing.status == "converged" and swing.cost < 10.0
+
+
 def test_iterations_count_their_backward_passes():
     """An iteration records one backward pass when Q_uu is positive definite at once, and one more
     per increase of the regularization: "shift" tries reg_min, then multiplies by 1.6^2, 1.6^3,

@@ -59,9 +59,12 @@ def test_a_task_is_validated_and_named_by_its_description():
 
 
 def test_the_parts_build_only_the_tasks_asked_for():
-    by_part = parts.tasks(["robustness", "globalization"], ["pendubot", "ur3"], instances=3)
+    by_part = parts.tasks(["robustness", "globalization"], ["pendubot", "ur3"], instances=3,
+                          crocoddyl=False)
     assert {t["problem"] for t in by_part["robustness"]} == {"ur3"}  # pendubot: no family
     assert len(by_part["robustness"]) == 3 * len(parts.COMBOS)
+    with_crocoddyl = parts.tasks(["robustness"], ["ur3"], instances=3, crocoddyl=True)
+    assert len(with_crocoddyl["robustness"]) == 3 * (len(parts.COMBOS) + 1)
     assert parts.tasks(["robustness"], ["pendubot"])["robustness"] == []
     only_ddp = parts.tasks(["globalization"], ["pendulum"], methods=("ddp",))["globalization"]
     assert {t["method"] for t in only_ddp if t["solver"] == "soddp"} == {"ddp"}
@@ -70,8 +73,8 @@ def test_the_parts_build_only_the_tasks_asked_for():
 def test_quick_caps_every_part_at_150_iterations_and_5_instances():
     """``soddp study --quick`` as its --help says: at most 150 iterations in every part (the full
     study: 500 in the backends part, 300 in the others) and 5 random instances per family."""
-    quick = parts.tasks(problems=["ur3"], quick=True)
-    full = parts.tasks(problems=["ur3"])
+    quick = parts.tasks(problems=["ur3"], quick=True, crocoddyl=False)
+    full = parts.tasks(problems=["ur3"], crocoddyl=False)
     for part in parts.PARTS:
         assert {t["max_iter"] for t in quick[part] if t["solver"] == "soddp"} == {150}, part
         assert {t["max_iter"] for t in full[part] if t["solver"] == "soddp"} == {

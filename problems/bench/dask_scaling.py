@@ -102,7 +102,7 @@ def estimate(records, speedup, cores=CORES, instances=FULL_INSTANCES):
 
 
 def run_dask_scaling(log=print):
-    tasks = robustness_tasks(INSTANCES, FAMILIES)
+    tasks = robustness_tasks(INSTANCES, FAMILIES, crocoddyl=False)
     assert len(tasks) == 40
     rows = []
     with tempfile.TemporaryDirectory() as d:

@@ -18,6 +18,7 @@ import sys
 import time
 from contextlib import contextmanager
 
+import numba
 import numpy as np
 
 import ddp
@@ -27,7 +28,7 @@ from ..examples import get
 from ..output import pyplot, save_figure, write_table
 from ..reference import crocoddyl_solvers
 
-PROBLEMS = ("ur3", "hyq", "atlas")
+PROBLEMS = ("ur3", "hyq", "atlas", "hyq-walk", "hyq-trot")
 
 COLUMNS = [("problem", "problem"), ("nv", "nv"), ("T", "T"), ("solver", "solver"),
            ("iterations", "iterations"), ("cost", "final cost"), ("ms_per_iter", "ms / iteration"),
@@ -99,12 +100,13 @@ def run_solver_speed(problems=PROBLEMS, repeats=5, rounds=3, max_iter=300, log=p
 
 
 def _solver_speed(problems, repeats, rounds, max_iter, log, load):
-    rows = []
+    rows, rows_croc = [], []
     for name in problems:
         P = get(name)
         log(f"solver speed: {name} (nv={P.nv}, T={P.T})" + (f", {load} busy processes beside"
                                                             if load else ""))
         croc, ours = _best_rounds(P, repeats, rounds, max_iter, log, shared_machine=load > 0)
+        rows_croc += list(croc.values())
         fddp = croc.get("Crocoddyl FDDP")
         fddp_it = 1e3 * fddp["total_s"] / max(fddp["iterations"], 1) if fddp else None
         fddp_total = 1e3 * fddp["total_s"] if fddp else None
@@ -162,7 +164,9 @@ def _solver_speed(problems, repeats, rounds, max_iter, log, load):
              "tensors, the lam-contracted terms, the expansion of (+)), over DDP's time per "
              "iteration",
              "Crocoddyl: FDDP (multiple shooting) and DDP, both with Gauss-Newton Hessians; "
-             + ("run in the same session" if crocoddyl_solvers.python() else
+             + (f"run in the same session; threads: ours {_threads()}, Crocoddyl "
+                f"{_crocoddyl_threads(rows_croc)} (its ShootingProblem's nthreads)"
+                if crocoddyl_solvers.python() else
                 "not run: set SODDP_CROCODDYL_PYTHON (shared/tools/crocoddyl-reference/setup.sh)")]
     stem = f"solver_speed_load{load}" if load else "solver_speed"
     title = "Solver speed: ours beside Crocoddyl, same problems, same run" + (
@@ -171,6 +175,15 @@ def _solver_speed(problems, repeats, rounds, max_iter, log, load):
     if not load:
         _plot(rows, problems)
     return rows
+
+
+def _threads():
+    return numba.get_num_threads()
+
+
+def _crocoddyl_threads(results):
+    counts = sorted({x.get("nthreads") for x in results if x.get("nthreads")})
+    return "/".join(map(str, counts)) or "?"
 
 
 def _plot(rows, problems):

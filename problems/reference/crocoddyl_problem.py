@@ -181,7 +181,7 @@ def solve(spec, log=print):
                 walls.append(wall)
         out[name] = dict(iterations=solver.iter, cost=solver.cost, converged=bool(converged),
                          total_s=best, median_s=float(np.median(walls)), costs=history,
-                         version=crocoddyl.__version__)
+                         version=crocoddyl.__version__, nthreads=int(problem.nthreads))
         log(f"{name}: converged={converged} iterations={solver.iter} cost={solver.cost:.9g} "
             f"time={best * 1e3:.2f} ms ({best * 1e3 / max(solver.iter, 1):.3f} ms/iteration)")
     return out
