@@ -727,5 +727,27 @@ def bind(cost, nq, nv, nu, model=None, contacts=None):
         if (cost.nq, cost.nv) != (nq, nv):
             raise ValueError(f"{type(cost).__name__}: sized for nq={cost.nq}, nv={cost.nv}; "
                              f"the problem has nq={nq}, nv={nv}")
-        return cost.resized(nu) if cost.nu != nu else cost
+        cost = cost.resized(nu) if cost.nu != nu else cost
+        if not isinstance(cost, BuiltinCost):
+            _check_residual(cost)
+        return cost
+    if not isinstance(cost, Cost):
+        raise TypeError(f"expected a ddp cost (ddp.StateRegularization, ddp.Sum, a "
+                        f"ddp.ResidualCost subclass, ...); got {type(cost).__name__}")
     return cost
+
+
+def _check_residual(cost):
+    """A user's residual evaluated once on symbols: it must build and have ``nr`` entries (a
+    CasADi dimension error at the first solve named nothing)."""
+    name = type(cost).__name__
+    q, dq = cs.SX.sym("q", cost.nq), cs.SX.sym("dq", cost.nv)
+    v, u = cs.SX.sym("v", cost.nv), cs.SX.sym("u", cost.nu)
+    try:
+        r = cs.SX(cost.residual(q, dq, v, u))
+    except Exception as e:
+        raise ValueError(f"{name}.residual(q, dq, v, u) failed on CasADi symbols: "
+                         f"{type(e).__name__}: {e}") from None
+    if r.shape != (cost.nr, 1):
+        raise ValueError(f"{name}.residual: expected a column of nr = {cost.nr} entries; got "
+                         f"shape {r.shape}")

@@ -46,8 +46,9 @@ class ShootingProblem:
 
     def __init__(self, dynamics, x0, horizon: int | None, dt: float, running_cost,
                  terminal_cost, actuation=None, u_min=None, u_max=None, phases=None):
-        self.dynamics = dynamics
+        self.dynamics = _checked_dynamics(dynamics)
         model = dynamics.model
+        given_phases = phases is not None
         if phases is None:
             if horizon is None or isinstance(horizon, bool) or int(horizon) != horizon \
                     or horizon < 1:
@@ -76,14 +77,15 @@ class ShootingProblem:
             if key not in bound:
                 try:
                     bound[key] = _costs.bind(cost, self.nq, self.nv, self.nu, model, contacts)
-                except ValueError as e:
-                    raise ValueError(f"{where}: {e}") from None
+                except (ValueError, TypeError) as e:
+                    raise type(e)(f"{where}: {e}") from None
             return bound[key]
 
         knot_costs, t = [], 0
         for i, p in enumerate(self.phases):
             cs = self.contact_sets[t]
-            knot_costs += [bind(c, cs, f"phases[{i}].cost") for c in p.knot_costs(running_cost)]
+            where = f"phases[{i}].cost" if given_phases else "running_cost"
+            knot_costs += [bind(c, cs, where) for c in p.knot_costs(running_cost)]
             t += p.knots
         self.knot_costs = KnotCosts(knot_costs)
         #: the running cost of the first knot (of every knot without phases)
@@ -91,6 +93,10 @@ class ShootingProblem:
         self.terminal_cost = bind(terminal_cost, None, "terminal_cost")
         self.u_min = self._bound(u_min, -np.inf, "u_min")
         self.u_max = self._bound(u_max, np.inf, "u_max")
+        if np.any(self.u_min > self.u_max):
+            i = int(np.argmax(self.u_min > self.u_max))
+            raise ValueError(f"u_min, u_max: expected u_min <= u_max; control {i} has "
+                             f"{self.u_min[i]:g} > {self.u_max[i]:g}")
         self._closed = None
         self.evaluation = (CompiledEvaluation if dynamics.compiled else ProtocolEvaluation)(self)
 
@@ -136,9 +142,12 @@ class ShootingProblem:
 
     def _check_x(self, x, name):
         x = np.asarray(x, dtype=float)
-        if x.shape != (self.nx,) or not np.all(np.isfinite(x)):
-            raise ValueError(f"{name}: expected {self.nx} finite values (q: {self.nq}, v: "
+        if x.shape != (self.nx,):
+            raise ValueError(f"{name}: expected {self.nx} values (q: {self.nq}, v: "
                              f"{self.nv}); got shape {x.shape}")
+        if not np.all(np.isfinite(x)):
+            i = int(np.argmax(~np.isfinite(x)))
+            raise ValueError(f"{name}: expected finite values; got {x[i]} at index {i}")
         self.dynamics.check_configuration(x[:self.nq], name)
         return x.copy()
 
@@ -316,3 +325,14 @@ class ShootingProblem:
             raise ValueError(f"xs: expected shape ({self.T + 1}, {self.nx}); got {xs.shape}")
         return self.evaluation.derivatives(xs, self.check_controls(us), local)
 
+
+def _checked_dynamics(dynamics):
+    """The problem's dynamics, or TypeError naming what was passed instead."""
+    if isinstance(dynamics, _dyn.RobotModel):
+        raise TypeError("dynamics: expected a Dynamics backend; got a RobotModel (wrap it: "
+                        "dynamics.AnalyticalDynamics(model))")
+    if not isinstance(dynamics, _dyn.Dynamics):
+        raise TypeError(f"dynamics: expected a Dynamics backend (dynamics.AnalyticalDynamics, "
+                        f"CasadiDynamics, FiniteDifferenceDynamics, ContactDynamics or an "
+                        f"EuclideanDynamics subclass); got {type(dynamics).__name__}")
+    return dynamics

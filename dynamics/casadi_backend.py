@@ -40,7 +40,7 @@ import casadi as cs
 import numpy as np
 
 from .inputs import prepare
-from .protocol import RobotConfigurationSpace, _check_order
+from .protocol import RobotConfigurationSpace, _check_order, robot_model
 from .results import FDDerivatives, IDDerivatives
 from .symbolic import SymbolicTree
 
@@ -104,7 +104,7 @@ class CasadiDynamics(RobotConfigurationSpace):
 
     def __init__(self, model, codegen: bool = False, limits: CodegenLimits | None = None,
                  cflags=("-O3",), n_threads: int | None = None, cache_dir=None):
-        self.model = model
+        self.model = robot_model(model, "CasadiDynamics")
         self.nq, self.nv = model.nq, model.nv
         self.codegen = bool(codegen)
         self.limits = limits or CodegenLimits()

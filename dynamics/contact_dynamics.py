@@ -23,7 +23,7 @@ from .inputs import prepare
 from .kernels import compile_notice
 from .kernels import contact as _k
 from .kernels.layout import num_chunks
-from .protocol import RobotConfigurationSpace
+from .protocol import RobotConfigurationSpace, robot_model
 from .results import FDDerivatives
 
 #: what a knot's status says (dynamics.kernels.contact)
@@ -248,7 +248,7 @@ class ContactDynamics(RobotConfigurationSpace):
     compiled = True  # the solver runs it in its compiled passes, as one phase on its contacts
 
     def __init__(self, model, contacts, damping: float = 0.0):
-        self.model = model
+        self.model = robot_model(model, "ContactDynamics")
         self.nq, self.nv = model.nq, model.nv
         self.contacts = _contact_set(model, contacts)
         self.damping = _damping(damping)

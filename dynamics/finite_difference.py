@@ -25,7 +25,7 @@ import numpy as np
 
 from . import algorithms as _alg
 from .inputs import prepare
-from .protocol import RobotConfigurationSpace, _check_order
+from .protocol import RobotConfigurationSpace, _check_order, robot_model
 from .results import FDDerivatives, IDDerivatives
 
 FD1_STEP = 3e-4
@@ -148,7 +148,7 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
 
     def __init__(self, model, method: str = "finite-diff-2", h=None):
         self.method, self.h = _method_and_step(method, h)
-        self.model = model
+        self.model = robot_model(model, "FiniteDifferenceDynamics")
         self.nq, self.nv = model.nq, model.nv
 
     def __repr__(self):

@@ -136,6 +136,7 @@ class RobotModel:
 
     @staticmethod
     def _derive_arrays(pm) -> KernelModel:
+        _check_massless_subtrees(pm)
         nj, nv = int(pm.njoints), int(pm.nv)
         parent = np.full(nj, -1, dtype=np.int64)
         jtype = np.full(nj, -1, dtype=np.int64)
@@ -172,11 +173,16 @@ class RobotModel:
                 pitch[i] = float(S[:3, 0] @ axis[i]) if code == _kin.HEL else 0.0
             elif code == _kin.PRI:
                 axis[i] = S[:3, 0] if fixed_axis is None else fixed_axis
+            if code in (_kin.REV, _kin.RUB, _kin.HEL, _kin.PRI) and not (
+                    np.all(np.isfinite(axis[i])) and np.linalg.norm(axis[i]) > 1e-12):
+                raise ValueError(f"joint {pm.names[i]!r} (index {i}): expected a non-zero axis; "
+                                 f"got {axis[i].tolist()}")
             S_local[jm.idx_v:jm.idx_v + jm.nv] = S.T
             M = pm.jointPlacements[i]
             place_R[i] = M.rotation
             place_p[i] = M.translation
             I = pm.inertias[i]
+            _check_inertia(pm, i, I)
             mass[i] = I.mass
             com[i] = I.lever
             Icom[i] = I.inertia
@@ -326,3 +332,30 @@ class RobotModel:
 def _random_quaternion(rng) -> np.ndarray:
     x = rng.normal(size=4)
     return x / np.linalg.norm(x)
+
+
+def _check_inertia(pm, i, I):
+    """A body's mass and rotational inertia must be physical: ValueError naming it."""
+    where = f"body of joint {pm.names[i]!r} (index {i})"
+    if not np.isfinite(I.mass) or I.mass < 0:
+        raise ValueError(f"{where}: expected a non-negative mass; got {I.mass}")
+    Ic = np.asarray(I.inertia)
+    eig = np.linalg.eigvalsh(0.5 * (Ic + Ic.T)) if np.all(np.isfinite(Ic)) else [np.nan]
+    if not np.all(np.isfinite(eig)) or min(eig) < -1e-9 * max(1.0, max(abs(e) for e in eig)):
+        raise ValueError(f"{where}: expected a positive semi-definite rotational inertia; its "
+                         f"eigenvalues are {np.round(eig, 12).tolist()}")
+
+
+def _check_massless_subtrees(pm):
+    """A joint whose whole subtree carries no mass and no inertia makes the mass matrix
+    singular (forward dynamics NaN): ValueError naming the joint."""
+    heavy = np.zeros(pm.njoints, dtype=bool)
+    for i in range(pm.njoints - 1, 0, -1):
+        I = pm.inertias[i]
+        heavy[i] = heavy[i] or I.mass > 0 or np.any(np.asarray(I.inertia) != 0)
+        heavy[pm.parents[i]] |= heavy[i]
+    light = [pm.names[i] for i in range(1, pm.njoints) if not heavy[i]]
+    if light:
+        raise ValueError(f"joint {light[0]!r}: its subtree has no mass and no inertia, so the "
+                         f"mass matrix is singular ({len(light)} such joints: "
+                         f"{', '.join(light[:8])}{', ...' if len(light) > 8 else ''})")

@@ -109,6 +109,23 @@ class RobotConfigurationSpace:
         return integrate_second_order(self.model, q, w, hessian)
 
 
+def robot_model(model, who: str):
+    """``model`` if it is a RobotModel, else TypeError naming the backend ``who`` and what it
+    got (a robot name, a Pinocchio model, a user system)."""
+    from .model import RobotModel
+
+    if isinstance(model, RobotModel):
+        return model
+    hint = {str: f" (load it: dynamics.robots.load({model!r}))",
+            EuclideanDynamics: " (a user system has its own derivatives: pass it to "
+                               "ShootingProblem directly)"}
+    extra = next((h for t, h in hint.items() if isinstance(model, t)), "")
+    if type(model).__name__ == "Model" and type(model).__module__.startswith("pinocchio"):
+        extra = " (wrap it: dynamics.RobotModel.from_pinocchio(model))"
+    raise TypeError(f"{who}: model: expected a dynamics.RobotModel; got "
+                    f"{type(model).__name__}{extra}")
+
+
 class AnalyticalDynamics(RobotConfigurationSpace):
     """The analytical backend: IDSVA / FDSVA (first order), IDSVA-SO / FDSVA-SO (second order)
     on a :class:`~dynamics.model.RobotModel`, batched and parallel over knots."""
@@ -116,7 +133,7 @@ class AnalyticalDynamics(RobotConfigurationSpace):
     compiled = True
 
     def __init__(self, model):
-        self.model = model
+        self.model = robot_model(model, "AnalyticalDynamics")
         self.nq = model.nq
         self.nv = model.nv
 

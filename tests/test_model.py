@@ -119,3 +119,46 @@ def test_paper_benchmark_models():
     assert c.nv == t.nv == 10
     assert list(t.arrays.parent[1:]) == [k // 2 for k in range(1, 11)]
     assert list(c.arrays.parent[1:]) == list(range(10))
+
+
+def _inertia(mass, rotational):
+    I = pin.Inertia(1.0, np.zeros(3), np.eye(3))  # the constructor checks; the setters do not
+    I.mass, I.inertia = mass, np.asarray(rotational, dtype=float)
+    return I
+
+
+def _one_body(joint, inertia):
+    pm = pin.Model()
+    j = pm.addJoint(0, joint, pin.SE3.Identity(), "j1")
+    pm.appendBodyToJoint(j, inertia, pin.SE3.Identity())
+    return pm
+
+
+@pytest.mark.parametrize("joint, inertia, message", [
+    (pin.JointModelRX(), _inertia(-1.0, np.eye(3)),
+     r"body of joint 'j1' \(index 1\): expected a non-negative mass; got -1.0"),
+    (pin.JointModelRX(), _inertia(1.0, np.diag([1.0, 1.0, -0.5])),
+     r"body of joint 'j1' \(index 1\): expected a positive semi-definite rotational inertia"),
+    (pin.JointModelRevoluteUnaligned(np.zeros(3)), _inertia(1.0, np.eye(3)),
+     r"joint 'j1' \(index 1\): expected a non-zero axis"),
+    (pin.JointModelRX(), _inertia(0.0, np.zeros((3, 3))),
+     r"joint 'j1': its subtree has no mass and no inertia, so the mass matrix is singular"),
+])
+def test_a_physically_invalid_model_is_rejected_at_load(joint, inertia, message):
+    """Negative masses, non-PSD inertias, zero axes and massless subtrees gave NaN or inf at the
+    first solve (example-robot-data's romeo: massless fingers); now the load names them."""
+    with pytest.raises(ValueError, match=message):
+        dyn.RobotModel.from_pinocchio(_one_body(joint, inertia))
+
+
+def test_a_massless_link_with_a_heavy_child_is_fine():
+    """A 2-DoF hip as two joints: the first body has no mass, its child has (example-robot-
+    data's human model)."""
+    pm = pin.Model()
+    j1 = pm.addJoint(0, pin.JointModelRZ(), pin.SE3.Identity(), "hip_z")
+    pm.appendBodyToJoint(j1, _inertia(0.0, np.zeros((3, 3))), pin.SE3.Identity())
+    j2 = pm.addJoint(j1, pin.JointModelRX(), pin.SE3.Identity(), "hip_x")
+    pm.appendBodyToJoint(j2, pin.Inertia(2.0, np.array([0, 0, -0.3]), np.eye(3) * 0.1),
+                         pin.SE3.Identity())
+    m = dyn.RobotModel.from_pinocchio(pm)
+    assert np.all(np.isfinite(dyn.aba(m, np.array([0.1, 0.2]), np.zeros(2), np.zeros(2))))

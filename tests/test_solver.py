@@ -146,7 +146,12 @@ def test_failure_statuses():
     sol = ddp.solve(_ur3_problem(T=10), method="ddp", max_iter=1)
     assert sol.status == "max-iterations" and not sol.converged and sol.iterations == 1
     P = _linear_problem()
-    sol = ddp.solve(_linear_problem(u_min=[1.0, 0.0], u_max=[0.0, 1.0]), method="ilqr")
+    with pytest.raises(ValueError, match=r"u_min, u_max: expected u_min <= u_max; control 0 "
+                                         r"has 1 > 0"):
+        _linear_problem(u_min=[1.0, 0.0], u_max=[0.0, 1.0])
+    bad = _linear_problem(u_min=[0.0, 0.0], u_max=[0.0, 1.0])
+    bad.u_min[0] = 1.0  # bounds changed after construction: a status, not an exception
+    sol = ddp.solve(bad, method="ilqr")
     assert sol.status == "infeasible" and "u_min > u_max for control 0" in sol.message
     sol = ddp.solve(P, method="ddp", c1=10.0)  # no step can decrease 10x more than predicted
     assert sol.status == "line-search-failed"
