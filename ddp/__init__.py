@@ -26,11 +26,12 @@ from .local_model import GAUSS_NEWTON, LocalModel
 from .phases import Phase
 from .problem import ShootingProblem
 from .settings import SolverSettings
-from .solver import STATUSES, Solution, solve, warm_up
+from .solution import Solution, load_solution
+from .solver import STATUSES, solve, warm_up
 
 __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlacement", "FrameTranslation",
            "FrameRotation", "FrameVelocity", "ResidualCost", "CostProgram", "StateRegularization", "Sum",
-           "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution",
+           "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution", "load_solution",
            "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult",
            "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "warm_up", "Phase",
            "CoMPosition", "ContactForce", "FrictionCone", "ForceCost", "QuadraticBarrier"]

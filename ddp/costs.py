@@ -32,6 +32,7 @@ import casadi as cs
 import numpy as np
 
 from dynamics import lie, robots
+from dynamics import protocol as _dyn_protocol
 from dynamics.model import FF, HEL, PRI, REV, SPH, RobotModel
 from dynamics.symbolic import SymbolicTree, frame_velocity, world_placements
 
@@ -245,7 +246,8 @@ def _model_of(dynamics_or_model):
     """The RobotModel behind a backend (or the model itself), None for a vector-space system."""
     if isinstance(dynamics_or_model, RobotModel):
         return dynamics_or_model
-    return dynamics_or_model.model  # the Dynamics protocol declares it (None: a vector space)
+    # the Dynamics protocol declares the model (None: a vector space)
+    return _dyn_protocol.check_dynamics(dynamics_or_model).model
 
 
 class BuiltinCost(ResidualCost):

@@ -86,6 +86,8 @@ class ProtocolEvaluation(Evaluation):
 
     def rollout(self, x0, loop, gaps):
         P = self.problem
+        if getattr(P.dynamics, "rollout_function", None) is not None:  # optional (protocol)
+            return self._rollout_function(x0, loop, gaps)
         integrator = P.integrator
         xs = np.empty((P.T + 1, P.nx))
         un = np.empty_like(loop.us)
@@ -104,6 +106,27 @@ class ProtocolEvaluation(Evaluation):
                 xs[t + 1:] = np.nan
                 un[t + 1:] = np.nan
                 break
+        return xs, un
+
+    def _rollout_function(self, x0, loop, gaps):
+        """The rollout as one call of the dynamics' compiled recurrence (a vector space:
+        (+) is +); NaN from the first state that is not finite, as the loop above."""
+        P = self.problem
+        T, nu, nx = P.T, P.nu, P.nx
+        fn = P.dynamics.rollout_function(T, P.integrator.dt, P.integrator.B, P.u_min, P.u_max)
+        alpha = float(loop.alpha)
+        g = np.zeros((T + 1, nx)) if gaps is None else np.asarray(gaps, dtype=float)
+        k = loop.k if loop.feedback else np.zeros((T, nu))
+        K = (loop.K if loop.feedback else np.zeros((T, nu, nx))).transpose(0, 2, 1)
+        per_knot = np.hstack([loop.us, k, K.reshape(T, nu * nx), loop.xs_ref[:T], g[1:]]).T
+        start = np.asarray(x0, dtype=float) + (alpha - 1) * g[0]
+        X, U = fn(start, per_knot, [alpha, float(loop.feedback)])
+        xs = np.vstack([start, np.asarray(X.full()).T])
+        un = np.asarray(U.full()).T
+        bad = np.flatnonzero(~np.all(np.isfinite(xs), axis=1))
+        if bad.size:
+            xs[bad[0]:] = np.nan
+            un[max(bad[0], 1):] = np.nan
         return xs, un
 
     def rollout_cost(self, x0, loop, gaps):

@@ -46,7 +46,7 @@ class ShootingProblem:
 
     def __init__(self, dynamics, x0, horizon: int | None, dt: float, running_cost,
                  terminal_cost, actuation=None, u_min=None, u_max=None, phases=None):
-        self.dynamics = _checked_dynamics(dynamics)
+        self.dynamics = _dyn.protocol.check_dynamics(dynamics)
         model = dynamics.model
         given_phases = phases is not None
         if phases is None:
@@ -324,15 +324,3 @@ class ShootingProblem:
         if xs.shape != (self.T + 1, self.nx):
             raise ValueError(f"xs: expected shape ({self.T + 1}, {self.nx}); got {xs.shape}")
         return self.evaluation.derivatives(xs, self.check_controls(us), local)
-
-
-def _checked_dynamics(dynamics):
-    """The problem's dynamics, or TypeError naming what was passed instead."""
-    if isinstance(dynamics, _dyn.RobotModel):
-        raise TypeError("dynamics: expected a Dynamics backend; got a RobotModel (wrap it: "
-                        "dynamics.AnalyticalDynamics(model))")
-    if not isinstance(dynamics, _dyn.Dynamics):
-        raise TypeError(f"dynamics: expected a Dynamics backend (dynamics.AnalyticalDynamics, "
-                        f"CasadiDynamics, FiniteDifferenceDynamics, ContactDynamics or an "
-                        f"EuclideanDynamics subclass); got {type(dynamics).__name__}")
-    return dynamics

@@ -22,12 +22,11 @@ Failures are statuses, not exceptions (:data:`STATUSES`).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 import threadpoolctl
 
-from .backward import Policy, backward, gradient_norm
+from .backward import backward, gradient_norm
 from .callbacks import Iteration, IterationTable
 from .evaluation import KnotDerivatives
 from .globalization import STRATEGIES
@@ -38,6 +37,7 @@ from .kernels.records import Regularization, SecondOrderMode
 from .line_search import line_search
 from .local_model import GAUSS_NEWTON, exact_model
 from .settings import DEFAULT_SETTINGS, SolverSettings
+from .solution import Solution
 
 #: what ended a solve
 STATUSES = {
@@ -51,32 +51,6 @@ STATUSES = {
     "infeasible": "the control bounds are empty (u_min > u_max)",
     "stopped-by-callback": "a callback returned True",
 }
-
-
-@dataclass
-class Solution:
-    """The result of :func:`solve`: trajectory, cost, status and the history of iterations.
-    ``policy`` holds the feedback gains (k, K) of the last backward pass about (xs, us) of that
-    iteration (None if no backward pass succeeded)."""
-
-    xs: np.ndarray
-    us: np.ndarray
-    cost: float
-    iterations: int
-    converged: bool
-    status: str
-    message: str = ""
-    history: list = field(default_factory=list)
-    method: str = "ddp"
-    policy: Policy | None = None
-
-    @property
-    def grad_norms(self):
-        return np.array([h.grad_norm for h in self.history])
-
-    @property
-    def costs(self):
-        return np.array([h.cost for h in self.history])
 
 
 def _initial_guess(problem, xs, us):
@@ -238,7 +212,8 @@ class _Run:
 
     def finish(self, status, message) -> Solution:
         sol = Solution(self.xs, self.us, self.cost, self.it, status == "converged", status,
-                       message, self.history, self.s.method, self.policy)
+                       message, self.history, self.s.method, self.policy, self.s,
+                       _description(self.problem))
         if self.table:
             self.table.end(sol)
         return sol
@@ -411,3 +386,10 @@ def _open_gaps(problem, xs, us, gap_tol):
     with np.errstate(all="ignore"):
         f = problem.gaps(xs, us)
     return f if not np.all(np.abs(f) <= gap_tol) else None
+
+
+def _description(problem) -> dict:
+    """What a saved solution says about its problem."""
+    return dict(kind=type(problem).__name__, dynamics=repr(problem.dynamics), T=problem.T,
+                dt=problem.dt, nq=problem.nq, nv=problem.nv, nu=problem.nu,
+                x0=np.asarray(problem.x0).tolist(), info=dict(getattr(problem, "info", {}) or {}))

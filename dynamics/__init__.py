@@ -12,6 +12,7 @@ from .algorithms import (aba, fd_derivatives, fd_second_derivatives, id_derivati
                          id_second_derivatives,
                          inverse_mass_matrix, mass_matrix, rnea)
 from .casadi_backend import CasadiDynamics, CodegenLimitError, CodegenLimits
+from .checks import DerivativeCheck, check_derivatives
 from .contact_dynamics import (ContactDerivatives, ContactDynamics, ContactSecondDerivatives,
                                ImpulseDerivatives, constrained_derivatives, constrained_dynamics,
                                constrained_second_derivatives, impulse_dynamics)
@@ -24,6 +25,7 @@ from .linearization import (EIDAmbDerivatives, Linearization, eidamb, eidamb_der
 from .model import RobotModel
 from .protocol import AnalyticalDynamics, Dynamics, EuclideanDynamics
 from .results import FDDerivatives, IDDerivatives
+from .symbolic_system import SymbolicSystem
 
 __all__ = [
     "RobotModel", "robots", "rnea", "aba", "mass_matrix", "inverse_mass_matrix", "id_derivatives",
@@ -34,5 +36,6 @@ __all__ = [
     "eidamb_derivatives", "EIDAmbDerivatives", "immamb", "set_threads", "threads",
     "Contact3D", "ContactSet", "ContactDynamics", "ContactDerivatives", "constrained_dynamics",
     "constrained_derivatives", "ContactSecondDerivatives", "constrained_second_derivatives",
-    "impulse_dynamics", "ImpulseDerivatives",
+    "impulse_dynamics", "ImpulseDerivatives", "check_derivatives", "DerivativeCheck",
+    "SymbolicSystem",
 ]

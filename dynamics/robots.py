@@ -358,7 +358,7 @@ _VECTOR_SPACES: dict[int, RobotModel] = {}
 
 
 def vector_space(n: int) -> RobotModel:
-    """R^n as a RobotModel: a chain of n massless prismatic joints (``q (+) dq = q + dq``,
+    """R^n as a RobotModel: a chain of n prismatic joints (``q (+) dq = q + dq``,
     ``q1 (-) q0 = q1 - q0``), so that kernels written for robots (the compiled costs and solver
     passes) also serve a user's vector-space system.  Built once per n."""
     if n not in _VECTOR_SPACES:
@@ -368,6 +368,10 @@ def vector_space(n: int) -> RobotModel:
         parent = 0
         for k in range(n):
             parent = pm.addJoint(parent, pin.JointModelPX(), pin.SE3.Identity(), f"x{k}")
+            # a unit point mass: only its kinematics serve, but a model's mass matrix must
+            # not be singular (RobotModel checks)
+            pm.appendBodyToJoint(parent, pin.Inertia(1.0, np.zeros(3), np.eye(3)),
+                                 pin.SE3.Identity())
         pm.gravity.setZero()
         _VECTOR_SPACES[n] = RobotModel(pm, f"R^{n}")
     return _VECTOR_SPACES[n]

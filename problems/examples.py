@@ -13,6 +13,7 @@ atlas              36    mid-air posture change of the free-floating humanoid (b
 hyq-walk           18    HyQ walking on flat ground: contacts, friction cones, impacts
                          (Crocoddyl's ``quadrupedal_gaits`` walking, :mod:`problems.gaits`)
 hyq-trot           18    HyQ trotting, the same formulation
+hyq-jump           18    HyQ jumping 0.3 m sideways: flight phases and a landing impact
 =================  ====  ==================================================================
 
 Every function takes ``backend`` ("analytical", "casadi" or "finite-diff"), the horizon ``T`` and
@@ -253,12 +254,24 @@ def hyq_trot(backend="analytical", dt=1e-2, step_length=0.15, step_height=0.1, s
                  x0)
 
 
+def hyq_jump(backend="analytical", dt=1e-2, jump_height=0.15, jump_length=(0.0, 0.3, 0.0),
+             ground_knots=10, flying_knots=20, x0=None):
+    """HyQ jumping 0.3 m sideways, Crocoddyl's ``quadrupedal_gaits`` jumping (:mod:`problems.
+    gaits`): take-off, 40 knots of flight, a landing impact on all feet."""
+    if backend != "analytical":
+        raise ValueError(f"backend: the gaits need contacts, which the analytical backend has "
+                         f"(got {backend!r})")
+    return hyq_gait("jumping", x0=x0, dt=dt, jump_height=jump_height, jump_length=jump_length,
+                    ground_knots=ground_knots, flying_knots=flying_knots)
+
+
 PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot": pendubot,
-            "ur3": ur3, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot}
+            "ur3": ur3, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot,
+            "hyq-jump": hyq_jump}
 
 
 #: the problems with contacts, which only the analytical backend has
-CONTACT_PROBLEMS = ("hyq-walk", "hyq-trot")
+CONTACT_PROBLEMS = ("hyq-walk", "hyq-trot", "hyq-jump")
 
 
 def backends_of(name: str) -> tuple:

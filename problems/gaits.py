@@ -180,6 +180,62 @@ class QuadrupedGaits:
         return P
 
 
+    def jumping(self, x0=None, jump_height=0.15, jump_length=(0.0, 0.3, 0.0), dt=1e-2,
+                ground_knots=10, flying_knots=20):
+        """One jump, Crocoddyl's ``createJumpingProblem`` (its example's parameters): all feet
+        on the ground for ``ground_knots``, ``flying_knots`` in the air with the centre of mass
+        rising to ``jump_height`` above half of ``jump_length`` (the displacement (x, y, z) of
+        the jump), ``flying_knots`` falling free, the landing impact with the feet at their
+        start displaced by ``jump_length``, then ``ground_knots`` on the ground with the centre
+        of mass displaced as much (the last knot is the terminal one)."""
+        for k, v in (("ground_knots", ground_knots), ("flying_knots", flying_knots)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{k}: expected a positive number of knots; got {v!r}")
+        length = np.asarray(jump_length, dtype=float)
+        if length.shape != (3,) or not np.all(np.isfinite(length)):
+            raise ValueError(f"jump_length: expected a finite (x, y, z) displacement; got "
+                             f"{jump_length!r}")
+        x0 = self.standing if x0 is None else np.asarray(x0, dtype=float)
+        m, pm = self.model, self.model.pin_model
+        data = pm.createData()
+        q0 = x0[:m.nq]
+        pin.framesForwardKinematics(pm, data, q0)
+        feet = [data.oMf[pm.getFrameId(f)].translation.copy() for f in self.feet]
+        for p in feet:
+            p[2] = 0.0
+        com = np.mean(feet, axis=0)
+        com[2] = pin.centerOfMass(pm, data, q0)[2]
+        rise = np.array([length[0] / 2, length[1] / 2, length[2] / 2 + jump_height])
+        all_feet = range(4)
+        landed_com = com + length
+        phases = [
+            ddp.Phase(ground_knots, self._contacts(all_feet), self._support_cost(all_feet),
+                      name="take-off"),
+            ddp.Phase(flying_knots, (), [self._support_cost((), com + rise * (k + 1) /
+                                                            flying_knots)
+                                         for k in range(flying_knots)], name="flying up"),
+            ddp.Phase(flying_knots, (), self._support_cost(()), name="flying down"),
+            ddp.Phase(1, self._contacts(all_feet), ddp.Sum(
+                [ddp.FrameTranslation(m, self.feet[i], feet[i] + length, 1e7) for i in all_feet]
+                + [ddp.StateRegularization(m, self.standing, self.impact_weights)]),
+                impact=True, damping=1e-12, name="landing")
+        ] + ([ddp.Phase(ground_knots - 1, self._contacts(all_feet),
+                        self._support_cost(all_feet, landed_com), name="landed")]
+             if ground_knots > 1 else [])
+        terminal = ddp.Sum([ddp.CoMPosition(m, landed_com, 1e6),
+                            ddp.StateRegularization(m, self.standing, self.state_weights),
+                            self.state_bounds])
+        P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, float(dt), None, terminal,
+                                actuation=np.eye(m.nv)[:, 6:], phases=phases)
+        P.info = dict(robot=m.name, task="jumping: one jump on flat ground (Crocoddyl's "
+                                         "quadrupedal_gaits formulation)", gait="jumping",
+                      jump_height=float(jump_height), jump_length=length.tolist(), dt=float(dt),
+                      ground_knots=int(ground_knots), flying_knots=int(flying_knots))
+        return P
+
+
 def hyq_gait(gait="walking", **options):
-    """HyQ's ``gait`` problem (:meth:`QuadrupedGaits.problem`)."""
-    return QuadrupedGaits(robots.load("hyq")).problem(gait, **options)
+    """HyQ's ``gait`` problem (:meth:`QuadrupedGaits.problem`, or :meth:`QuadrupedGaits.jumping`
+    for "jumping")."""
+    gaits = QuadrupedGaits(robots.load("hyq"))
+    return gaits.jumping(**options) if gait == "jumping" else gaits.problem(gait, **options)

@@ -12,7 +12,6 @@ import pytest
 
 import ddp
 import dynamics as dyn
-from ddp.kernels import passes
 from ddp.local_model import exact_model
 from dynamics import robots
 from helpers import rel_err

@@ -120,3 +120,40 @@ def test_a_user_system_returning_wrong_shapes_is_named_not_a_crash(field, value,
                             ddp.ControlRegularization(2, 1.0), ddp.ControlRegularization(2, 1.0))
     with pytest.raises(ValueError, match=message):
         ddp.solve(P, max_iter=3)
+
+
+class Pendulum(dyn.EuclideanDynamics):
+    """A damped pendulum written by hand: a = tau - sin(q) - 0.1 v, with its second
+    derivatives; ``slip`` puts a wrong sign in d2a_dq2 (what check_derivatives must catch)."""
+
+    nq = nv = 1
+
+    def __init__(self, slip=False):
+        self.slip = slip
+
+    def aba(self, q, v, tau):
+        return tau - np.sin(q) - 0.1 * v
+
+    def fd_derivatives(self, q, v, tau, order=1, lam=None):
+        out = dyn.FDDerivatives(self.aba(q, v, tau), -np.cos(q).reshape(1, 1),
+                                np.array([[-0.1]]), np.eye(1))
+        if order == 2:
+            z = np.zeros((1, 1, 1))
+            out.d2a_dq2 = (1 if not self.slip else -1) * np.sin(q).reshape(1, 1, 1)
+            out.d2a_dv2, out.d2a_dqdv, out.d2a_dtaudq = z, z.copy(), z.copy()
+        return out
+
+
+def test_check_derivatives_passes_right_ones_and_names_a_wrong_one(capsys):
+    q, v, tau = np.array([0.7]), np.array([0.3]), np.array([0.2])
+    assert dyn.check_derivatives(Pendulum(), q, v, tau).ok
+    assert "all within 1e-05" in capsys.readouterr().out
+    bad = dyn.check_derivatives(Pendulum(slip=True), q, v, tau, verbose=False)
+    assert not bad.ok and bad["d2a_dq2"]["relative"] > 1 and bad["da_dq"]["relative"] < 1e-8
+    m = robots.load("hyq")
+    rng = np.random.default_rng(3)
+    x = (m.random_configuration(rng), *rng.normal(size=(2, m.nv)))
+    for backend in (dyn.AnalyticalDynamics(m), dyn.FiniteDifferenceDynamics(m)):
+        assert dyn.check_derivatives(backend, *x, verbose=False).ok, backend
+    with pytest.raises(ValueError, match=r"q: expected 19 finite values \(one point\)"):
+        dyn.check_derivatives(dyn.AnalyticalDynamics(m), np.zeros(18), x[1], x[2])

@@ -415,3 +415,27 @@ def test_the_solution_keeps_a_policy_that_tracks_its_trajectory():
     xs, us = P.closed_loop(p.xs, p.us, np.zeros_like(p.k), p.K, alpha=0.0)
     np.testing.assert_allclose(xs, p.xs, atol=1e-10)
     assert p.control(0, np.zeros(P.ndx), alpha=0.0) == pytest.approx(p.us[0])
+
+
+def test_a_solution_saves_and_loads_back(tmp_path):
+    """Solution.save / ddp.load_solution: the trajectory, the policy (its closed loop gives the
+    same states), the history, the settings and the problem's description, in one .npz."""
+    P = _ur3_problem(T=10)
+    sol = ddp.solve(P, max_iter=20)
+    path = sol.save(tmp_path / "ur3")
+    assert path == tmp_path / "ur3.npz"
+    back = ddp.load_solution(path)
+    np.testing.assert_array_equal(back.xs, sol.xs)
+    np.testing.assert_array_equal(back.us, sol.us)
+    assert (back.cost, back.iterations, back.status, back.method) == (
+        sol.cost, sol.iterations, sol.status, sol.method)
+    assert back.settings == sol.settings
+    np.testing.assert_equal([dataclasses.astuple(h) for h in back.history],  # NaN == NaN here
+                            [dataclasses.astuple(h) for h in sol.history])
+    assert back.problem["T"] == 10 and back.problem["nu"] == P.nu
+    loop = [P.closed_loop(s.policy.xs, s.policy.us, s.policy.k, s.policy.K, 0.5)[0]
+            for s in (sol, back)]
+    np.testing.assert_array_equal(*loop)
+    np.savez(tmp_path / "other.npz", meta=np.array('{"format": 0}'))
+    with pytest.raises(ValueError, match="path: expected a solution file of format 1; got 0"):
+        ddp.load_solution(tmp_path / "other.npz")

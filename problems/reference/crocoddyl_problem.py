@@ -110,10 +110,12 @@ def build(spec):
                                                         knot["restitution"], knot["damping"],
                                                         True)
             return m
-        if not feet:
+        if not feet and not phased:
             dm = crocoddyl.DifferentialActionModelFreeFwdDynamics(state, actuation,
                                                                   costs(cost_items))
-        else:
+        else:  # a flight phase of a gait has no contacts, as in Crocoddyl's gait examples: the
+            # contact dynamics computes every kinematic term (the free one leaves the centre of
+            # mass of the CoM cost stale)
             contacts = crocoddyl.ContactModelMultiple(state, nu)
             for fid, c in feet:
                 contacts.addContact(c["frame"], crocoddyl.ContactModel3D(
@@ -124,7 +126,8 @@ def build(spec):
         return crocoddyl.IntegratedActionModelEuler(dm, dt)
 
     dt, T = spec["dt"], spec["T"]
-    if "knots" in spec:  # a problem made of phases: one action model per knot
+    phased = "knots" in spec
+    if phased:  # a problem made of phases: one action model per knot
         made = {}
         running = []
         for knot in spec["knots"]:
@@ -135,9 +138,10 @@ def build(spec):
     else:
         running = [knot_model(dict(contacts=[], impact=False, damping=0.0), spec["running"],
                               dt)] * T
-    term = crocoddyl.IntegratedActionModelEuler(
-        crocoddyl.DifferentialActionModelFreeFwdDynamics(state, actuation,
-                                                         costs(spec["terminal"])), 0.0)
+    term = (knot_model(dict(contacts=[], impact=False, damping=0.0), spec["terminal"], 0.0)
+            if phased else crocoddyl.IntegratedActionModelEuler(
+                crocoddyl.DifferentialActionModelFreeFwdDynamics(state, actuation,
+                                                                 costs(spec["terminal"])), 0.0))
     return crocoddyl.ShootingProblem(np.array(spec["x0"]), running, term)
 
 
