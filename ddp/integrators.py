@@ -162,6 +162,8 @@ def _returned(method, field, x, shape):
     drop the leading 1), float, C-contiguous.  ValueError naming the method and the field."""
     if x is None:
         raise ValueError(f"{method}: returned no {field}; expected an array of shape {shape}")
+    if np.iscomplexobj(x):
+        raise ValueError(f"{method}: {field}: expected real values; got complex values")
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):

@@ -141,10 +141,7 @@ class ShootingProblem:
         return out
 
     def _check_x(self, x, name):
-        x = np.asarray(x, dtype=float)
-        if x.shape != (self.nx,):
-            raise ValueError(f"{name}: expected {self.nx} values (q: {self.nq}, v: "
-                             f"{self.nv}); got shape {x.shape}")
+        x = _float_array(name, x, (self.nx,), f"(q: {self.nq}, v: {self.nv})")
         if not np.all(np.isfinite(x)):
             i = int(np.argmax(~np.isfinite(x)))
             raise ValueError(f"{name}: expected finite values; got {x[i]} at index {i}")
@@ -154,21 +151,20 @@ class ShootingProblem:
     def check_states(self, xs, name="xs"):
         """xs as a float array (T + 1, nx), checked: shape, finite values and (on a robot) valid
         configurations (unit quaternions)."""
-        xs = np.asarray(xs, dtype=float)
-        if xs.shape != (self.T + 1, self.nx):
-            raise ValueError(f"{name}: expected shape ({self.T + 1}, {self.nx}) (horizon + 1, "
-                             f"nq + nv); got {xs.shape}")
+        xs = _float_array(name, xs, (self.T + 1, self.nx), "(horizon + 1, nq + nv)")
         if not np.all(np.isfinite(xs)):
             raise ValueError(f"{name}: expected finite states")
         self.dynamics.check_configuration(xs[:, :self.nq], name)
         return xs
 
+    def trajectory_arrays(self, xs, us):
+        """(xs, us) as float arrays of shapes (T + 1, nx) and (T, nu), or ValueError naming the
+        one of another shape (non-finite values pass: a diverged trajectory has a NaN cost)."""
+        return (_float_array("xs", xs, (self.T + 1, self.nx), "(horizon + 1, nq + nv)"),
+                self.check_controls(us))
+
     def check_controls(self, us, name="us"):
-        us = np.asarray(us, dtype=float)
-        if us.shape != (self.T, self.nu):
-            raise ValueError(f"{name}: expected shape ({self.T}, {self.nu}) (horizon, nu); got "
-                             f"{us.shape}")
-        return us
+        return _float_array(name, us, (self.T, self.nu), "(horizon, nu)")
 
     def quasi_static(self, xs=None):
         """Controls (T, nu) that hold each state ``xs[t]`` (default: x0 at every knot) at rest,
@@ -300,18 +296,19 @@ class ShootingProblem:
     def cost(self, xs, us) -> float:
         """Total cost: the running costs weighted by dt (1 at an impact) + terminal cost (NaN if
         a state is not finite)."""
+        xs, us = self.trajectory_arrays(xs, us)
         if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(us))):
             return float("nan")
         with np.errstate(all="ignore"):
-            return self.evaluation.cost(np.asarray(xs, dtype=float), np.asarray(us, dtype=float))
+            return self.evaluation.cost(xs, us)
 
     def cost_derivatives(self, xs, us, hessians="exact", forces=None):
         """(running, terminal) :class:`~ddp.costs.CostDerivatives` of every knot (running costs
         weighted by dt, or 1 at an impact, whose u-derivatives are zero).  ``forces``: the
         :data:`~ddp.kernels.records.Forces` of the derivatives at (xs, us), for the costs on
         contact forces."""
-        return self.evaluation.cost_derivatives(np.asarray(xs, dtype=float),
-                                                np.asarray(us, dtype=float), hessians, forces)
+        return self.evaluation.cost_derivatives(*self.trajectory_arrays(xs, us), hessians,
+                                                forces)
 
     def calc_diff(self, xs, us, local: LocalModel = GAUSS_NEWTON) -> KnotDerivatives:
         """Batched derivatives of every knot (:class:`~ddp.evaluation.KnotDerivatives`) for the
@@ -324,3 +321,18 @@ class ShootingProblem:
         if xs.shape != (self.T + 1, self.nx):
             raise ValueError(f"xs: expected shape ({self.T + 1}, {self.nx}); got {xs.shape}")
         return self.evaluation.derivatives(xs, self.check_controls(us), local)
+
+
+def _float_array(name, x, shape, what):
+    """``x`` as a C-contiguous float array of ``shape``, or ValueError naming ``name``, the
+    expected shape (``what`` says what its axes are) and what it got."""
+    if np.iscomplexobj(x):
+        raise ValueError(f"{name}: expected real values; got complex values")
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a float array of shape {shape} {what}; got "
+                         f"{type(x).__name__}") from None
+    if arr.shape != shape:
+        raise ValueError(f"{name}: expected shape {shape} {what}; got {arr.shape}")
+    return np.ascontiguousarray(arr)

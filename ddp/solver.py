@@ -63,9 +63,7 @@ def _initial_guess(problem, xs, us):
             us = np.zeros((problem.T, problem.nu))
     us = problem.check_controls(us).copy()
     if xs is not None:
-        if np.shape(xs) != (problem.T + 1, problem.nx):
-            raise ValueError(f"xs: expected shape ({problem.T + 1}, {problem.nx}); got "
-                             f"{np.shape(xs)}")
+        xs = problem.trajectory_arrays(xs, us)[0]  # shape and dtype named
         if not np.all(np.isfinite(xs)):
             return us, ("diverged", "xs: the initial states are not finite")
     if not np.all(np.isfinite(us)):

@@ -55,6 +55,8 @@ def prepare(model, sizes=None, **arrays) -> Batch:
     for name, x in arrays.items():
         kind = _DIMS.get(name)
         dim, what = (getattr(model, kind), kind) if kind else sizes[name]
+        if np.iscomplexobj(x):
+            raise ValueError(f"{name}: expected real values (floats); got complex values")
         try:
             arr = np.asarray(x, dtype=np.float64)
         except (TypeError, ValueError) as exc:

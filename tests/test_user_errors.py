@@ -52,7 +52,7 @@ def _problem(ur3, **kw):
      r"NameError"),
     ("x0", np.r_[np.nan, np.zeros(11)], ValueError,
      r"x0: expected finite values; got nan at index 0"),
-    ("x0", np.zeros(11), ValueError, r"x0: expected 12 values \(q: 6, v: 6\); got shape \(11,\)"),
+    ("x0", np.zeros(11), ValueError, r"x0: expected shape \(12,\) \(q: 6, v: 6\); got \(11,\)"),
     ("u_max", -1.0, ValueError, r"u_min, u_max: expected u_min <= u_max; control 0 has 0 > -1"),
 ])
 def test_a_wrong_problem_argument_is_named(ur3, field, value, error, message):
