@@ -14,6 +14,7 @@ and the records at their door are in :mod:`.kernels`.
 """
 
 from . import costs, globalization, lqr
+from .animation import animate
 from .backward import Policy
 from .box_qp import BoxQPResult, box_qp
 from .callbacks import Iteration, IterationTable
@@ -31,7 +32,7 @@ from .solver import STATUSES, solve, warm_up
 
 __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlacement", "FrameTranslation",
            "FrameRotation", "FrameVelocity", "ResidualCost", "CostProgram", "StateRegularization", "Sum",
-           "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution", "load_solution",
+           "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution", "load_solution", "animate",
            "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult",
            "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "warm_up", "Phase",
            "CoMPosition", "ContactForce", "FrictionCone", "ForceCost", "QuadraticBarrier"]

@@ -17,7 +17,6 @@ import pinocchio as pin
 import ddp
 
 from .examples import PROBLEMS, backends_of, get
-from .animation import write_animation
 from .output import pyplot, results_dir, save_figure, tight_layout, write_table
 from .reference import crocoddyl_solvers
 from .tasks import SOLVERS, provenance, reportable, run_task, settings_note, task
@@ -53,7 +52,7 @@ def solve_command(name, method, backend, max_iter, plot, log=print, settings=Non
                   animate=False):
     """``soddp solve``: the iteration table, the status, a convergence plot and the trajectory.
     ``settings``: more solver settings by name (e.g. globalization, shooting); ``animate``: also
-    the motion as an HTML animation (:mod:`problems.animation`)."""
+    the motion as an HTML animation (:func:`ddp.animate`)."""
     P, sol, wall = run_one(name, method, backend, max_iter, True, log, settings=settings)
     stem = f"solve_{name}_{method}_{backend}"
     csv_path = results_dir() / f"{stem}_trajectory.csv"
@@ -63,7 +62,7 @@ def solve_command(name, method, backend, max_iter, plot, log=print, settings=Non
     if plot:
         written.append(_plot_trajectory(P, sol, f"{stem}_trajectory.png", name))
     if animate:
-        written.append(write_animation(P, sol.xs, f"{stem}_animation"))
+        written.append(ddp.animate(P, sol, results_dir() / f"{stem}_animation.html"))
     log(f"{sol.status}: cost {sol.cost:.9g}, {sol.iterations} iterations, {wall:.2f} s")
     log("wrote " + ", ".join(str(p) for p in written))
     return sol

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import ddp
 import problems
-from problems import animation, cli, output
+from problems import cli, output
 from problems.bench import backends, derivatives, linearization
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,10 +108,10 @@ def test_animate_writes_one_self_contained_html_file(tmp_path, monkeypatch):
     assert "<script" in html and "meshcat" in html.lower()
     assert not re.search(r"<(script|link)[^>]*(src|href)=", html)
     P = problems.get("hyq-trot")
-    path = animation.write_animation(P, P.rollout(P.quasi_static())[:5], "hyq")
+    path = ddp.animate(P, P.rollout(P.quasi_static())[:5], tmp_path / "hyq")
     assert path == tmp_path / "hyq.html" and path.stat().st_size > len(html) + 500_000
     with pytest.raises(ValueError, match=r"xs: expected shape \(knots, 37\)"):
-        animation.write_animation(P, np.zeros((5, 36)), "bad")
+        ddp.animate(P, np.zeros((5, 36)), tmp_path / "bad")
 
 
 def _chromium():
@@ -128,7 +129,7 @@ def test_the_animation_renders_the_robot_in_a_real_browser(tmp_path, monkeypatch
 
     monkeypatch.setattr(output, "RESULTS", tmp_path)
     P = problems.get("hyq-trot")
-    page = animation.write_animation(P, P.rollout(P.quasi_static())[:10], "hyq")
+    page = ddp.animate(P, P.rollout(P.quasi_static())[:10], tmp_path / "hyq.html")
     shot = tmp_path / "frame.png"
     subprocess.run([_chromium(), "--headless=new", "--no-sandbox", "--disable-gpu",
                     "--use-gl=swiftshader", "--enable-unsafe-swiftshader",

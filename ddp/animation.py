@@ -1,4 +1,5 @@
-"""A solved trajectory as a self-contained HTML animation (``soddp solve PROBLEM --animate``).
+"""A solved trajectory as a self-contained HTML animation: :func:`animate` (and
+``soddp solve PROBLEM --animate``).
 
 The robot's visual meshes (example-robot-data's, from its URDF) are loaded into a meshcat scene
 by Pinocchio's ``MeshcatVisualizer``; every knot becomes one frame of a meshcat animation at the
@@ -18,8 +19,6 @@ import numpy as np
 import pinocchio as pin
 
 from dynamics import robots
-
-from .output import results_dir
 
 
 def _visual_model(model):
@@ -41,11 +40,11 @@ def _visual_model(model):
                                  package_dirs=[str(share), str(Path(model.urdf_path).parent)])
 
 
-def write_animation(problem, xs, name: str, repetitions: int = 0) -> Path:
-    """Write ``<results dir>/<name>.html``: the robot of ``problem`` moving along the states
-    ``xs`` (T + 1, nx), one frame per knot at the problem's time step (an impact knot, which
-    takes no time, shows for one frame too), looping (``repetitions`` = 0) or played that many
-    times.  Returns the path."""
+def animate(problem, trajectory, path, repetitions: int = 0) -> Path:
+    """Write ``path`` (``.html`` appended if missing): the robot of ``problem`` moving along
+    ``trajectory`` (a :class:`~ddp.solution.Solution` or its states xs (knots, nx)), one frame
+    per knot at the problem's time step (an impact knot, which takes no time, shows for one
+    frame too), looping (``repetitions`` = 0) or played that many times.  Returns the path."""
     with warnings.catch_warnings():  # meshcat 0.3 imports pyzmq's deprecated ioloop
         warnings.simplefilter("ignore", DeprecationWarning)
         import meshcat
@@ -56,7 +55,7 @@ def write_animation(problem, xs, name: str, repetitions: int = 0) -> Path:
     model = problem.dynamics.model
     if model is None:
         raise ValueError("problem: its dynamics carry no robot model to animate")
-    xs = np.asarray(xs, dtype=float)
+    xs = np.asarray(getattr(trajectory, "xs", trajectory), dtype=float)
     if xs.ndim != 2 or xs.shape[1] != problem.nx:
         raise ValueError(f"xs: expected shape (knots, {problem.nx}); got {xs.shape}")
     pm = model.pin_model
@@ -91,6 +90,8 @@ def write_animation(problem, xs, name: str, repetitions: int = 0) -> Path:
         if server is not None:
             server.kill()
             server.wait()
-    path = results_dir() / f"{name}.html"
+    path = Path(path)
+    if path.suffix != ".html":
+        path = path.with_name(path.name + ".html")
     path.write_text(html)
     return path
