@@ -355,7 +355,8 @@ def _plot_study(rows, names):
     a2.set_yscale("log")
     for a in (a1, a2):
         a.set_xticks(x)
-        a.set_xticklabels([n.replace("_", "\n") for n in names])
+        a.set_xticklabels([n.replace("_", " ") for n in names], rotation=30, ha="right",
+                          fontsize=8)
         a.grid(True, axis="y", alpha=0.3)
     a1.legend(fontsize=8)
     fig.suptitle("DDP versus iLQR (and DDP with CasADi / finite-difference derivatives)")

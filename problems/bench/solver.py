@@ -188,8 +188,14 @@ def _crocoddyl_threads(results):
 
 def _plot(rows, problems):
     plt = pyplot()
-    fig, axes = plt.subplots(1, len(problems), figsize=(4.2 * len(problems), 4))
-    for ax, name in zip(np.atleast_1d(axes), problems):
+    cols = min(3, len(problems))
+    lines = -(-len(problems) // cols)
+    fig, axes = plt.subplots(lines, cols, figsize=(4.4 * cols, 3.6 * lines + 0.5),
+                             squeeze=False)
+    axes = axes.ravel()
+    for ax in axes[len(problems):]:
+        ax.axis("off")
+    for ax, name in zip(axes, problems):
         sel = [r for r in rows if r["problem"] == name]
         labels = [r["solver"].replace(" 3.2.1", "").replace("Crocoddyl", "Croc.") for r in sel]
         x = np.arange(len(sel))
@@ -209,8 +215,8 @@ def _plot(rows, problems):
         ax.set_ylabel("ms per iteration")
         ax.grid(True, axis="y", alpha=0.3)
     # one legend below the panels, where it hides no bar
-    handles, names = np.atleast_1d(axes)[0].get_legend_handles_labels()
+    handles, names = axes[0].get_legend_handles_labels()
     fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=8)
     fig.suptitle("Solver iteration time by phase, beside Crocoddyl (same run)")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.tight_layout(rect=(0, 0.4 / (3.6 * lines + 0.5), 1, 1))
     save_figure(fig, "solver_speed.png")
