@@ -25,7 +25,9 @@ import numpy as np
 
 from . import algorithms as _alg
 from .inputs import prepare
-from .protocol import RobotConfigurationSpace, _check_order, robot_model
+from .model import RobotModel
+from .protocol import (Dynamics, EuclideanDynamics, RobotConfigurationSpace, _check_order,
+                       robot_model)
 from .results import FDDerivatives, IDDerivatives
 
 FD1_STEP = 3e-4
@@ -144,7 +146,16 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
     differences on the manifold (``method`` "finite-diff-1" or "finite-diff-2", step ``h``; see
     module docstring).  Values and, for "finite-diff-2", first derivatives come from the
     analytical kernels.  Batches are evaluated knot by knot; with ``lam`` the full tensors are
-    contracted over the output index."""
+    contracted over the output index.  Given a user's system on a vector space instead of a
+    RobotModel, it is :class:`SystemFiniteDifferences` of that system."""
+
+    def __new__(cls, model, method: str = "finite-diff-2", h=None):
+        # a user's system on a vector space: its own aba, differentiated
+        if isinstance(model, EuclideanDynamics) or (
+                not isinstance(model, RobotModel) and isinstance(model, Dynamics)
+                and model.model is None):
+            return SystemFiniteDifferences(model, method, h)
+        return super().__new__(cls)
 
     def __init__(self, model, method: str = "finite-diff-2", h=None):
         self.method, self.h = _method_and_step(method, h)
@@ -223,3 +234,115 @@ def _stack(cls, results, b):
 def _first_four(d):
     """(f, df_dq, df_dv, df_dx) of an IDDerivatives / FDDerivatives."""
     return tuple(getattr(d, k) for k in list(type(d).__dataclass_fields__)[:4])
+
+
+class SystemFiniteDifferences(EuclideanDynamics):
+    """:class:`FiniteDifferenceDynamics` of a user's system on a vector space (an
+    :class:`~dynamics.protocol.EuclideanDynamics` subclass or a
+    :class:`~dynamics.symbolic_system.SymbolicSystem`): its ``aba`` with derivatives by central
+    differences, each order from the one below, all perturbed points of a batch in one call of
+    the system's ``aba`` (or ``fd_derivatives``).
+
+    * ``"finite-diff-1"``: first derivatives by central differences of ``aba`` (step ``h``),
+      second derivatives by central differences of those (the same step);
+    * ``"finite-diff-2"``: first derivatives from the system's own ``fd_derivatives`` (exact, if
+      it has them), second derivatives by central differences of them; a system with ``aba``
+      only is differentiated as by finite-diff-1.
+    """
+
+    _BATCHED = ()  # batched through the system's own batched methods
+
+    def __init__(self, system, method: str = "finite-diff-2", h=None):
+        self.method, self.h = _method_and_step(method, h)
+        self.system = system
+        self.nq = self.nv = int(system.nv)
+        self.exact_first = self._exact_first()
+        if not self.exact_first and method in ("finite-diff-2", "fd2") and h is None:
+            self.h = FD1_STEP  # differences of differences: the larger step of finite-diff-1
+
+    def __repr__(self):
+        return f"FiniteDifferenceDynamics({self.system!r}, method={self.method!r}, h={self.h:g})"
+
+    def aba(self, q, v, tau):
+        return self.system.aba(q, v, tau)
+
+    def rnea(self, q, v, a):
+        return self.system.rnea(q, v, a)
+
+    def _points(self, q, v, tau):
+        args = [np.asarray(x, dtype=float) for x in (q, v, tau)]
+        single = args[0].ndim == 1
+        Q, V, X = (np.atleast_2d(x) for x in args)
+        if not (Q.shape == V.shape == X.shape and Q.shape[1] == self.nv):
+            raise ValueError(f"q, v, tau: expected arrays (n,) or (T, n) with n = {self.nv}; "
+                             f"got shapes {[x.shape for x in args]}")
+        return single, Q, V, X
+
+    def _exact_first(self):
+        """Whether the first derivatives come from the system itself (finite-diff-2 and the
+        system has them)."""
+        if self.method != "finite-diff-2" or getattr(self.system, "fd_derivatives", None) is None:
+            return False
+        try:
+            z = np.zeros(self.nv)
+            self.system.fd_derivatives(z, z, z)
+            return True
+        except NotImplementedError:
+            return False
+
+    def _first(self, Q, V, X):
+        """(a, da_dq, da_dv, da_dtau) of a batch (T, n) each."""
+        n, T = self.nv, Q.shape[0]
+        if self.exact_first:
+            d = self.system.fd_derivatives(Q, V, X)
+            return tuple(np.reshape(np.asarray(getattr(d, k), dtype=float), s) for k, s in
+                         (("a", (T, n)), ("da_dq", (T, n, n)), ("da_dv", (T, n, n)),
+                          ("da_dtau", (T, n, n))))
+        h = self.h if self.method == "finite-diff-1" else FD1_STEP
+        a = np.reshape(self.system.aba(Q, V, X), (T, n))
+        return (a, *self._central(lambda q, v, x: np.reshape(self.system.aba(q, v, x), (-1, n)),
+                                  Q, V, X, h, (n,)))
+
+    @staticmethod
+    def _central(f, Q, V, X, h, shape):
+        """Central differences of f (batched, output ``shape`` per point) along each coordinate
+        of q, v and tau: three arrays (T, *shape, n), the last axis the direction; one call."""
+        T, n = Q.shape
+        E = h * np.eye(n)
+        pts = []
+        for which in range(3):
+            for sign in (1.0, -1.0):
+                args = [np.repeat(Y[:, None, :], n, axis=1) for Y in (Q, V, X)]
+                args[which] = args[which] + sign * E[None]
+                pts.append([y.reshape(T * n, n) for y in args])
+        Qs, Vs, Xs = (np.concatenate([p[i] for p in pts]) for i in range(3))
+        out = np.reshape(f(Qs, Vs, Xs), (6, T, n, *shape))
+        return tuple(np.moveaxis((out[2 * w] - out[2 * w + 1]) / (2 * h), 1, -1)
+                     for w in range(3))
+
+    def fd_derivatives(self, q, v, tau, order: int = 1, lam=None):
+        _check_order(order)
+        single, Q, V, X = self._points(q, v, tau)
+        a, da_dq, da_dv, da_dtau = self._first(Q, V, X)
+        d = FDDerivatives(a, da_dq, da_dv, da_dtau)
+        if order == 2:
+            n = self.nv
+
+            def first_derivatives(q_, v_, x_):
+                return np.stack(self._first(q_, v_, x_)[1:], axis=1)  # (m, 3, n, n)
+
+            hq, hv, _ = self._central(first_derivatives, Q, V, X, self.h, (3, n, n))
+            # hq[t, f, i, j, k] = d/dq_k of first derivative f's [i, j]
+            d.d2a_dq2, d.d2a_dtaudq, d.d2a_dv2 = hq[:, 0], hq[:, 2], hv[:, 1]
+            d.d2a_dqdv = hv[:, 0]
+            if lam is not None:
+                L = np.atleast_2d(np.asarray(lam, dtype=float))
+                for k in ("d2a_dq2", "d2a_dv2", "d2a_dqdv", "d2a_dtaudq"):
+                    setattr(d, k, np.einsum("ti,tijk->tjk", L, getattr(d, k)))
+        if single:
+            for k in ("a", "da_dq", "da_dv", "da_dtau", "d2a_dq2", "d2a_dv2", "d2a_dqdv",
+                      "d2a_dtaudq"):
+                x = getattr(d, k)
+                if x is not None:
+                    setattr(d, k, x[0])
+        return d

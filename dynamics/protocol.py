@@ -133,8 +133,8 @@ def robot_model(model, who: str):
     if isinstance(model, RobotModel):
         return model
     hint = {str: f" (load it: dynamics.robots.load({model!r}))",
-            EuclideanDynamics: " (a user system has its own derivatives: pass it to "
-                               "ShootingProblem directly)"}
+            EuclideanDynamics: " (a user system: pass it to ShootingProblem directly, or to "
+                               "FiniteDifferenceDynamics for derivatives of its aba)"}
     extra = next((h for t, h in hint.items() if isinstance(model, t)), "")
     if type(model).__name__ == "Model" and type(model).__module__.startswith("pinocchio"):
         extra = " (wrap it: dynamics.RobotModel.from_pinocchio(model))"

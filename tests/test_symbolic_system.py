@@ -93,3 +93,38 @@ def test_the_swing_up_reaches_the_optimum_of_the_system_written_by_hand():
 def test_a_wrong_forward_model_is_named_at_construction(forward, message):
     with pytest.raises(ValueError, match=message):
         dyn.SymbolicSystem(2, forward)
+
+
+class AbaOnly(dyn.EuclideanDynamics):
+    """A user's system with nothing but its forward dynamics."""
+
+    nq = nv = 2
+
+    def aba(self, q, v, tau):
+        return CP.aba(q, v, tau)
+
+
+@pytest.mark.parametrize("system, method, tol", [
+    (CP, "finite-diff-2", 1e-9),       # central differences of its exact first derivatives
+    (CP, "finite-diff-1", 1e-6),       # of its aba, twice
+    (AbaOnly(), "finite-diff-2", 1e-6),  # no first derivatives of its own: as finite-diff-1
+])
+def test_finite_differences_of_a_user_system(system, method, tol):
+    """FiniteDifferenceDynamics takes a user's system on a vector space: its aba (or its first
+    derivatives) differentiated, every perturbed point of a batch in one call."""
+    fd = dyn.FiniteDifferenceDynamics(system, method)
+    rng = np.random.default_rng(2)
+    Q, V, TAU, LAM = rng.normal(size=(4, 5, 2))
+    got, ref = fd.fd_derivatives(Q, V, TAU, order=2), CP.fd_derivatives(Q, V, TAU, order=2)
+    for f in ("da_dq", "da_dv", "da_dtau", "d2a_dq2", "d2a_dv2", "d2a_dqdv", "d2a_dtaudq"):
+        err = np.abs(getattr(got, f) - getattr(ref, f)).max() / np.abs(getattr(ref, f)).max()
+        assert err < tol, (f, err)
+    one = fd.fd_derivatives(Q[1], V[1], TAU[1], order=2, lam=LAM[1])
+    np.testing.assert_allclose(one.d2a_dq2, np.einsum("i,ijk->jk", LAM[1], ref.d2a_dq2[1]),
+                               atol=100 * tol)
+
+
+def test_ddp_on_finite_differences_of_an_aba_only_system_finds_the_optimum():
+    exact = ddp.solve(_problem(CP), max_iter=300)
+    fd = ddp.solve(_problem(dyn.FiniteDifferenceDynamics(AbaOnly())), max_iter=300)
+    assert fd.status == "converged" and fd.cost == pytest.approx(exact.cost, rel=1e-6)
