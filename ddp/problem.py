@@ -210,10 +210,14 @@ class ShootingProblem:
                 out.setdefault(c.frame, np.full((self.T, 3), np.nan))[k] = lam[:, 3 * i:3 * i + 3]
         return out
 
-    def contact_failure(self, xs, us, status=None) -> str:
-        """Why the contact dynamics failed: a message naming the first knot whose KKT system is
-        singular, from the derivatives' ``status`` (T,) or else found along (xs, us) (the knot
-        before the first non-finite state); '' when none is."""
+    def failure(self, xs, us, status=None) -> str:
+        """Why the dynamics failed along (xs, us): a message naming the first knot whose mass
+        matrix is singular, or else whose KKT system is singular (from the derivatives'
+        ``status`` (T,), or found at the knot before the first non-finite state); '' when none
+        is."""
+        singular = self._singular_mass(xs)
+        if singular:
+            return singular
         if status is None:
             bad = ~np.all(np.isfinite(xs), axis=1)
             if not bad.any() or int(np.argmax(bad)) == 0:
@@ -240,6 +244,24 @@ class ShootingProblem:
         kind = "impact" if self.contacts.kind[t] == IMPACT else "contacts"
         return (f"knot {t} ({kind}: {', '.join(c.frame for c in cs.contacts)}): "
                 f"{STATUS[code]}")
+
+    def _singular_mass(self, xs) -> str:
+        """'knot t: the mass matrix is singular ...' for the first knot (with finite states)
+        where M(q) is not positive definite, on a robot; '' otherwise."""
+        model = self.dynamics.model
+        xs = np.asarray(xs, dtype=float)
+        ok = np.all(np.isfinite(xs), axis=1)
+        if model is None or not ok.any():
+            return ""
+        M = np.atleast_3d(_dyn.mass_matrix(model, xs[ok, :self.nq]))
+        low = np.linalg.eigvalsh(M)[:, 0]
+        scale = np.maximum(np.abs(M).max(axis=(1, 2)), 1e-300)
+        singular = np.flatnonzero(low <= 1e-12 * scale)
+        if singular.size == 0:
+            return ""
+        t = int(np.flatnonzero(ok)[singular[0]])
+        return (f"knot {t}: the mass matrix is singular (smallest eigenvalue "
+                f"{low[singular[0]]:.1e}); a body with no inertia about its joint's axis?")
 
     # ------------------------------------------------------------------ rollouts
     def rollout(self, us, x0=None):

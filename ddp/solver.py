@@ -252,7 +252,7 @@ class _Run:
         if not np.isfinite(self.cost):
             what = "the rollout of the initial controls" if self.gaps is None \
                 else "the initial guess"
-            why = problem.contact_failure(self.xs, us)
+            why = problem.failure(self.xs, us)
             raise _Stop("diverged", f"us: {what} has a non-finite cost"
                         + (f" ({why})" if why else ""))
 
@@ -264,7 +264,7 @@ class _Run:
             d = problem.calc_diff(self.xs, self.us, local)
         t_der = time.perf_counter() - t0
         if not d.all_finite():
-            why = problem.contact_failure(self.xs, self.us, d.step.forces.status)
+            why = problem.failure(self.xs, self.us, d.step.forces.status)
             raise _Stop("diverged", "non-finite derivatives" + (f" ({why})" if why else ""))
         grad = gradient_norm(problem, self.us, d)
         gap = 0.0 if self.gaps is None else float(np.max(np.abs(self.gaps)))

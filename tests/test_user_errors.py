@@ -81,3 +81,20 @@ def test_a_backend_names_what_it_got_instead_of_a_robot_model(backend):
         cls(pin.buildSampleModelManipulator())
     with pytest.raises(TypeError, match=r"ContactDynamics: model: expected a dynamics.RobotModel"):
         dyn.ContactDynamics("hyq", [dyn.Contact3D("lf_foot")])
+
+
+def test_a_singular_mass_matrix_is_a_diverged_status_that_says_so():
+    """A point mass on its revolute joint's axis, without rotational inertia, loads (the
+    subtree has mass) but M = 0: the solve ends 'diverged', naming the knot and the mass
+    matrix, instead of a bare 'non-finite'."""
+    pm = pin.Model()
+    j = pm.addJoint(0, pin.JointModelRX(), pin.SE3.Identity(), "spin")
+    I = pin.Inertia(1.0, np.zeros(3), np.eye(3))
+    I.inertia = np.diag([0.0, 1.0, 1.0])
+    pm.appendBodyToJoint(j, I, pin.SE3.Identity())
+    m = dyn.RobotModel.from_pinocchio(pm, "spinner")
+    c = ddp.ControlRegularization(1, 1.0)
+    P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), np.zeros(2), 5, 0.1, c, c)
+    sol = ddp.solve(P, us=np.ones((5, 1)), max_iter=3)
+    assert sol.status == "diverged", sol.status
+    assert "knot 0: the mass matrix is singular" in sol.message, sol.message
