@@ -162,3 +162,31 @@ def test_a_massless_link_with_a_heavy_child_is_fine():
                          pin.SE3.Identity())
     m = dyn.RobotModel.from_pinocchio(pm)
     assert np.all(np.isfinite(dyn.aba(m, np.array([0.1, 0.2]), np.zeros(2), np.zeros(2))))
+
+
+_URDF = """<robot name="bad">
+  <link name="base"/>
+  <link name="arm">
+    <inertial><origin xyz="0 0 -0.5"/><mass value="{mass}"/>
+      <inertia ixx="{ixx}" iyy="{iyy}" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="shoulder" type="revolute">
+    <parent link="base"/><child link="arm"/><axis xyz="{axis}"/>
+    <limit lower="-3" upper="3" effort="10" velocity="10"/>
+  </joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("mass, ixx, iyy, message", [
+    (-2.0, 0.1, 0.1, r"body of joint 'shoulder' \(index 1\): expected a non-negative mass"),
+    (2.0, -0.3, 0.1, r"body of joint 'shoulder' \(index 1\): expected a positive "
+                     r"semi-definite rotational inertia"),
+])
+def test_an_invalid_urdf_is_rejected_at_load(tmp_path, mass, ixx, iyy, message):
+    path = tmp_path / "bad.urdf"
+    path.write_text(_URDF.format(mass=mass, ixx=ixx, iyy=iyy, axis="1 0 0"))
+    with pytest.raises(ValueError, match=message):
+        robots.load(str(path))
+    good = tmp_path / "good.urdf"
+    good.write_text(_URDF.format(mass=2.0, ixx=0.1, iyy=0.1, axis="1 0 0"))
+    assert robots.load(str(good)).nv == 1
