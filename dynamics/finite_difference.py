@@ -263,6 +263,11 @@ class SystemFiniteDifferences(EuclideanDynamics):
     def __repr__(self):
         return f"FiniteDifferenceDynamics({self.system!r}, method={self.method!r}, h={self.h:g})"
 
+    @property
+    def rollout_function(self):
+        """The system's compiled rollout, if it has one (values are the system's own)."""
+        return getattr(self.system, "rollout_function", None)
+
     def aba(self, q, v, tau):
         return self.system.aba(q, v, tau)
 
