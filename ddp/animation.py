@@ -65,7 +65,7 @@ def animate(problem, trajectory, path, repetitions: int = 0) -> Path:
         viz = MeshcatVisualizer(pm, pin.GeometryModel(), _visual_model(model))
         viz.initViewer(viewer=viewer)
         viz.loadViewerModel(rootNodeName=model.name)
-        if getattr(model, "floating_base", False):  # the ground, at z = 0
+        if model.has_free_flyer:  # the ground, at z = 0
             viewer["ground"].set_object(meshcat.geometry.Box([4.0, 4.0, 0.01]),
                                         meshcat.geometry.MeshLambertMaterial(color=0x9a9a9a))
             viewer["ground"].set_transform(

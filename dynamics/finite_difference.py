@@ -256,7 +256,9 @@ class SystemFiniteDifferences(EuclideanDynamics):
         self.method, self.h = _method_and_step(method, h)
         self.system = system
         self.nq = self.nv = int(system.nv)
-        self.exact_first = self._exact_first()
+        #: whether the first derivatives are the system's own (finite-diff-2, and it has them)
+        self.exact_first = (self.method == "finite-diff-2"
+                            and callable(getattr(system, "fd_derivatives", None)))
         if not self.exact_first and method in ("finite-diff-2", "fd2") and h is None:
             self.h = FD1_STEP  # differences of differences: the larger step of finite-diff-1
 
@@ -282,18 +284,6 @@ class SystemFiniteDifferences(EuclideanDynamics):
             raise ValueError(f"q, v, tau: expected arrays (n,) or (T, n) with n = {self.nv}; "
                              f"got shapes {[x.shape for x in args]}")
         return single, Q, V, X
-
-    def _exact_first(self):
-        """Whether the first derivatives come from the system itself (finite-diff-2 and the
-        system has them)."""
-        if self.method != "finite-diff-2" or getattr(self.system, "fd_derivatives", None) is None:
-            return False
-        try:
-            z = np.zeros(self.nv)
-            self.system.fd_derivatives(z, z, z)
-            return True
-        except NotImplementedError:
-            return False
 
     def _first(self, Q, V, X):
         """(a, da_dq, da_dv, da_dtau) of a batch (T, n) each."""

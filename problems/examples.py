@@ -229,40 +229,40 @@ def atlas(backend="analytical", T=40, dt=0.025, gravity=False, angle=0.0, termin
     return P
 
 
-def _gait(gait, backend, dt, step_length, step_height, step_knots, support_knots, x0):
+def _gait(gait, backend, **options):
+    """The HyQ ``gait`` problem of :mod:`problems.gaits`, Crocoddyl's parameters for the options
+    left None."""
     if backend != "analytical":
         raise ValueError(f"backend: the gaits need contacts, which the analytical backend has "
                          f"(got {backend!r})")
-    return hyq_gait(gait, x0=x0, dt=dt, step_length=step_length, step_height=step_height,
-                    step_knots=step_knots, support_knots=support_knots)
+    return hyq_gait(gait, **{k: v for k, v in options.items() if v is not None})
 
 
-def hyq_walk(backend="analytical", dt=1e-2, step_length=0.25, step_height=0.25, step_knots=25,
-             support_knots=2, x0=None):
+def hyq_walk(backend="analytical", dt=None, step_length=None, step_height=None, step_knots=None,
+             support_knots=None, x0=None):
     """HyQ walking one gait cycle on flat ground, Crocoddyl's ``quadrupedal_gaits`` walking
-    (:mod:`problems.gaits`): 108 knots, four footsteps with impacts at landing; ``x0``: the
-    start (default: standing; the feet's contact points are where it puts them)."""
-    return _gait("walking", backend, dt, step_length, step_height, step_knots, support_knots,
-                 x0)
+    (:mod:`problems.gaits`, its parameters in ``GAITS`` unless given): 108 knots, four
+    footsteps with impacts at landing; ``x0``: the start (default: standing; the feet's
+    contact points are where it puts them)."""
+    return _gait("walking", backend, dt=dt, step_length=step_length, step_height=step_height,
+                 step_knots=step_knots, support_knots=support_knots, x0=x0)
 
 
-def hyq_trot(backend="analytical", dt=1e-2, step_length=0.15, step_height=0.1, step_knots=25,
-             support_knots=2, x0=None):
-    """HyQ trotting one gait cycle (diagonal pairs of feet), Crocoddyl's parameters; ``x0`` as
-    :func:`hyq_walk`'s."""
-    return _gait("trotting", backend, dt, step_length, step_height, step_knots, support_knots,
-                 x0)
+def hyq_trot(backend="analytical", dt=None, step_length=None, step_height=None, step_knots=None,
+             support_knots=None, x0=None):
+    """HyQ trotting one gait cycle (diagonal pairs of feet), Crocoddyl's parameters unless
+    given; ``x0`` as :func:`hyq_walk`'s."""
+    return _gait("trotting", backend, dt=dt, step_length=step_length, step_height=step_height,
+                 step_knots=step_knots, support_knots=support_knots, x0=x0)
 
 
-def hyq_jump(backend="analytical", dt=1e-2, jump_height=0.15, jump_length=(0.0, 0.3, 0.0),
-             ground_knots=10, flying_knots=20, x0=None):
-    """HyQ jumping 0.3 m sideways, Crocoddyl's ``quadrupedal_gaits`` jumping (:mod:`problems.
-    gaits`): take-off, 40 knots of flight, a landing impact on all feet."""
-    if backend != "analytical":
-        raise ValueError(f"backend: the gaits need contacts, which the analytical backend has "
-                         f"(got {backend!r})")
-    return hyq_gait("jumping", x0=x0, dt=dt, jump_height=jump_height, jump_length=jump_length,
-                    ground_knots=ground_knots, flying_knots=flying_knots)
+def hyq_jump(backend="analytical", dt=None, jump_height=None, jump_length=None,
+             ground_knots=None, flying_knots=None, x0=None):
+    """HyQ jumping 0.3 m sideways, Crocoddyl's ``quadrupedal_gaits`` jumping (its parameters,
+    :meth:`problems.gaits.QuadrupedGaits.jumping`, unless given): take-off, 40 knots of flight,
+    a landing impact on all feet."""
+    return _gait("jumping", backend, dt=dt, jump_height=jump_height, jump_length=jump_length,
+                 ground_knots=ground_knots, flying_knots=flying_knots, x0=x0)
 
 
 PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot": pendubot,

@@ -138,6 +138,20 @@ class QuadrupedGaits:
                 ddp.Phase(1, self._contacts(swing), landing, impact=True, damping=1e-12,
                           name=f"land {names}")]
 
+    def _start(self, x0):
+        """(x0, the feet's positions, the centre of mass over them): the start (default:
+        standing), where it puts the feet, and their mean with the height of the centre of
+        mass."""
+        x0 = self.standing if x0 is None else np.asarray(x0, dtype=float)
+        pm = self.model.pin_model
+        data = pm.createData()
+        q0 = x0[:self.model.nq]
+        pin.framesForwardKinematics(pm, data, q0)
+        feet = [data.oMf[pm.getFrameId(f)].translation.copy() for f in self.feet]
+        com = np.mean(feet, axis=0)
+        com[2] = pin.centerOfMass(pm, data, q0)[2]
+        return x0, feet, com
+
     # ------------------------------------------------------------------ gaits
     def problem(self, gait, x0=None, step_length=None, step_height=None, dt=None,
                 step_knots=None, support_knots=None, first_step=True):
@@ -150,18 +164,9 @@ class QuadrupedGaits:
         given = dict(step_length=step_length, step_height=step_height, dt=dt,
                      step_knots=step_knots, support_knots=support_knots)
         p.update({k: v for k, v in given.items() if v is not None})
-        for k in ("step_knots", "support_knots"):
-            v = p[k]
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{k}: expected a positive number of knots; got {v!r}")
-        x0 = self.standing if x0 is None else np.asarray(x0, dtype=float)
-        m, pm = self.model, self.model.pin_model
-        data = pm.createData()
-        q0 = x0[:m.nq]
-        pin.framesForwardKinematics(pm, data, q0)
-        feet_positions = [data.oMf[pm.getFrameId(f)].translation.copy() for f in self.feet]
-        com = np.mean(feet_positions, axis=0)
-        com[2] = pin.centerOfMass(pm, data, q0)[2]
+        _check_knots(step_knots=p["step_knots"], support_knots=p["support_knots"])
+        x0, feet_positions, com = self._start(x0)
+        m = self.model
         phases = [self._support(p["support_knots"])]
         for footstep in _CYCLES[gait]:
             if footstep is None:  # a support phase between the two halves of the cycle
@@ -188,23 +193,15 @@ class QuadrupedGaits:
         the jump), ``flying_knots`` falling free, the landing impact with the feet at their
         start displaced by ``jump_length``, then ``ground_knots`` on the ground with the centre
         of mass displaced as much (the last knot is the terminal one)."""
-        for k, v in (("ground_knots", ground_knots), ("flying_knots", flying_knots)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{k}: expected a positive number of knots; got {v!r}")
+        _check_knots(ground_knots=ground_knots, flying_knots=flying_knots)
         length = np.asarray(jump_length, dtype=float)
         if length.shape != (3,) or not np.all(np.isfinite(length)):
             raise ValueError(f"jump_length: expected a finite (x, y, z) displacement; got "
                              f"{jump_length!r}")
-        x0 = self.standing if x0 is None else np.asarray(x0, dtype=float)
-        m, pm = self.model, self.model.pin_model
-        data = pm.createData()
-        q0 = x0[:m.nq]
-        pin.framesForwardKinematics(pm, data, q0)
-        feet = [data.oMf[pm.getFrameId(f)].translation.copy() for f in self.feet]
-        for p in feet:
+        x0, feet, com = self._start(x0)
+        for p in feet:  # the feet land on the ground (Crocoddyl's jump zeroes their height)
             p[2] = 0.0
-        com = np.mean(feet, axis=0)
-        com[2] = pin.centerOfMass(pm, data, q0)[2]
+        m = self.model
         rise = np.array([length[0] / 2, length[1] / 2, length[2] / 2 + jump_height])
         all_feet = range(4)
         landed_com = com + length
@@ -232,6 +229,13 @@ class QuadrupedGaits:
                       jump_height=float(jump_height), jump_length=length.tolist(), dt=float(dt),
                       ground_knots=int(ground_knots), flying_knots=int(flying_knots))
         return P
+
+
+def _check_knots(**counts):
+    """ValueError naming the first of ``counts`` (name=value) that is not a positive integer."""
+    for k, v in counts.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{k}: expected a positive number of knots; got {v!r}")
 
 
 def hyq_gait(gait="walking", **options):

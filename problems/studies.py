@@ -136,9 +136,8 @@ def _plot_trajectory(P, sol, file_name, name):
     qn, vn, un = cols[:P.nq], cols[P.nq:P.nq + P.nv], cols[P.nq + P.nv:]
     Q, V = sol.xs[:, :P.nq], sol.xs[:, P.nq:]
     model = P.dynamics.model
-    base = bool(model is not None and model.floating_base)
-    contacts = bool(getattr(P, "phases", None)) and any(cs is not None for cs in
-                                                          getattr(P, "contact_sets", []))
+    base = model is not None and model.has_free_flyer
+    contacts = any(cs is not None for cs in P.contact_sets)
     if not base:
         fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
         _labelled_curves(axes[0], t, Q, qn, "configuration q [rad, m]")

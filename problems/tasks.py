@@ -37,6 +37,7 @@ import ddp
 from ddp.settings import METHODS
 
 from .examples import BACKENDS, PROBLEMS, UR3_TARGET_POSITION, get
+from .gaits import GAITS, HYQ_STANDING
 from .reference import crocoddyl_solvers
 
 #: random instances: family -> what is random
@@ -97,12 +98,12 @@ def instance(family: str, seed: int, backend: str = "analytical"):
     if family == "atlas":
         return get("atlas", backend=backend, angle=float(rng.uniform(-0.3, 0.3)))
     if family in ("hyq-walk", "hyq-trot"):
-        default = get(family)
-        x0 = default.x0.copy()
-        joints = slice(7, default.nq)
-        x0[joints] += rng.uniform(-0.05, 0.05, default.nq - 7)
-        step = default.info["step_length"] * float(rng.uniform(0.8, 1.2))
-        return get(family, backend=backend, x0=x0, step_length=step)
+        q0 = HYQ_STANDING.copy()
+        q0[7:] += rng.uniform(-0.05, 0.05, q0.size - 7)  # the joints; the base stays
+        gait = "walking" if family == "hyq-walk" else "trotting"
+        step = GAITS[gait]["step_length"] * float(rng.uniform(0.8, 1.2))
+        return get(family, backend=backend, x0=np.concatenate([q0, np.zeros(q0.size - 1)]),
+                   step_length=step)
     raise ValueError(f"family: expected one of {', '.join(FAMILIES)}; got {family!r}")
 
 

@@ -17,6 +17,7 @@ from dynamics.contact_dynamics import (constrained_derivatives, constrained_dyna
                                        constrained_second_derivatives)
 from dynamics.contacts import Contact3D, ContactSet
 from helpers import random_state, rel_err
+from problems.reference.pinocchio_contacts import point_contacts
 
 FEET = ("lf_foot", "rf_foot", "lh_foot", "rh_foot")
 
@@ -65,16 +66,7 @@ def _pinocchio_values(m, frames, q, v, tau, ref, gains, damping=0.0):
 
 def _pinocchio_derivatives(m, frames, q, v, tau):
     pm = m.pin_model
-    models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
-    for f in frames:
-        fr = pm.frames[pm.getFrameId(f)]
-        cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm, fr.parentJoint,
-                                      fr.placement, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-        models.append(cm)
-        datas.append(cm.createData())
-    data = pm.createData()
-    pin.initConstraintDynamics(pm, data, models, datas)
-    settings = pin.ProximalSettings(1e-14, 0.0, 1)
+    models, datas, data, settings = point_contacts(pm, frames)
     a = pin.constraintDynamics(pm, data, q, v, tau, models, datas, settings)
     d = pin.computeConstraintDynamicsDerivatives(pm, data, models, datas, settings)
     return a, np.array(data.lambda_c), [np.array(x) for x in d]  # copies: views of data
@@ -293,16 +285,7 @@ def test_the_backend_gives_the_second_derivatives_of_a():
 
 def _pinocchio_impulse(m, frames, q, v, r):
     pm = m.pin_model
-    models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
-    for f in frames:
-        fr = pm.frames[pm.getFrameId(f)]
-        cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm, fr.parentJoint,
-                                      fr.placement, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-        models.append(cm)
-        datas.append(cm.createData())
-    data = pm.createData()
-    pin.initConstraintDynamics(pm, data, models, datas)
-    settings = pin.ProximalSettings(1e-14, 0.0, 1)
+    models, datas, data, settings = point_contacts(pm, frames)
     v_plus = np.array(pin.impulseDynamics(pm, data, q, v, models, datas, r, settings))
     imp = np.array(data.impulse_c)
     pin.computeImpulseDynamicsDerivatives(pm, data, models, datas, r, settings)

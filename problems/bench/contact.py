@@ -27,6 +27,7 @@ from dynamics.contacts import Contact3D, ContactSet
 from dynamics.symbolic import SymbolicTree, contact_dynamics
 
 from ..output import write_table
+from ..reference.pinocchio_contacts import point_contacts
 from .timing import random_states, ratio, time_us
 
 #: (robot, feet) of the benchmark
@@ -46,16 +47,7 @@ COLUMNS = [("robot", "robot"), ("nv", "nv"), ("contacts", "contacts"),
 def _pinocchio(m, feet):
     """A function (q, v, tau) -> the derivatives of Pinocchio's constraint dynamics."""
     pm = m.pin_model
-    models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
-    for f in feet:
-        fr = pm.frames[pm.getFrameId(f)]
-        cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm, fr.parentJoint,
-                                      fr.placement, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-        models.append(cm)
-        datas.append(cm.createData())
-    data = pm.createData()
-    pin.initConstraintDynamics(pm, data, models, datas)
-    settings = pin.ProximalSettings(1e-14, 0.0, 1)
+    models, datas, data, settings = point_contacts(pm, feet)
 
     def run(q, v, tau):
         pin.constraintDynamics(pm, data, q, v, tau, models, datas, settings)
