@@ -16,7 +16,7 @@ from .checks import DerivativeCheck, check_derivatives
 from .contact_dynamics import (ContactDerivatives, ContactDynamics, ContactSecondDerivatives,
                                ImpulseDerivatives, constrained_derivatives, constrained_dynamics,
                                constrained_second_derivatives, impulse_dynamics)
-from .contacts import Contact3D, ContactSet
+from .contacts import Contact3D, Contact6D, ContactSet
 from .finite_difference import FiniteDifferenceDynamics
 from .kernels.threads import available as threads, set_threads
 from .lie import IntegrateExpansion
@@ -34,7 +34,8 @@ __all__ = [
     "EuclideanDynamics", "CasadiDynamics", "CodegenLimits", "CodegenLimitError",
     "FiniteDifferenceDynamics", "IntegrateExpansion", "linearize", "Linearization", "eidamb",
     "eidamb_derivatives", "EIDAmbDerivatives", "immamb", "set_threads", "threads",
-    "Contact3D", "ContactSet", "ContactDynamics", "ContactDerivatives", "constrained_dynamics",
+    "Contact3D", "Contact6D", "ContactSet", "ContactDynamics", "ContactDerivatives",
+    "constrained_dynamics",
     "constrained_derivatives", "ContactSecondDerivatives", "constrained_second_derivatives",
     "impulse_dynamics", "ImpulseDerivatives", "check_derivatives", "DerivativeCheck",
     "SymbolicSystem",

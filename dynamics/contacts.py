@@ -7,6 +7,14 @@ them.
   ``gamma = Jdot v + Kp (p - reference) + Kd J v`` (the classical acceleration's drift plus
   Baumgarte stabilization with the gains ``(Kp, Kd)``).  Its force lambda (3,) is in the world's
   axes, applied at p.
+* :class:`Contact6D`: a flat foot (Crocoddyl's ``ContactModel6D`` with ``LOCAL_WORLD_ALIGNED``):
+  the frame neither translates nor turns, ``J a + gamma = 0`` with J the 6 x nv Jacobian of its
+  velocity (origin's velocity, angular velocity) in the world's axes and gamma the drift of its
+  spatial acceleration, rotated to the world's axes, plus ``Kd J v``: on the linear rows
+  ``p'' - omega x p'`` (not the classical ``p''``), as Crocoddyl and Pinocchio's ``CONTACT_6D``
+  define it.  Its force lambda (6,) is the wrench (force, then torque about the frame's origin)
+  in the world's axes.  The position gain Kp, Crocoddyl's ``log6`` term, is not supported: it
+  must be 0, as in Crocoddyl's biped examples, which use (0, 30).
 
 The constrained forward dynamics solve the KKT system::
 
@@ -18,7 +26,7 @@ data, tau, J, gamma)``, Crocoddyl's ``DifferentialActionModelContactFwdDynamics`
 
 An impact on the same contacts (Pinocchio's ``impulseDynamics``, Crocoddyl's
 ``ActionModelImpulseFwdDynamics``) maps the velocity v before it to v+ after it, with the
-impulses imp (3 per point contact, world axes)::
+impulses imp (3 per point contact, 6 per flat foot, world axes)::
 
     M (v+ - v) = J^T imp,      J v+ = -r J v      (restitution r, 0 by default)
 
@@ -34,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 #: contact kinds (the first int of a contact in the packed arrays)
-POINT = 3
+POINT, SURFACE = 3, 6
 
 
 def _finite(name, value, shape, expected):
@@ -72,14 +80,62 @@ class Contact3D:
         return 3
 
 
+def _placement(name, value):
+    """(R (3, 3), p (3,)) of an SE(3) given as a pinocchio.SE3, a 4 x 4 homogeneous matrix or
+    None (the identity); ValueError unless R is a rotation."""
+    if value is None:
+        return np.eye(3), np.zeros(3)
+    if hasattr(value, "rotation") and hasattr(value, "translation"):
+        value = value.homogeneous
+    expected = "an SE(3) placement: a pinocchio.SE3 or a 4 x 4 homogeneous matrix"
+    H = _finite(name, value, (4, 4), expected)
+    R, p = H[:3, :3], H[:3, 3]
+    if (np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or abs(np.linalg.det(R) - 1.0) > 1e-9
+            or np.abs(H[3] - [0, 0, 0, 1]).max() > 0):
+        raise ValueError(f"{name}: expected {expected} (a rotation block with R^T R = I, "
+                         f"det R = 1, and a last row 0 0 0 1); got {value!r}")
+    return R.copy(), p.copy()
+
+
+@dataclass(frozen=True)
+class Contact6D:
+    """A flat-foot contact on the frame ``frame`` (module docstring): ``reference`` is the
+    world placement it is held at (a pinocchio.SE3 or a 4 x 4 matrix, None: the identity; kept
+    for the costs and for a position gain); ``gains`` = (Kp, Kd) with Kp = 0."""
+
+    frame: str
+    reference: object = None
+    gains: tuple = (0.0, 0.0)
+
+    def __post_init__(self):
+        R, p = _placement("reference", self.reference)
+        H = np.eye(4)
+        H[:3, :3], H[:3, 3] = R, p
+        object.__setattr__(self, "reference", tuple(map(tuple, H)))
+        kp, kd = _gains(self.gains)
+        if kp != 0.0:
+            raise ValueError(f"gains: a Contact6D takes (Kp, Kd) with Kp = 0 (its position "
+                             f"term, Crocoddyl's log6, is not supported); got {self.gains!r}")
+        object.__setattr__(self, "gains", (kp, kd))
+
+    @property
+    def size(self) -> int:
+        return 6
+
+    @property
+    def placement(self) -> np.ndarray:
+        """The reference placement as a 4 x 4 homogeneous matrix."""
+        return np.array(self.reference)
+
+
 class ContactSet:
     """Contacts bound to a :class:`~dynamics.model.RobotModel`: each frame found (ValueError
     naming the contact and the frames, with close matches), none on the universe, and packed
     for the kernels.
 
     ``ints``  = [K, then per contact: kind, joint, first row of its force in lam]
-    ``floats`` = per contact: the frame's placement in its joint (R 9, p 3), the reference (3),
-    Kp, Kd (17 floats)
+    ``floats`` = per contact: the frame's placement in its joint (R 9, p 3), the reference
+    position (3), Kp, Kd (17 floats)
     ``size``: the number of force components (rows of J)."""
 
     INTS, FLOATS = 3, 17
@@ -89,14 +145,17 @@ class ContactSet:
         self.model, self.contacts = model, contacts
         ints, floats, row = [len(contacts)], [], 0
         for k, c in enumerate(contacts):
-            if not isinstance(c, Contact3D):
-                raise ValueError(f"contacts[{k}]: expected a dynamics.Contact3D; got {c!r}")
+            if not isinstance(c, (Contact3D, Contact6D)):
+                raise ValueError(f"contacts[{k}]: expected a dynamics.Contact3D or "
+                                 f"dynamics.Contact6D; got {c!r}")
             joint, R, p = model.frame(c.frame, f"contacts[{k}].frame")
             if joint == 0:
                 raise ValueError(f"contacts[{k}].frame: {c.frame!r} is attached to the universe "
                                  f"(joint 0), which does not move: nothing to constrain")
-            ints += [POINT, joint, row]
-            floats += [*R.ravel(), *p, *c.reference, *c.gains]
+            point = isinstance(c, Contact3D)
+            ints += [POINT if point else SURFACE, joint, row]
+            ref = c.reference if point else c.placement[:3, 3]
+            floats += [*R.ravel(), *p, *ref, *c.gains]
             row += c.size
         self.size = row
         self.ints = np.array(ints, dtype=np.int64)

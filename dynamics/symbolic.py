@@ -246,31 +246,57 @@ class SymbolicTree:
         return cs.vertcat(*qdd)
 
 
-def point_contact_kinematics(tree, X, v, joint, fR, fp):
-    """(p, v_p): the world position (3 x 1) of the origin of the frame ``jMf = (fR, fp)`` on
-    ``joint`` and its velocity in the world's axes, for the placements X and the velocity v."""
+def contact_specs(model, contacts):
+    """(joint, fR, fp, reference position, Kp, Kd, surface) of each of ``contacts``
+    (:class:`~dynamics.contacts.Contact3D` or :class:`~dynamics.contacts.Contact6D`): the specs
+    that :func:`contact_dynamics` and :func:`impulse_dynamics` take."""
+    out = []
+    for c in contacts:
+        surface = c.size == 6
+        ref = np.array(c.reference)[:3, 3] if surface else np.array(c.reference)
+        out.append((*model.frame(c.frame), ref, *c.gains, surface))
+    return out
+
+
+def contact_velocity(tree, X, d, v, joint, fR, fp, surface=False):
+    """(p, u, drift) of the frame ``jMf = (fR, fp)`` on ``joint``: the world position of its
+    origin, the velocity its contact constrains in the world's axes (the origin's, 3 x 1; for a
+    ``surface`` contact the origin's and the angular one, 6 x 1) and that velocity's drift
+    along the innermost perturbation ``d`` of X: the classical acceleration for a point, the
+    local spatial acceleration rotated to the world's axes for a surface (Crocoddyl's
+    ``ContactModel3D`` / ``ContactModel6D`` with ``LOCAL_WORLD_ALIGNED``); None if d is None."""
     oM = world_placements(tree, X)[joint]
     R, p = _compose(oM, (cs.DM(fR), cs.DM(fp)))
     vf = frame_velocity(tree, X, v, joint, fR, fp)
-    return p, cs.mtimes(R, vf[:3])
+    if not surface:
+        u = cs.mtimes(R, vf[:3])
+        return p, u, None if d is None else cs.mtimes(cs.jacobian(u, d), v)
+    u = cs.vertcat(cs.mtimes(R, vf[:3]), cs.mtimes(R, vf[3:]))
+    if d is None:
+        return p, u, None
+    dvf = cs.mtimes(cs.jacobian(vf, d), v)
+    return p, u, cs.vertcat(cs.mtimes(R, dvf[:3]), cs.mtimes(R, dvf[3:]))
 
 
 def contact_dynamics(tree, X, d, v, tau, contacts):
     """(a, lam): the KKT contact dynamics of :mod:`dynamics.contacts` in SX, for placements X
     built with the innermost perturbation ``d`` (the drift's Lie derivative is taken along it,
     so ``d`` must be the last perturbation of X and be evaluated at 0).  ``contacts``: (joint,
-    fR, fp, reference, Kp, Kd) of each point contact.  The solves are unpivoted L D L^T
-    factorizations written out in scalar operations (:func:`spd_solve`)."""
+    fR, fp, reference, Kp, Kd, surface) of each contact (``surface``: a flat foot, else a point).
+    The solves are unpivoted L D L^T factorizations written out in scalar operations
+    (:func:`spd_solve`)."""
     n = tree.model.nv
     a_sym = cs.SX.sym("a_kkt", n)
     M = cs.jacobian(tree.rnea(X, v, a_sym), a_sym)
     b = tree.rnea(X, v, cs.SX.zeros(n, 1))
     J, gamma = [], []
-    for joint, fR, fp, ref, kp, kd in contacts:
-        p, vp = point_contact_kinematics(tree, X, v, joint, fR, fp)
-        J.append(cs.jacobian(vp, v))
-        drift = cs.mtimes(cs.jacobian(vp, d), v)
-        gamma.append(drift + kp * (p - cs.DM(ref)) + kd * vp)
+    for joint, fR, fp, ref, kp, kd, surface in contacts:
+        p, u, drift = contact_velocity(tree, X, d, v, joint, fR, fp, surface)
+        J.append(cs.jacobian(u, v))
+        g = drift + kd * u
+        if not surface:
+            g = g + kp * (p - cs.DM(ref))
+        gamma.append(g)
     J, gamma = cs.vertcat(*J), cs.vertcat(*gamma)
     sol = spd_solve(M, cs.horzcat(tau - b, J.T))
     a_free, Y = sol[:, 0], sol[:, 1:]
@@ -280,12 +306,13 @@ def contact_dynamics(tree, X, d, v, tau, contacts):
 
 def impulse_dynamics(tree, X, v, contacts, restitution=0.0):
     """(v+, imp): the impact map of :mod:`dynamics.contacts` in SX for the placements X and the
-    velocity v before the impact; ``contacts``: (joint, fR, fp) of each point contact."""
+    velocity v before the impact; ``contacts``: the specs of :func:`contact_specs` (gains
+    unused)."""
     n = tree.model.nv
     a_sym = cs.SX.sym("a_imp", n)
     M = cs.jacobian(tree.rnea(X, cs.SX.zeros(n, 1), a_sym), a_sym)
-    J = cs.vertcat(*[cs.jacobian(point_contact_kinematics(tree, X, v, joint, fR, fp)[1], v)
-                     for joint, fR, fp in contacts])
+    J = cs.vertcat(*[cs.jacobian(contact_velocity(tree, X, None, v, joint, fR, fp, s)[1], v)
+                     for joint, fR, fp, *_, s in contacts])
     Y = spd_solve(M, J.T)
     imp = spd_solve(cs.mtimes(J, Y), -(1 + restitution) * cs.mtimes(J, v))
     return v + cs.mtimes(Y, imp), imp

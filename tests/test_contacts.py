@@ -15,9 +15,9 @@ import dynamics as dyn
 from dynamics import robots
 from dynamics.contact_dynamics import (constrained_derivatives, constrained_dynamics,
                                        constrained_second_derivatives)
-from dynamics.contacts import Contact3D, ContactSet
+from dynamics.contacts import Contact3D, Contact6D, ContactSet
 from helpers import random_state, rel_err
-from problems.reference.pinocchio_contacts import point_contacts
+from problems.reference.pinocchio_contacts import rigid_contacts
 
 FEET = ("lf_foot", "rf_foot", "lh_foot", "rh_foot")
 
@@ -64,9 +64,9 @@ def _pinocchio_values(m, frames, q, v, tau, ref, gains, damping=0.0):
     return a, np.array(data.lambda_c)
 
 
-def _pinocchio_derivatives(m, frames, q, v, tau):
+def _pinocchio_derivatives(m, frames, q, v, tau, surfaces=()):
     pm = m.pin_model
-    models, datas, data, settings = point_contacts(pm, frames)
+    models, datas, data, settings = rigid_contacts(pm, frames, surfaces)
     a = pin.constraintDynamics(pm, data, q, v, tau, models, datas, settings)
     d = pin.computeConstraintDynamicsDerivatives(pm, data, models, datas, settings)
     return a, np.array(data.lambda_c), [np.array(x) for x in d]  # copies: views of data
@@ -187,17 +187,14 @@ def _casadi_second_derivatives(m, cs_):
     Lie derivatives in q taken along the placements' perturbations (dynamics.symbolic)."""
     import casadi
 
-    from dynamics.symbolic import SymbolicTree, contact_dynamics
+    from dynamics.symbolic import SymbolicTree, contact_dynamics, contact_specs
 
     tree = SymbolicTree(m)
     n = m.nv
     q, v, tau = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n), casadi.SX.sym("tau", n)
     g, e, d = (casadi.SX.sym(x, n) for x in ("g", "e", "d"))
     X = tree.placements(q, g, e, more=(d,))
-    specs = []
-    for c in cs_.contacts:
-        joint, R, p = m.frame(c.frame)
-        specs.append((joint, R, p, c.reference, *c.gains))
+    specs = contact_specs(m, cs_.contacts)
     a, lam = contact_dynamics(tree, X, d, v, tau, specs)
     w = casadi.vertcat(a, lam)
     mu = casadi.SX.sym("mu", w.shape[0])
@@ -283,9 +280,9 @@ def test_the_backend_gives_the_second_derivatives_of_a():
         constrained_second_derivatives(m, backend.contacts, q, v, tau, np.zeros(m.nv))
 
 
-def _pinocchio_impulse(m, frames, q, v, r):
+def _pinocchio_impulse(m, frames, q, v, r, surfaces=()):
     pm = m.pin_model
-    models, datas, data, settings = point_contacts(pm, frames)
+    models, datas, data, settings = rigid_contacts(pm, frames, surfaces)
     v_plus = np.array(pin.impulseDynamics(pm, data, q, v, models, datas, r, settings))
     imp = np.array(data.impulse_c)
     pin.computeImpulseDynamicsDerivatives(pm, data, models, datas, r, settings)
@@ -319,7 +316,7 @@ def test_impact_second_derivatives_equal_casadi_ad(name):
     CasADi's AD of the impact map written in SX; the (v, v) block is zero."""
     import casadi
 
-    from dynamics.symbolic import SymbolicTree, impulse_dynamics
+    from dynamics.symbolic import SymbolicTree, contact_specs, impulse_dynamics
 
     m, frames = _case(name)
     cs_ = ContactSet(m, [Contact3D(f) for f in frames])
@@ -328,7 +325,7 @@ def test_impact_second_derivatives_equal_casadi_ad(name):
     q, v = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n)
     g, e = casadi.SX.sym("g", n), casadi.SX.sym("e", n)
     X = tree.placements(q, g, e)
-    specs = [m.frame(f) for f in frames]
+    specs = contact_specs(m, cs_.contacts)
     v_plus, imp = impulse_dynamics(tree, X, v, specs, r)
     w = casadi.vertcat(v_plus, imp)
     mu = casadi.SX.sym("mu", w.shape[0])
@@ -347,3 +344,138 @@ def test_impact_second_derivatives_equal_casadi_ad(name):
         assert rel_err(d.d2_dqdv, hqv) < 1e-11, (name, rel_err(d.d2_dqdv, hqv))
         full = dyn.impulse_dynamics(m, cs_, qn, vn, restitution=r, order=2)
         assert rel_err(np.einsum("i,ijk->jk", mun, full.d2_dq2), d.d2_dq2) < 1e-12
+
+
+# ---------------------------------------------------------------------------------- flat feet
+#: flat-foot cases: (robot, frames, kinds), kind "6" a Contact6D and "3" a Contact3D
+SURFACES = {"atlas-6d": ("atlas", ("l_foot", "r_foot"), "66"),
+            "talos-6d": ("talos", ("left_sole_link", "right_sole_link"), "66"),
+            "talos-mixed": ("talos", ("left_sole_link", "right_sole_link"), "63"),
+            "hyq-6d": ("hyq", FEET[:2], "66"), "tree-0-6d": ("tree", 0, "633"),
+            "tree-3-6d": ("tree", 3, "633")}
+
+
+def _surface_case(name, kd=0.0):
+    """(model, contacts, the frames of the flat ones) of a flat-foot case, Kd = ``kd``."""
+    robot, frames, kinds = SURFACES[name]
+    m, frames = _tree(frames) if robot == "tree" else (robots.load(robot), list(frames))
+    contacts = [Contact6D(f, gains=(0.0, kd)) if k == "6" else Contact3D(f, gains=(0.0, kd))
+                for f, k in zip(frames, kinds)]
+    return m, contacts, [f for f, k in zip(frames, kinds) if k == "6"]
+
+
+@pytest.mark.parametrize("name", ["atlas-6d", "talos-6d", "talos-mixed", "hyq-6d"])
+def test_flat_feet_equal_pinocchios_contact_6d(name):
+    """Contact6D against Pinocchio's CONTACT_6D (LOCAL_WORLD_ALIGNED): the spatial, not
+    classical, acceleration on the linear rows, the wrench in the world's axes; values and first
+    derivatives of the contact dynamics and of the impact map."""
+    m, contacts, surfaces = _surface_case(name)
+    frames = [c.frame for c in contacts]
+    for seed in (1, 2):
+        q, v, _, tau = random_state(m, seed)
+        d = constrained_derivatives(m, contacts, q, v, tau)
+        a_p, lam_p, ref = _pinocchio_derivatives(m, frames, q, v, tau, surfaces)
+        assert d.status == 0 and d.lam.shape == (3 * len(contacts) + 3 * len(surfaces),)
+        assert rel_err(d.a, a_p) < 1e-10 and rel_err(d.lam, lam_p) < 1e-10, (name, seed)
+        for got, want, what in zip((d.da_dq, d.da_dv, d.da_dtau, d.dlam_dq, d.dlam_dv,
+                                    d.dlam_dtau), ref, ("da_dq", "da_dv", "da_dtau", "dlam_dq",
+                                                        "dlam_dv", "dlam_dtau")):
+            # HyQ's 3-DoF legs make a 6D foot contact ill-conditioned: 2e-10 there
+            assert rel_err(got, want) < 3e-10, (name, seed, what, rel_err(got, want))
+        imp = dyn.impulse_dynamics(m, contacts, q, v, restitution=0.3, order=1)
+        v_plus, impulse, (dvq, dvv, diq, div) = _pinocchio_impulse(m, frames, q, v, 0.3,
+                                                                   surfaces)
+        for got, want, what in ((imp.v_plus, v_plus, "v+"), (imp.impulse, impulse, "impulse"),
+                                (imp.dv_dq, dvq, "dv_dq"), (imp.dv_dv - np.eye(m.nv), dvv,
+                                                            "dv_dv"),
+                                (imp.dimpulse_dq, diq, "dimp_dq"), (imp.dimpulse_dv, div,
+                                                                    "dimp_dv")):
+            assert rel_err(got, want) < 3e-10, (name, seed, what, rel_err(got, want))
+
+
+@pytest.mark.parametrize("name", ["hyq-6d", "tree-0-6d", "tree-3-6d"])
+def test_flat_feet_second_derivatives_equal_casadi_ad(name):
+    """Flat feet (with point contacts beside them on the random trees, whose joints include
+    every type), with a damping gain Kd: values, first and contracted second derivatives of
+    (a, lam) against CasADi's AD of the KKT system in SX (the drift there is the Lie derivative
+    of the frame's local velocity, rotated to the world's axes), and of the impact map."""
+    import casadi
+
+    from dynamics.symbolic import SymbolicTree, contact_specs, impulse_dynamics
+
+    m, contacts, _ = _surface_case(name, kd=2.0)
+    cs_ = ContactSet(m, contacts)
+    ref = _casadi_second_derivatives(m, cs_)
+    for seed in (3, 4):
+        q, v, _, tau = random_state(m, seed)
+        mu = np.random.default_rng(seed).normal(size=m.nv + cs_.size)
+        w, jq, jv, jt, hqq, hvv, hqv, hqt = ref(q, v, tau, mu)
+        d = constrained_second_derivatives(m, cs_, q, v, tau, mu)
+        assert d.status == 0
+        assert rel_err(np.concatenate([d.a, d.lam]), w.ravel()) < 1e-11
+        for got, want, what in ((np.vstack([d.da_dq, d.dlam_dq]), jq, "q"),
+                                (np.vstack([d.da_dv, d.dlam_dv]), jv, "v"),
+                                (np.vstack([d.da_dtau, d.dlam_dtau]), jt, "tau"),
+                                (d.d2_dq2, hqq, "qq"), (d.d2_dv2, hvv, "vv"),
+                                (d.d2_dqdv, hqv, "qv"), (d.d2_dtaudq, hqt.T, "tau q")):
+            assert rel_err(got, want) < 1e-11, (name, seed, what, rel_err(got, want))
+    tree = SymbolicTree(m)
+    n, r = m.nv, 0.3
+    qs, vs = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n)
+    g, e = casadi.SX.sym("g", n), casadi.SX.sym("e", n)
+    wi = casadi.vertcat(*impulse_dynamics(tree, tree.placements(qs, g, e), vs,
+                                          contact_specs(m, contacts), r))
+    mus = casadi.SX.sym("mu", wi.shape[0])
+    ge = casadi.gradient(casadi.dot(mus, wi), e)
+    f = casadi.Function("f", [qs, vs, mus, g, e], [wi, casadi.jacobian(wi, e),
+                                                   casadi.jacobian(ge, g), casadi.jacobian(ge, vs)])
+    q, v, _, _ = random_state(m, 5)
+    mu = np.random.default_rng(5).normal(size=n + cs_.size)
+    w_ref, jq, hqq, hqv = (np.array(x) for x in f(q, v, mu, np.zeros(n), np.zeros(n)))
+    d = dyn.impulse_dynamics(m, cs_, q, v, restitution=r, order=2, mu=mu)
+    assert rel_err(np.concatenate([d.v_plus, d.impulse]), w_ref.ravel()) < 1e-11
+    assert rel_err(np.vstack([d.dv_dq, d.dimpulse_dq]), jq) < 1e-11
+    assert rel_err(d.d2_dq2, hqq) < 1e-11 and rel_err(d.d2_dqdv, hqv) < 1e-11
+
+
+@pytest.mark.slow
+def test_flat_feet_tensors_are_central_differences_of_the_first():
+    """Talos on two flat feet with Kd = 30 (Crocoddyl's biped gains): the second-derivative
+    tensors of (a, lam) against fourth-order central differences of the first derivatives
+    (checked against Pinocchio above), q moved along q (+) h e_k."""
+    m, contacts, _ = _surface_case("talos-6d", kd=30.0)
+    cs_ = ContactSet(m, contacts)
+    q, v, _, tau = random_state(m, 6)
+    full = constrained_second_derivatives(m, cs_, q, v, tau)
+    e, h = np.eye(m.nv), 1e-3
+
+    def first(q_, v_):
+        d = constrained_derivatives(m, cs_, q_, v_, tau)
+        return (np.vstack([d.da_dq, d.dlam_dq]), np.vstack([d.da_dv, d.dlam_dv]))
+
+    by_q = np.stack([_fourth_order(lambda s: np.stack(first(m.integrate(q, s * e[k]), v)), h)
+                     for k in range(m.nv)], axis=-1)
+    by_v = np.stack([_fourth_order(lambda s: np.stack(first(q, v + s * e[k])), h)
+                     for k in range(m.nv)], axis=-1)
+    for got, want, what in ((full.d2_dq2, by_q[0], "qq"), (full.d2_dv2, by_v[1], "vv"),
+                            (full.d2_dqdv, by_v[0], "qv")):
+        assert rel_err(got, want) < 1e-7, (what, rel_err(got, want))
+
+
+def test_bad_flat_feet_are_named():
+    m = robots.load("talos")
+    with pytest.raises(ValueError, match=r"gains: a Contact6D takes \(Kp, Kd\) with Kp = 0"):
+        Contact6D("left_sole_link", gains=(1.0, 30.0))
+    with pytest.raises(ValueError, match="gains: expected"):
+        Contact6D("left_sole_link", gains=(0.0, -1.0))
+    bad = np.eye(4)
+    bad[:3, :3] *= 2.0
+    with pytest.raises(ValueError, match=r"reference: expected an SE\(3\) placement.*R\^T R"):
+        Contact6D("left_sole_link", reference=bad)
+    with pytest.raises(ValueError, match=r"reference: expected an SE\(3\) placement"):
+        Contact6D("left_sole_link", reference=np.eye(3))
+    with pytest.raises(ValueError, match=r"contacts\[0\].frame: no frame 'left_sole'"):
+        ContactSet(m, [Contact6D("left_sole")])
+    foot = Contact6D("left_sole_link", reference=pin.SE3(pin.exp3(np.array([0.0, 0.0, 0.3])),
+                                                         np.array([0.1, 0.2, 0.0])))
+    assert foot.placement.shape == (4, 4) and foot.size == 6

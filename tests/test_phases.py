@@ -166,7 +166,7 @@ def test_force_costs_equal_the_casadi_reference():
     Gauss-Newton Hessian."""
     import casadi
 
-    from dynamics.symbolic import SymbolicTree, contact_dynamics
+    from dynamics.symbolic import SymbolicTree, contact_dynamics, contact_specs
 
     m, x0 = standing_hyq()
     feet = [dyn.Contact3D(f, reference=(0.1, 0.0, 0.0), gains=(4.0, 3.0)) for f in FEET[:2]]
@@ -187,7 +187,7 @@ def test_force_costs_equal_the_casadi_reference():
     q, v, u = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n), casadi.SX.sym("u", P.nu)
     e, dd = casadi.SX.sym("e", n), casadi.SX.sym("d", n)
     X = tree.placements(q, None, e, exact=True, more=(dd,))
-    specs = [(*m.frame(c.frame), c.reference, *c.gains) for c in feet]
+    specs = contact_specs(m, feet)
     lam = contact_dynamics(tree, X, dd, v, casadi.mtimes(casadi.DM(B), u), specs)[1]
     lam_s = casadi.SX.sym("lam", 6)
 

@@ -72,8 +72,9 @@ _JIT = dict(cache=True, error_model="numpy")
 
 #: statuses of the contact kernels
 OK, SINGULAR_MASS, SINGULAR_CONTACT = 0, 1, 2
-#: ints and floats per contact (dynamics.contacts.ContactSet)
+#: ints and floats per contact (dynamics.contacts.ContactSet), and the contact kinds
 C_INTS, C_FLOATS = 3, 17
+POINT, SURFACE = 3, 6
 
 
 @njit(**_JIT)
@@ -216,6 +217,11 @@ def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
             for i in range(nd):
                 vp += P[r, i] * vc[i]
             gamma[row + r] = drift[r] + kp * (pf[r] - cfloats[o + 12 + r]) + kd * vp
+        if cints[1 + C_INTS * c] == SURFACE:
+            for i in range(nd):
+                for r in range(3):
+                    J[row + 3 + r, dofs[i]] = W[r, i]
+            _surface_gamma(P, W, lev, nd, vc, CWlt, kd, gamma[row:row + 6])
 
 
 @njit(**_JIT)
@@ -362,6 +368,8 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
             _cross(W[:, m_], PGE[lev[m_] + 1], t1)
             for r in range(3):
                 Rv[rr + r, dofs[m_]] = t[r] + t1[r] + dvp[r, m_] + kd * P[r, m_]
+        if cints[1 + C_INTS * c] == SURFACE:
+            _surface_residual(P, W, lev, nd, vc, ac, lam[row + 3:row + 6], kd, dofs, rr, Rq, Rv)
 
 
 @njit(**_JIT)
@@ -505,6 +513,227 @@ def constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam,
         for col in range(nv):
             dlam_dtau[i, col] = -LY[i, col]
     return OK
+
+
+# ---------------------------------------------------------------------------------- surfaces
+@njit(**_JIT)
+def _angular_derivatives(W, lev, nd, dW):
+    """dW[j, k] = dw_j/dq_k = [lev_k <= lev_j] w_k x w_j (module docstring)."""
+    for j in range(nd):
+        for k in range(nd):
+            if lev[k] <= lev[j]:
+                _cross(W[:, k], W[:, j], dW[j, k])
+            else:
+                for r in range(3):
+                    dW[j, k, r] = 0.0
+
+
+@njit(**_JIT)
+def _twist(P, W, nd, vc, om, pd):
+    """om = sum_j v_j w_j and pd = sum_j v_j P_j: the frame's angular velocity and its origin's
+    velocity, in the world's axes."""
+    for r in range(3):
+        om[r] = 0.0
+        pd[r] = 0.0
+        for j in range(nd):
+            om[r] += vc[j] * W[r, j]
+            pd[r] += vc[j] * P[r, j]
+
+
+@njit(**_JIT)
+def _lower_sums(W, lev, nd, vc, U):
+    """U[j] = sum_{lev_i < lev_j} v_i w_i: the angular velocity of the joints above j's."""
+    for j in range(nd):
+        for r in range(3):
+            U[j, r] = 0.0
+        for i in range(nd):
+            if lev[i] < lev[j]:
+                for r in range(3):
+                    U[j, r] += vc[i] * W[r, i]
+
+
+@njit(**_JIT)
+def _surface_gamma(P, W, lev, nd, vc, CWlt, kd, g):
+    """A surface contact's drift rows beyond its origin's point rows (module docstring): the
+    linear rows are the spatial acceleration, g[:3] -= om x pd, and the angular rows
+    g[3:] = sum_j v_j U_j x w_j + Kd om (U_j = CWlt[lev_j], :func:`_level_sums`)."""
+    om, pd, t = np.empty(3), np.empty(3), np.empty(3)
+    _twist(P, W, nd, vc, om, pd)
+    _cross(om, pd, t)
+    for r in range(3):
+        g[r] -= t[r]
+        g[3 + r] = kd * om[r]
+    for j in range(nd):
+        _cross(CWlt[lev[j]], W[:, j], t)
+        for r in range(3):
+            g[3 + r] += vc[j] * t[r]
+
+
+@njit(**_JIT)
+def _surface_residual(P, W, lev, nd, vc, ac, lam_w, kd, dofs, rr, Rq, Rv):
+    """A surface contact's terms of dr/dq, dr/dv beyond its origin's point terms: the torque's
+    -d(W^T lam_w)/dq on the first rows, -om x pd's derivatives on the linear rows rr.., and the
+    angular rows rr + 3.. (W a + sum_j v_j U_j x w_j + Kd om) written."""
+    nv = Rq.shape[1]
+    dW = np.empty((nd, nd, 3))
+    _angular_derivatives(W, lev, nd, dW)
+    om, pd = np.empty(3), np.empty(3)
+    _twist(P, W, nd, vc, om, pd)
+    U = np.empty((nd, 3))
+    _lower_sums(W, lev, nd, vc, U)
+    t, x, dom, dpd, dU = np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    for r in range(3):
+        for k in range(nv):
+            Rq[rr + 3 + r, k] = 0.0
+            Rv[rr + 3 + r, k] = 0.0
+    for l in range(nd):
+        for r in range(3):
+            dom[r] = 0.0
+            dpd[r] = 0.0
+        for j in range(nd):
+            column_derivative(P, W, lev, j, l, t)
+            for r in range(3):
+                dom[r] += vc[j] * dW[j, l, r]
+                dpd[r] += vc[j] * t[r]
+        _cross(dom, pd, t)
+        _cross_add(om, dpd, t)
+        for r in range(3):
+            Rq[rr + r, dofs[l]] -= t[r]
+            x[r] = kd * dom[r]
+        for j in range(nd):
+            for r in range(3):
+                dU[r] = 0.0
+                x[r] += ac[j] * dW[j, l, r]
+            for i in range(nd):
+                if lev[i] < lev[j]:
+                    for r in range(3):
+                        dU[r] += vc[i] * dW[i, l, r]
+            _cross(dU, W[:, j], t)
+            _cross_add(U[j], dW[j, l], t)
+            for r in range(3):
+                x[r] += vc[j] * t[r]
+        for r in range(3):
+            Rq[rr + 3 + r, dofs[l]] = x[r]
+    for k in range(nd):
+        for j in range(nd):
+            Rq[dofs[j], dofs[k]] -= (lam_w[0] * dW[j, k, 0] + lam_w[1] * dW[j, k, 1]
+                                     + lam_w[2] * dW[j, k, 2])
+    for m_ in range(nd):
+        _cross(W[:, m_], pd, t)
+        _cross_add(om, P[:, m_], t)
+        for r in range(3):
+            Rv[rr + r, dofs[m_]] -= t[r]
+            x[r] = kd * W[r, m_]
+        for k in range(nd):
+            for r in range(3):
+                x[r] += vc[k] * (dW[m_, k, r] + dW[k, m_, r])
+        for r in range(3):
+            Rv[rr + 3 + r, dofs[m_]] = x[r]
+
+
+@njit(**_JIT)
+def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, Aqq, Avv, Aqv,
+                          Bqa, Bqw):
+    """A surface contact's terms of the Hessian of rho_a . r1 + rho . r2 beyond its origin's
+    point terms (:func:`_point_second_order`, same blocks and chain indices): those of the
+    torque lam_w, of -rho_l . (om x pd) and of rho_w . (W a + D + Kd om), D = sum_j v_j U_j x w_j;
+    Bqw (nd, 3) the (q, lam_w) block.  By the rules of the module docstring, with
+    ddW(j, k, l) = L_l dW(j, k) = [lev_k <= lev_j] (dW(k, l) x w_j + w_k x dW(j, l)), in
+    O(nd^3) small products."""
+    dW = np.empty((nd, nd, 3))
+    _angular_derivatives(W, lev, nd, dW)
+    dP = np.empty((nd, nd, 3))
+    ddW = np.zeros((nd, nd, nd, 3))
+    ddP = np.empty((nd, nd, nd, 3))
+    t, t1, t2 = np.empty(3), np.empty(3), np.empty(3)
+    for j in range(nd):
+        for k in range(nd):
+            column_derivative(P, W, lev, j, k, dP[j, k])
+    for j in range(nd):
+        for k in range(nd):
+            for l in range(nd):
+                if lev[k] <= lev[j]:
+                    _cross(dW[k, l], W[:, j], ddW[j, k, l])
+                    _cross_add(W[:, k], dW[j, l], ddW[j, k, l])
+                _ddP(P, W, lev, j, k, l, t1, t2, ddP[j, k, l])
+    om, pd = np.empty(3), np.empty(3)
+    _twist(P, W, nd, vc, om, pd)
+    U = np.empty((nd, 3))
+    _lower_sums(W, lev, nd, vc, U)
+    dom = np.zeros((nd, 3))
+    dpd = np.zeros((nd, 3))
+    dU = np.zeros((nd, nd, 3))  # dU[j, l] = L_l U_j
+    for l in range(nd):
+        for j in range(nd):
+            for r in range(3):
+                dom[l, r] += vc[j] * dW[j, l, r]
+                dpd[l, r] += vc[j] * dP[j, l, r]
+            for i in range(nd):
+                if lev[i] < lev[j]:
+                    for r in range(3):
+                        dU[j, l, r] += vc[i] * dW[i, l, r]
+    for k in range(nd):
+        for j in range(nd):
+            Bqa[k, j] += rho_w[0] * dW[j, k, 0] + rho_w[1] * dW[j, k, 1] + rho_w[2] * dW[j, k, 2]
+            for r in range(3):
+                Bqw[k, r] -= rac[j] * dW[j, k, r]
+    for m_ in range(nd):
+        for n_ in range(nd):
+            _cross(W[:, m_], P[:, n_], t)
+            _cross_add(W[:, n_], P[:, m_], t)
+            Avv[m_, n_] += -(rho_l[0] * t[0] + rho_l[1] * t[1] + rho_l[2] * t[2]) + (
+                rho_w[0] * (dW[m_, n_, 0] + dW[n_, m_, 0]) + rho_w[1] * (dW[m_, n_, 1]
+                + dW[n_, m_, 1]) + rho_w[2] * (dW[m_, n_, 2] + dW[n_, m_, 2]))
+    for l in range(nd):
+        for m_ in range(nd):
+            _cross(dW[m_, l], pd, t)
+            _cross_add(dom[l], P[:, m_], t)
+            _cross_add(W[:, m_], dpd[l], t)
+            _cross_add(om, dP[m_, l], t)
+            h = -(rho_l[0] * t[0] + rho_l[1] * t[1] + rho_l[2] * t[2])
+            for r in range(3):
+                s = kd * dW[m_, l, r]
+                for k in range(nd):
+                    s += vc[k] * (ddW[m_, k, l, r] + ddW[k, m_, l, r])
+                h += rho_w[r] * s
+            Aqv[l, m_] += h
+    cw = np.empty((nd, 3))  # the weights of ddW: W a, Kd om and the torque
+    xw = np.empty((nd, 3))  # v_j w_j x rho_w, the weight of L_l L_k U_j in rho_w . D
+    for j in range(nd):
+        _cross(W[:, j], rho_w, t)
+        for r in range(3):
+            cw[j, r] = (ac[j] + kd * vc[j]) * rho_w[r] - rac[j] * lam_w[r]
+            xw[j, r] = vc[j] * t[r]
+    nlev = 0
+    for i in range(nd):
+        nlev = max(nlev, lev[i] + 1)
+    XW = np.zeros((nlev + 1, 3))  # XW[L] = sum_{lev_j > L} xw_j: sum_j xw_j . L_lL_k U_j
+    for j in range(nd):  # = sum_i v_i ddW(i, k, l) . XW[lev_i]
+        for L in range(lev[j]):
+            for r in range(3):
+                XW[L, r] += xw[j, r]
+    ddo, ddp = np.empty(3), np.empty(3)
+    for k in range(nd):
+        for l in range(nd):
+            for r in range(3):
+                ddo[r] = 0.0
+                ddp[r] = 0.0
+            h = 0.0
+            for j in range(nd):
+                for r in range(3):
+                    ddo[r] += vc[j] * ddW[j, k, l, r]
+                    ddp[r] += vc[j] * ddP[j, k, l, r]
+                    h += (cw[j, r] + vc[j] * XW[lev[j], r]) * ddW[j, k, l, r]
+                if vc[j] != 0.0:  # rho_w . v_j (L_k U_j x dW(j, l) + L_l U_j x dW(j, k)
+                    _cross(dU[j, k], dW[j, l], t)  # + U_j x ddW(j, k, l))
+                    _cross_add(dU[j, l], dW[j, k], t)
+                    _cross_add(U[j], ddW[j, k, l], t)
+                    h += vc[j] * (rho_w[0] * t[0] + rho_w[1] * t[1] + rho_w[2] * t[2])
+            _cross(ddo, pd, t)
+            _cross_add(dom[k], dpd[l], t)
+            _cross_add(dom[l], dpd[k], t)
+            _cross_add(om, ddp, t)
+            Aqq[k, l] += h - (rho_l[0] * t[0] + rho_l[1] * t[1] + rho_l[2] * t[2])
 
 
 # ---------------------------------------------------------------------------------- batches
@@ -914,6 +1143,12 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
         cql = np.zeros((nd, 3))
         _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, cfloats[o + 15],
                             cfloats[o + 16], cqq, cvv, cqv, cqa, cql)
+        surface = cints[1 + C_INTS * c] == SURFACE
+        cqw = np.zeros((nd, 3))
+        if surface:
+            _surface_second_order(P, W, lev, nd, vc, ac, rac, lam[row + 3:row + 6], rho,
+                                  rho_l[row + 3:row + 6], cfloats[o + 16], cqq, cvv, cqv, cqa,
+                                  cqw)
         for i in range(nd):
             di = dofs[i]
             for k in range(nd):
@@ -924,6 +1159,8 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
                 Bqa[di, dk] += cqa[i, k]
             for r in range(3):
                 Bql[di, row + r] += cql[i, r]
+                if surface:
+                    Bql[di, row + 3 + r] += cqw[i, r]
 
 
 @njit(**_JIT)

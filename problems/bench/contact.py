@@ -24,10 +24,10 @@ from dynamics import robots
 from dynamics.contact_dynamics import (constrained_derivatives, constrained_second_derivatives,
                                        impulse_dynamics)
 from dynamics.contacts import Contact3D, ContactSet
-from dynamics.symbolic import SymbolicTree, contact_dynamics
+from dynamics.symbolic import SymbolicTree, contact_dynamics, contact_specs
 
 from ..output import write_table
-from ..reference.pinocchio_contacts import point_contacts
+from ..reference.pinocchio_contacts import rigid_contacts
 from .timing import random_states, ratio, time_us
 
 #: (robot, feet) of the benchmark
@@ -47,7 +47,7 @@ COLUMNS = [("robot", "robot"), ("nv", "nv"), ("contacts", "contacts"),
 def _pinocchio(m, feet):
     """A function (q, v, tau) -> the derivatives of Pinocchio's constraint dynamics."""
     pm = m.pin_model
-    models, datas, data, settings = point_contacts(pm, feet)
+    models, datas, data, settings = rigid_contacts(pm, feet)
 
     def run(q, v, tau):
         pin.constraintDynamics(pm, data, q, v, tau, models, datas, settings)
@@ -64,7 +64,7 @@ def _casadi_error(m, cs, q, v, tau, mu):
     qs, vs, ts = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n), casadi.SX.sym("tau", n)
     g, e, d = (casadi.SX.sym(x, n) for x in ("g", "e", "d"))
     X = tree.placements(qs, g, e, more=(d,))
-    specs = [(*m.frame(c.frame), c.reference, *c.gains) for c in cs.contacts]
+    specs = contact_specs(m, cs.contacts)
     a, lam = contact_dynamics(tree, X, d, vs, ts, specs)
     w = casadi.vertcat(a, lam)
     mus = casadi.SX.sym("mu", w.shape[0])
