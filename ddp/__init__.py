@@ -20,7 +20,7 @@ from .box_qp import BoxQPResult, box_qp
 from .callbacks import Iteration, IterationTable
 from .costs import (CoMPosition, ContactForce, ControlRegularization, CostProgram, ForceCost,
                     FramePlacement, FrameRotation, FrameTranslation, FrameVelocity, FrictionCone,
-                    QuadraticBarrier, ResidualCost, StateRegularization, Sum)
+                    QuadraticBarrier, ResidualCost, StateRegularization, Sum, WrenchCone)
 from .integrators import SemiImplicitEuler
 from .kernels.records import Regularization, SecondOrderMode
 from .local_model import GAUSS_NEWTON, LocalModel
@@ -35,4 +35,5 @@ __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlace
            "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution", "load_solution", "animate",
            "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult",
            "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "warm_up", "Phase",
-           "CoMPosition", "ContactForce", "FrictionCone", "ForceCost", "QuadraticBarrier"]
+           "CoMPosition", "ContactForce", "FrictionCone", "WrenchCone", "ForceCost",
+           "QuadraticBarrier"]

@@ -36,8 +36,21 @@ def _visual_model(model):
                     coal.Sphere(0.04 if kind == "joint" else 0.08)))
         return geoms
     share = robots.example_robot_data_dir().parent.parent
-    return pin.buildGeomFromUrdf(model.pin_model, str(model.urdf_path), pin.GeometryType.VISUAL,
-                                 package_dirs=[str(share), str(Path(model.urdf_path).parent)])
+    dirs = [str(share), str(Path(model.urdf_path).parent)]
+    cut = getattr(model, "first_joints", None)
+    if cut is None:
+        return pin.buildGeomFromUrdf(model.pin_model, str(model.urdf_path),
+                                     pin.GeometryType.VISUAL, package_dirs=dirs)
+    # a robot cut above a joint (robots.first_joints): the whole robot's meshes on the joints
+    # kept, which have the same indices
+    full = pin.buildModelFromUrdf(str(model.urdf_path), pin.JointModelFreeFlyer())
+    geoms = pin.GeometryModel()
+    for g in pin.buildGeomFromUrdf(full, str(model.urdf_path), pin.GeometryType.VISUAL,
+                                   package_dirs=dirs).geometryObjects:
+        if g.parentJoint < cut:
+            g.parentFrame = model.pin_model.getFrameId(full.frames[g.parentFrame].name)
+            geoms.addGeometryObject(g)
+    return geoms
 
 
 def animate(problem, trajectory, path, repetitions: int = 0) -> Path:

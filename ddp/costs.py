@@ -503,9 +503,10 @@ class CoMPosition(BuiltinCost):
 
 
 class ForceCost(BuiltinCost):
-    """A residual linear in the force of one contact, ``A lam - b`` (lam (3,) in the world's
-    axes, as :class:`~dynamics.contacts.Contact3D` defines it): the base of
-    :class:`ContactForce` and :class:`FrictionCone`.  It is bound to a knot's contacts by the
+    """A residual linear in the force of one contact, ``A lam - b`` (lam in the world's axes, as
+    :mod:`dynamics.contacts` defines it: (3,) for a point contact, the wrench (6,) for a flat
+    one; an A of 3 columns acts on the force part of a wrench): the base of
+    :class:`ContactForce`, :class:`FrictionCone` and :class:`WrenchCone`.  It is bound to a knot's contacts by the
     problem (the phase must hold the frame in contact) and evaluated there, on the forces and
     their derivatives of the contact dynamics; :meth:`force_residual` writes it in CasADi for a
     given force."""
@@ -522,19 +523,28 @@ class ForceCost(BuiltinCost):
 
     def bound_to(self, contacts):
         """A copy for the knots whose contacts are ``contacts`` (a ContactSet or None)."""
-        frames = [] if contacts is None else [c.frame for c in contacts.contacts]
+        held = [] if contacts is None else list(contacts.contacts)
+        frames = [c.frame for c in held]
         if self.frame not in frames:
             raise ValueError(f"{type(self).__name__}: the frame {self.frame!r} is not in contact "
                              f"here (contacts: {', '.join(frames) or 'none'})")
+        k = frames.index(self.frame)
+        width = held[k].size
+        if self.A.shape[1] > width:
+            raise ValueError(f"{type(self).__name__} on {self.frame!r}: it acts on a wrench (6 "
+                             f"components) and the contact there is a point contact (a force, "
+                             f"3); hold the frame with a Contact6D")
         c = copy.copy(self)
-        c.row, c._fn, c._maps, c._program = 3 * frames.index(self.frame), None, {}, None
+        c.A = np.hstack([self.A, np.zeros((len(self.b), width - self.A.shape[1]))])
+        c.row, c._fn, c._maps, c._program = sum(h.size for h in held[:k]), None, {}, None
         return c
 
     def term(self):
         if self.row is None:
             raise ValueError(f"{type(self).__name__} on {self.frame!r}: a force cost is evaluated "
                              f"by a problem, on a phase that holds the frame in contact")
-        return _k.FORCE, self.row, self.weight, np.concatenate([self.A.ravel(), self.b])
+        return _k.FORCE, self.row, self.weight, np.concatenate([[self.A.shape[1]],
+                                                                self.A.ravel(), self.b])
 
     def calc(self, xs, us):
         raise ValueError(f"{type(self).__name__}: a force cost is evaluated by its problem (it "
@@ -543,7 +553,8 @@ class ForceCost(BuiltinCost):
     calc_diff = calc
 
     def force_residual(self, lam):
-        """The residual (SX) for a contact force lam (3 x 1 SX), before the activation."""
+        """The residual (SX) for a contact force lam (SX, as many rows as A has columns),
+        before the activation."""
         return cs.mtimes(cs.DM(self.A), lam) - cs.DM(self.b)
 
     def residual(self, q, dq, v, u):
@@ -552,49 +563,108 @@ class ForceCost(BuiltinCost):
 
 
 class ContactForce(ForceCost):
-    """Residual ``lam - force`` (3) of the contact on ``frame`` (Crocoddyl's
-    ``ResidualModelContactForce`` on a ``ContactModel3D`` with ``LOCAL_WORLD_ALIGNED``)."""
+    """Residual ``lam - force`` of the contact on ``frame`` (Crocoddyl's
+    ``ResidualModelContactForce`` with ``LOCAL_WORLD_ALIGNED``): ``force`` (3,) (or the linear
+    part of a pinocchio.Force) acts on the force of a point contact or the force part of a flat
+    one's wrench; a wrench (6,), (force, torque), on a flat contact's whole wrench."""
 
     def __init__(self, model, frame, force, weight, nu=0, activation=None):
-        f = _finite("force", getattr(force, "linear", force), (3,), "3 finite values")
-        super().__init__(model, frame, np.eye(3), f, weight, nu, "ContactForce", activation)
+        f = np.asarray(getattr(force, "linear", force), dtype=float)
+        f = _finite("force", f, (6,) if f.shape == (6,) else (3,),
+                    "3 finite values (a force) or 6 (a wrench)")
+        super().__init__(model, frame, np.eye(len(f)), f, weight, nu, "ContactForce",
+                         activation)
 
 
 class FrictionCone(ForceCost):
     """The linearized friction cone of the contact on ``frame`` with the quadratic barrier, as
     Crocoddyl's ``FrictionCone`` with ``ResidualModelContactFrictionCone`` and
-    ``ActivationModelQuadraticBarrier``: ``facets`` rows ``(-mu n +- t_i) . R^T lam <= 0`` (t_i
-    the surface tangents at angles 2 pi i / facets; ``inner``: mu cos(pi / facets), the inner
-    approximation) and ``min_force <= n . lam <= max_force``, for the surface normal n (R: the
-    rotation taking n to z).  ``weight``: the cost's weight (all rows)."""
+    ``ActivationModelQuadraticBarrier``: ``facets`` rows ``(-mu n +- t_i) . lam <= 0`` (t_i the
+    surface tangents at angles 2 pi i / facets; ``inner``: mu cos(pi / facets), the inner
+    approximation) and ``min_force <= n . lam <= max_force``, for the surface normal n: in the
+    surface's axes (R: the rotation taking z to n, Crocoddyl's ``R``), the rows are those of
+    the flat ground applied to R^T lam.  ``weight``: the cost's weight (all rows)."""
 
     def __init__(self, model, frame, mu, weight, facets=4, inner=False, min_force=0.0,
                  max_force=np.inf, normal=(0.0, 0.0, 1.0), nu=0):
-        mu_f = float(mu)
-        if not (np.isfinite(mu_f) and mu_f > 0):
-            raise ValueError(f"mu: expected a positive friction coefficient; got {mu!r}")
-        if isinstance(facets, bool) or not isinstance(facets, (int, np.integer)) \
-                or facets < 2 or facets % 2:
-            raise ValueError(f"facets: expected an even number >= 2; got {facets!r}")
-        n = _finite("normal", normal, (3,), "a finite non-zero vector (3,)")
-        if np.linalg.norm(n) == 0:
-            raise ValueError(f"normal: expected a finite non-zero vector (3,); got {normal!r}")
-        n = n / np.linalg.norm(n)
-        R = _rotation_between(n, np.array([0.0, 0.0, 1.0]))
-        theta = 2 * np.pi / facets
-        m_eff = mu_f * np.cos(theta / 2) if inner else mu_f
-        rows = []
-        for i in range(facets // 2):
-            t = np.array([np.cos(theta * i), np.sin(theta * i), 0.0])
-            rows += [(-m_eff * np.array([0, 0, 1.0]) + t) @ R.T,
-                     (-m_eff * np.array([0, 0, 1.0]) - t) @ R.T]
-        rows.append(R.T[2])
-        A = np.array(rows)
-        lower = np.r_[np.full(facets, -np.inf), float(min_force)]
-        upper = np.r_[np.zeros(facets), float(max_force)]
-        self.mu = mu_f
-        super().__init__(model, frame, A, np.zeros(facets + 1), weight, nu, "FrictionCone",
+        A, lower, upper = _cone_rows(mu, facets, inner, min_force, max_force, normal)
+        self.mu, self.inner, self.rotation = float(mu), bool(inner), _surface_rotation(normal)
+        super().__init__(model, frame, A, np.zeros(len(A)), weight, nu, "FrictionCone",
                          QuadraticBarrier(lower, upper))
+
+
+def _cone_rows(mu, facets, inner, min_force, max_force, normal):
+    """(A (facets + 1, 3), lower, upper) of :class:`FrictionCone` in the world's axes."""
+    mu_f = float(mu)
+    if not (np.isfinite(mu_f) and mu_f > 0):
+        raise ValueError(f"mu: expected a positive friction coefficient; got {mu!r}")
+    if isinstance(facets, bool) or not isinstance(facets, (int, np.integer)) \
+            or facets < 2 or facets % 2:
+        raise ValueError(f"facets: expected an even number >= 2; got {facets!r}")
+    n = _finite("normal", normal, (3,), "a finite non-zero vector (3,)")
+    if np.linalg.norm(n) == 0:
+        raise ValueError(f"normal: expected a finite non-zero vector (3,); got {normal!r}")
+    R = _surface_rotation(normal)
+    theta = 2 * np.pi / facets
+    m_eff = mu_f * np.cos(theta / 2) if inner else mu_f
+    rows = []
+    for i in range(facets // 2):
+        t = np.array([np.cos(theta * i), np.sin(theta * i), 0.0])
+        rows += [np.array([0, 0, -m_eff]) + t, np.array([0, 0, -m_eff]) - t]
+    rows.append(np.array([0.0, 0.0, 1.0]))
+    lower = np.r_[np.full(facets, -np.inf), float(min_force)]
+    upper = np.r_[np.zeros(facets), float(max_force)]
+    return np.array(rows) @ R.T, lower, upper
+
+
+def _surface_rotation(normal):
+    """The rotation taking z to the unit vector along ``normal``."""
+    n = np.asarray(normal, dtype=float)
+    return _rotation_between(np.array([0.0, 0.0, 1.0]), n / np.linalg.norm(n))
+
+
+class WrenchCone(ForceCost):
+    """The linearized wrench cone of the flat-foot contact (:class:`~dynamics.contacts.Contact6D`)
+    on ``frame`` with the quadratic barrier, as Crocoddyl's ``WrenchCone`` with
+    ``ResidualModelContactWrenchCone`` and ``ActivationModelQuadraticBarrier``.  On the wrench
+    (f, tau) in the surface's axes (R^T f, R^T tau, R as for :class:`FrictionCone`), for a
+    rectangular foot of ``size`` (length, width) = 2 (L, W), in Crocoddyl's order:
+
+    * the friction cone of f (:class:`FrictionCone`'s rows; ``inner`` by default here, as
+      Crocoddyl's ``WrenchCone``), the normal force in [min_force, max_force];
+    * the centre of pressure inside the foot: +-tau_x <= W f_z, +-tau_y <= L f_z;
+    * the yaw torque within the friction's reach: for the signs (s_x, s_y) in (+, +), (+, -),
+      (-, +), (-, -), ``s_x W f_x + s_y L f_y - mu (L + W) f_z - s_x mu tau_x - s_y mu tau_y
+      -+ tau_z <= 0`` (the four rows with -tau_z, then the four with +tau_z and the signs of
+      mu tau_x, mu tau_y flipped).
+
+    ``weight``: the cost's weight (all rows)."""
+
+    def __init__(self, model, frame, mu, size, weight, facets=4, inner=True, min_force=0.0,
+                 max_force=np.inf, normal=(0.0, 0.0, 1.0), nu=0):
+        box = _finite("size", size, (2,), "the foot's (length, width), two positive numbers")
+        if np.any(box <= 0):
+            raise ValueError(f"size: expected the foot's (length, width), two positive "
+                             f"numbers; got {size!r}")
+        A3, lower, upper = _cone_rows(mu, facets, inner, min_force, max_force, normal)
+        R = _surface_rotation(normal)
+        mu_e = float(mu) * (np.cos(np.pi / facets) if inner else 1.0)
+        L, W = box / 2
+        rows = [np.r_[-W, 0, 0, 0, 0, 1, 0, 0], np.r_[-W, 0, 0, 0, 0, -1, 0, 0],
+                np.r_[-L, 0, 0, 0, 0, 0, 1, 0], np.r_[-L, 0, 0, 0, 0, 0, -1, 0]]
+        rows = [np.r_[0, 0, r[0], r[5:]] for r in rows]  # (f, tau) in the surface's axes
+        for turn in (-1.0, 1.0):
+            for sx, sy in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+                rows.append(np.r_[sx * W, sy * L, -mu_e * (L + W),
+                                  turn * sx * mu_e, turn * sy * mu_e, turn])
+        S = np.array(rows)
+        A = np.vstack([np.hstack([A3, np.zeros_like(A3)]),
+                       np.hstack([S[:, :3] @ R.T, S[:, 3:] @ R.T])])
+        extra = len(S)
+        self.mu, self.inner, self.rotation, self.foot = float(mu), bool(inner), R, box
+        super().__init__(model, frame, A, np.zeros(len(A)), weight, nu, "WrenchCone",
+                         QuadraticBarrier(np.r_[lower, np.full(extra, -np.inf)],
+                                          np.r_[upper, np.zeros(extra)]))
 
 
 def _rotation_between(a, b):

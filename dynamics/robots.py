@@ -12,6 +12,10 @@ ur3                 6     6     example-robot-data ``ur_description/urdf/ur3_rob
 hyq                 19    18    example-robot-data ``hyq_no_sensors.urdf``, free-flyer root
 atlas               37    36    ``dynamics/data/atlas.urdf`` (from shared/models), free-flyer
 talos               51    50    example-robot-data ``talos_full_v2.urdf``, free-flyer root
+talos_legs          19    18    Talos's legs as example-robot-data's ``talos_legs`` builds them:
+                                the root and the first 12 joints of ``talos_reduced.urdf`` with
+                                their bodies and frames (the upper body dropped), without the
+                                rotor inertias (armature) that example-robot-data adds
 aerial_manipulator  13    12    ``dynamics/data/aerial_manipulator.urdf``, free-flyer root: the
                                 higher-order paper's TiltHex base with two 3-revolute arms
 ==================  ====  ====  ==========================================================
@@ -41,7 +45,15 @@ _URDFS = {
     "talos": ("talos_data/robots/talos_full_v2.urdf", True),
 }
 
-NAMES = ("pendulum", "double_pendulum", "ur3", "hyq", "atlas", "talos", "aerial_manipulator")
+NAMES = ("pendulum", "double_pendulum", "ur3", "hyq", "atlas", "talos", "talos_legs",
+         "aerial_manipulator")
+
+#: Talos's legs: the joints kept of ``talos_reduced.urdf`` (universe, root, 12 leg joints), and
+#: its ``half_sitting`` configuration (example-robot-data's ``talos.srdf``)
+TALOS_LEGS_JOINTS = 14
+TALOS_LEGS_HALF_SITTING = np.array([0.0, 0.0, 1.01927, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, -0.411354,
+                                    0.859395, -0.448041, -0.001708, 0.0, 0.0, -0.411354,
+                                    0.859395, -0.448041, -0.001708])
 
 _cache: dict[str, RobotModel] = {}
 
@@ -61,6 +73,40 @@ def example_robot_data_dir() -> Path:
             return c
     raise FileNotFoundError("example-robot-data is not installed (pip install example-robot-data); "
                             "looked in " + ", ".join(map(str, candidates)))
+
+
+def first_joints(urdf, n, name) -> RobotModel:
+    """The model of the joints before index ``n`` of ``urdf`` (free-flyer root) with their
+    bodies, limits and frames: a robot cut above a joint, as example-robot-data cuts
+    ``talos_legs``.  Its ``first_joints`` attribute records n, for the Crocoddyl reference to cut
+    the same."""
+    import pinocchio as pin
+
+    full = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
+    pm = pin.Model()
+    pm.name = name
+    for j in range(1, n):
+        jid = pm.addJoint(full.parents[j], full.joints[j], full.jointPlacements[j],
+                          full.names[j])
+        pm.appendBodyToJoint(jid, full.inertias[j], pin.SE3.Identity())
+        qs, vs = slice(pm.idx_qs[jid], pm.idx_qs[jid] + pm.nqs[jid]), \
+            slice(pm.idx_vs[jid], pm.idx_vs[jid] + pm.nvs[jid])
+        fq = slice(full.idx_qs[j], full.idx_qs[j] + full.nqs[j])
+        fv = slice(full.idx_vs[j], full.idx_vs[j] + full.nvs[j])
+        for lim in ("lowerPositionLimit", "upperPositionLimit"):
+            a = getattr(pm, lim)
+            a[qs] = getattr(full, lim)[fq]
+            setattr(pm, lim, a)
+        for lim in ("velocityLimit", "effortLimit"):
+            a = getattr(pm, lim)
+            a[vs] = getattr(full, lim)[fv]
+            setattr(pm, lim, a)
+    for f in full.frames:
+        if f.parentJoint < n and not pm.existFrame(f.name):
+            pm.addFrame(f)
+    model = RobotModel(pm, name, urdf_path=Path(urdf), floating_base=True)
+    model.first_joints = n
+    return model
 
 
 def example_robot_data_urdfs() -> dict:
@@ -87,6 +133,9 @@ def load(name, floating_base: bool | None = None) -> RobotModel:
     if key not in _cache:
         if key == "pendulum":
             model = pendulum()
+        elif key == "talos_legs":
+            model = first_joints(example_robot_data_dir() / "talos_data/robots/talos_reduced.urdf",
+                                 TALOS_LEGS_JOINTS, key)
         elif key in ("atlas", "aerial_manipulator"):
             model = RobotModel.from_urdf(_DATA / f"{key}.urdf", floating_base=True, name=key)
         else:

@@ -14,6 +14,8 @@ hyq-walk           18    HyQ walking on flat ground: contacts, friction cones, i
                          (Crocoddyl's ``quadrupedal_gaits`` walking, :mod:`problems.gaits`)
 hyq-trot           18    HyQ trotting, the same formulation
 hyq-jump           18    HyQ jumping 0.3 m sideways: flight phases and a landing impact
+talos-walk         18    Talos's legs walking two steps: flat feet (6D contacts), wrench
+                         cones, impacts (Crocoddyl's ``bipedal_gaits`` walking)
 =================  ====  ==================================================================
 
 Every function takes ``backend`` ("analytical", "casadi" or "finite-diff"), the horizon ``T`` and
@@ -32,7 +34,7 @@ import ddp
 import dynamics as dyn
 from dynamics import robots
 
-from .gaits import hyq_gait
+from .gaits import hyq_gait, talos_walk as _talos_walk
 
 BACKENDS = ("analytical", "casadi", "finite-diff")
 
@@ -230,12 +232,13 @@ def atlas(backend="analytical", T=40, dt=0.025, gravity=False, angle=0.0, termin
 
 
 def _gait(gait, backend, **options):
-    """The HyQ ``gait`` problem of :mod:`problems.gaits`, Crocoddyl's parameters for the options
-    left None."""
+    """The HyQ ``gait`` problem of :mod:`problems.gaits` (Talos's walk for "biped"),
+    Crocoddyl's parameters for the options left None."""
     if backend != "analytical":
         raise ValueError(f"backend: the gaits need contacts, which the analytical backend has "
                          f"(got {backend!r})")
-    return hyq_gait(gait, **{k: v for k, v in options.items() if v is not None})
+    given = {k: v for k, v in options.items() if v is not None}
+    return _talos_walk(**given) if gait == "biped" else hyq_gait(gait, **given)
 
 
 def hyq_walk(backend="analytical", dt=None, step_length=None, step_height=None, step_knots=None,
@@ -265,13 +268,22 @@ def hyq_jump(backend="analytical", dt=None, jump_height=None, jump_length=None,
                  ground_knots=ground_knots, flying_knots=flying_knots, x0=x0)
 
 
+def talos_walk(backend="analytical", dt=None, step_length=None, step_height=None,
+               step_knots=None, support_knots=None, x0=None):
+    """Talos's legs walking two steps on flat feet, Crocoddyl's ``bipedal_gaits_fwddyn``
+    walking (:class:`problems.gaits.BipedGaits`, its parameters unless given): 39 knots, a
+    landing impact between the steps; ``x0``: the start (default: half sitting)."""
+    return _gait("biped", backend, dt=dt, step_length=step_length, step_height=step_height,
+                 step_knots=step_knots, support_knots=support_knots, x0=x0)
+
+
 PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot": pendubot,
             "ur3": ur3, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot,
-            "hyq-jump": hyq_jump}
+            "hyq-jump": hyq_jump, "talos-walk": talos_walk}
 
 
 #: the problems with contacts, which only the analytical backend has
-CONTACT_PROBLEMS = ("hyq-walk", "hyq-trot", "hyq-jump")
+CONTACT_PROBLEMS = ("hyq-walk", "hyq-trot", "hyq-jump", "talos-walk")
 
 
 def backends_of(name: str) -> tuple:

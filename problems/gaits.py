@@ -1,4 +1,4 @@
-"""Quadruped gaits as problems made of phases: footstep plans turned into
+"""Quadruped and biped gaits as problems made of phases: footstep plans turned into
 :class:`ddp.Phase` sequences, in the formulation of Crocoddyl's
 ``SimpleQuadrupedalGaitProblem`` (``crocoddyl/utils/quadruped.py``, the ``quadrupedal_gaits``
 examples), so that the same gait solved by both has the same optimum.
@@ -139,18 +139,7 @@ class QuadrupedGaits:
                           name=f"land {names}")]
 
     def _start(self, x0):
-        """(x0, the feet's positions, the centre of mass over them): the start (default:
-        standing), where it puts the feet, and their mean with the height of the centre of
-        mass."""
-        x0 = self.standing if x0 is None else np.asarray(x0, dtype=float)
-        pm = self.model.pin_model
-        data = pm.createData()
-        q0 = x0[:self.model.nq]
-        pin.framesForwardKinematics(pm, data, q0)
-        feet = [data.oMf[pm.getFrameId(f)].translation.copy() for f in self.feet]
-        com = np.mean(feet, axis=0)
-        com[2] = pin.centerOfMass(pm, data, q0)[2]
-        return x0, feet, com
+        return _start(self.model, self.feet, self.standing, x0)
 
     # ------------------------------------------------------------------ gaits
     def problem(self, gait, x0=None, step_length=None, step_height=None, dt=None,
@@ -231,11 +220,134 @@ class QuadrupedGaits:
         return P
 
 
+#: Crocoddyl's biped walking parameters (``bipedal_gaits_fwddyn``, its first walking phase)
+BIPED_WALKING = dict(step_length=0.6, step_height=0.1, dt=0.03, step_knots=15, support_knots=4)
+
+
+class BipedGaits:
+    """Walking problems of a biped ``model`` (a RobotModel with a free-flyer base) with flat
+    feet ``feet`` (right, left), standing at ``standing``, in the formulation of Crocoddyl's
+    ``SimpleBipedGaitProblem`` (``crocoddyl/utils/biped.py``): the support feet are flat
+    contacts (:class:`dynamics.Contact6D`, gains (0, 30)) with a wrench cone each (mu, the
+    foot's ``foot_size``, weight 10); a swing foot tracks its placement (1e6) and the centre of
+    mass half of the step (1e6); state regularization (10 w^2, w = [0]*3 + [500]*3 + [0.01]*nj
+    + [10]*nv) and controls (0.1); a landing is an impact on the landing foot with its placement
+    (1e8) and the state regularization (10 w^2, w = [1]*6 + [0.1]*nj + [10]*nv); the last
+    landing's costs are the terminal cost."""
+
+    def __init__(self, model, feet=("right_sole_link", "left_sole_link"),
+                 standing=robots.TALOS_LEGS_HALF_SITTING, mu=0.7, foot_size=(0.1, 0.05)):
+        if not model.has_free_flyer:
+            raise ValueError("model: a biped gait needs a floating base (free flyer)")
+        self.model, self.feet = model, tuple(feet)
+        if len(self.feet) != 2:
+            raise ValueError(f"feet: expected the 2 feet (right, left); got {feet!r}")
+        for f in self.feet:
+            model.frame(f, "feet")
+        self.mu, self.foot_size = float(mu), tuple(float(x) for x in foot_size)
+        self.standing = np.concatenate([np.asarray(standing, dtype=float), np.zeros(model.nv)])
+        model.check_configuration(self.standing[:model.nq], "standing")
+        n, nj = model.nv, model.nv - 6
+        self.nu = nj
+        self.state_weights = 10 * np.r_[[0.0] * 3, [500.0] * 3, [0.01] * nj, [10.0] * n] ** 2
+        self.impact_weights = 10 * np.r_[[1.0] * 6, [0.1] * nj, [10.0] * n] ** 2
+
+    def _contacts(self, feet):
+        return [dyn.Contact6D(self.feet[i], gains=(0.0, 30.0)) for i in feet]
+
+    def _support_cost(self, support, com=None, swing=()):
+        m = self.model
+        costs = [ddp.CoMPosition(m, com, 1e6)] if com is not None else []
+        costs += [ddp.WrenchCone(m, self.feet[i], self.mu, self.foot_size, 10.0)
+                  for i in support]
+        costs += [ddp.FramePlacement(m, self.feet[i], _at(p), 1e6) for i, p in swing]
+        costs += [ddp.StateRegularization(m, self.standing, self.state_weights),
+                  ddp.ControlRegularization(self.nu, 0.1)]
+        return ddp.Sum(costs)
+
+    def _landing_cost(self, targets):
+        m = self.model
+        return ddp.Sum([ddp.FramePlacement(m, self.feet[i], _at(p), 1e8) for i, p in targets]
+                       + [ddp.StateRegularization(m, self.standing, self.impact_weights)])
+
+    def _footstep(self, com, feet_positions, swing, step_length, step_height, knots):
+        """(the swing phase, the landing's targets) of one step of the foot ``swing``;
+        ``com`` and ``feet_positions`` (updated in place) are where they start."""
+        support = 1 - swing
+        half = knots / 2
+        costs = []
+        for k in range(knots):
+            rise = (step_height * k / half if k < half else step_height if k == half
+                    else step_height * (1 - (k - half) / half))
+            targets = [(swing, feet_positions[swing]
+                        + np.array([step_length * (k + 1) / knots, 0.0, rise]))]
+            com_k = com + np.array([step_length * (k + 1) / knots, 0.0, 0.0]) * 0.5
+            costs.append(self._support_cost([support], com_k, targets))
+        com += np.array([step_length * 0.5, 0.0, 0.0])
+        feet_positions[swing] += np.array([step_length, 0.0, 0.0])
+        phase = ddp.Phase(knots, self._contacts([support]), costs,
+                          name=f"swing {self.feet[swing]}")
+        return phase, targets
+
+    def walking(self, x0=None, step_length=None, step_height=None, dt=None, step_knots=None,
+                support_knots=None):
+        """Two steps, Crocoddyl's ``createWalkingProblem`` (its example's parameters,
+        :data:`BIPED_WALKING`, unless given): both feet down for ``support_knots``, the right
+        foot steps half of ``step_length``, both down again, the left foot steps the whole."""
+        p = dict(BIPED_WALKING)
+        given = dict(step_length=step_length, step_height=step_height, dt=dt,
+                     step_knots=step_knots, support_knots=support_knots)
+        p.update({k: v for k, v in given.items() if v is not None})
+        _check_knots(step_knots=p["step_knots"], support_knots=p["support_knots"])
+        x0, feet, com = _start(self.model, self.feet, self.standing, x0)
+        com[:2] = np.mean(feet, axis=0)[:2]
+        both = ddp.Phase(p["support_knots"], self._contacts([0, 1]), self._support_cost([0, 1]),
+                         name="double support")
+        right, targets = self._footstep(com, feet, 0, 0.5 * p["step_length"], p["step_height"],
+                                        p["step_knots"])
+        land = ddp.Phase(1, self._contacts([0]), self._landing_cost(targets), impact=True,
+                         damping=1e-12, name=f"land {self.feet[0]}")
+        left, targets = self._footstep(com, feet, 1, p["step_length"], p["step_height"],
+                                       p["step_knots"])
+        m = self.model
+        P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, p["dt"], None,
+                                self._landing_cost(targets), actuation=np.eye(m.nv)[:, 6:],
+                                phases=[both, right, land, both, left])
+        P.info = dict(robot=m.name, task="walking: two steps on flat ground (Crocoddyl's "
+                                         "bipedal_gaits formulation)", gait="walking", **p)
+        return P
+
+
+def _at(position):
+    """The placement at ``position`` with the world's orientation (Crocoddyl's swing targets)."""
+    return pin.SE3(np.eye(3), np.asarray(position, dtype=float))
+
+
+def _start(model, feet, standing, x0):
+    """(x0, the feet's positions, the centre of mass over them): the start (default:
+    ``standing``), where it puts the feet, and their mean with the height of the centre of
+    mass."""
+    x0 = standing if x0 is None else np.asarray(x0, dtype=float)
+    pm = model.pin_model
+    data = pm.createData()
+    q0 = x0[:model.nq]
+    pin.framesForwardKinematics(pm, data, q0)
+    positions = [data.oMf[pm.getFrameId(f)].translation.copy() for f in feet]
+    com = np.mean(positions, axis=0)
+    com[2] = pin.centerOfMass(pm, data, q0)[2]
+    return x0, positions, com
+
+
 def _check_knots(**counts):
     """ValueError naming the first of ``counts`` (name=value) that is not a positive integer."""
     for k, v in counts.items():
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{k}: expected a positive number of knots; got {v!r}")
+
+
+def talos_walk(**options):
+    """Talos's legs walking two steps (:meth:`BipedGaits.walking`)."""
+    return BipedGaits(robots.load("talos_legs")).walking(**options)
 
 
 def hyq_gait(gait="walking", **options):

@@ -7,7 +7,7 @@ import pytest
 import ddp
 import problems
 from dynamics import robots
-from problems.gaits import GAITS, QuadrupedGaits, hyq_gait
+from problems.gaits import BIPED_WALKING, GAITS, BipedGaits, QuadrupedGaits, hyq_gait
 
 
 def _phases(P):
@@ -82,3 +82,58 @@ def test_bad_gait_options_are_named():
     with pytest.raises(ValueError, match=r"lower bound above upper bound at entry 1 "
                                          r"\(2.0 > 1.0\)"):
         ddp.QuadraticBarrier([0.0, 2.0], [1.0, 1.0])
+
+
+def test_the_biped_walks_two_steps_on_flat_feet():
+    """Crocoddyl's createWalkingProblem on Talos's legs: double support, the right foot's half
+    step and its landing impact, double support, the left foot's step (its landing's costs are
+    the terminal cost); flat-foot contacts with wrench cones.  DDP and iLQR reach one optimum
+    (Crocoddyl 3.2.1's FDDP reaches it too: results/solver_speed.md), and each foot lands where
+    it was told: half a step, then a whole one."""
+    P = problems.get("talos-walk")
+    feet = ("right_sole_link", "left_sole_link")
+    p = BIPED_WALKING
+    assert [(n, k, i, c) for n, k, i, c in _phases(P)] == [
+        ("double support", p["support_knots"], False, feet),
+        ("swing right_sole_link", p["step_knots"], False, feet[1:]),
+        ("land right_sole_link", 1, True, feet[:1]),
+        ("double support", p["support_knots"], False, feet),
+        ("swing left_sole_link", p["step_knots"], False, feet[:1])]
+    assert all(c.size == 6 for ph in P.phases for c in ph.contacts)
+    sols = {m: ddp.solve(P, method=m, max_iter=100) for m in ("ddp", "ilqr")}
+    assert all(s.status == "converged" for s in sols.values())
+    assert sols["ddp"].cost == pytest.approx(sols["ilqr"].cost, rel=1e-8)
+    m = robots.load("talos_legs")
+    import pinocchio as pin
+
+    pm, data = m.pin_model, m.pin_model.createData()
+
+    def feet_at(q):
+        pin.framesForwardKinematics(pm, data, q)
+        return np.array([data.oMf[pm.getFrameId(f)].translation for f in feet])
+
+    start, end = feet_at(P.x0[:m.nq]), feet_at(sols["ddp"].xs[-1][:m.nq])
+    np.testing.assert_allclose(end[:, :2] - start[:, :2], [[0.3, 0], [0.6, 0]], atol=2e-3)
+    # Crocoddyl's last swing target, where the foot lands, is 1.3 cm up: 0.1 (1 - 6.5 / 7.5)
+    assert np.all((end[:, 2] - start[:, 2] > 0.005) & (end[:, 2] - start[:, 2] < 0.015))
+    # mid-swing of the right foot: it is in the air, the left one on the ground
+    mid = feet_at(sols["ddp"].xs[p["support_knots"] + p["step_knots"] // 2][:m.nq])
+    assert mid[0, 2] > start[0, 2] + 0.02 and abs(mid[1, 2] - start[1, 2]) < 1e-3
+
+
+def test_bad_biped_options_are_named():
+    legs = robots.load("talos_legs")
+    with pytest.raises(ValueError, match=r"feet: expected the 2 feet \(right, left\)"):
+        BipedGaits(legs, feet=("right_sole_link",))
+    with pytest.raises(ValueError, match="model: a biped gait needs a floating base"):
+        BipedGaits(robots.load("ur3"))
+    with pytest.raises(ValueError, match="step_knots: expected a positive number of knots"):
+        BipedGaits(legs).walking(step_knots=0)
+    with pytest.raises(ValueError, match=r"size: expected the foot's \(length, width\)"):
+        ddp.WrenchCone(legs, "left_sole_link", 0.7, (0.1, -0.05), 10.0)
+    P = BipedGaits(legs).walking()
+    point = ddp.Phase(2, ["left_sole_link"], ddp.Sum([ddp.WrenchCone(
+        legs, "left_sole_link", 0.7, (0.1, 0.05), 10.0)]))
+    with pytest.raises(ValueError, match="acts on a wrench.*hold the frame with a Contact6D"):
+        ddp.ShootingProblem(P.dynamics, P.x0, None, 0.03, None, P.terminal_cost,
+                            actuation=np.eye(18)[:, 6:], phases=[point])

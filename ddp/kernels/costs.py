@@ -22,8 +22,9 @@ VELOCITY        jMf (12), v_ref (6), world-aligned (1: 1.0 or 0.0): residual v_f
                 frame's spatial velocity in its own axes (LOCAL) or in the world's axes at its
                 origin (LOCAL_WORLD_ALIGNED)
 COM             c_ref (3): residual c(q) - c_ref, the centre of mass
-FORCE           A (nr x 3), b (nr): residual A lam_c - b of the force lam_c (3) of the contact
-                whose force starts at row ``joint`` of the knot's forces
+FORCE           nf (1), A (nr x nf), b (nr): residual A lam_c - b of the force lam_c (nf: 3
+                for a point contact, 6 for a flat one) of the contact whose force starts at
+                row ``joint`` of the knot's forces
 ==============  ===========================================================================
 
 Each term has an activation (ints: kind, joint, nr, weight offset, parameter offset,
@@ -417,21 +418,24 @@ def _com_term(m, w0, par, order, exact_hessians, oR, op, S0, l, gx, Hxx, act, lb
 
 @njit(**_JIT)
 def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx, Hxu, Huu):
-    """A residual linear in the force lam_c (3) of the contact whose force starts at ``row`` of
-    knot t's forces: r = A lam_c - b (A (nr, 3) then b (nr,) in par), as Crocoddyl's
-    ``ResidualModelContactForce`` (A = I) and ``ResidualModelContactFrictionCone`` (the cone's
-    facets, with the barrier).  Its gradient and Gauss-Newton Hessian go through the forces'
+    """A residual linear in the force lam_c (nf,) of the contact whose force starts at ``row`` of
+    knot t's forces: r = A lam_c - b (nf, A (nr, nf) then b (nr,) in par), as Crocoddyl's
+    ``ResidualModelContactForce`` (A = I), ``ResidualModelContactFrictionCone`` (the cone's
+    facets, with the barrier) and ``ResidualModelContactWrenchCone`` (nf = 6).  Its gradient and Gauss-Newton Hessian go through the forces'
     derivatives (``forces``); its gradient in lam_c, A^T W r, into ``forces.dl_dlam`` for
     DDP's terms (the forces' own curvature, :mod:`ddp.kernels.passes`)."""
     nv = gx.shape[0] // 2
     nu = gu.shape[0]
-    A = par[:3 * nr].reshape((nr, 3))
+    nf = int(par[0])
+    A = par[1:1 + nf * nr].reshape((nr, nf))
     e = np.empty(nr)
     w = np.empty(nr)
     lam = forces.lam[t]
     for a in range(nr):
-        e[a] = (A[a, 0] * lam[row] + A[a, 1] * lam[row + 1] + A[a, 2] * lam[row + 2]
-                - par[3 * nr + a])
+        s = -par[1 + nf * nr + a]
+        for c in range(nf):
+            s += A[a, c] * lam[row + c]
+        e[a] = s
     _activate(e, w0, act, lb, ub, w)
     for a in range(nr):
         l[0] += 0.5 * w[a] * e[a] * e[a]
@@ -439,7 +443,7 @@ def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx,
         return
     Jz = np.zeros((nr, 2 * nv + nu))  # the residual's Jacobian in (q, v, u)
     for a in range(nr):
-        for c in range(3):
+        for c in range(nf):
             if A[a, c] == 0.0:
                 continue
             for k in range(nv):
@@ -447,7 +451,7 @@ def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx,
                 Jz[a, nv + k] += A[a, c] * forces.dlam_dv[t, row + c, k]
             for k in range(nu):
                 Jz[a, 2 * nv + k] += A[a, c] * forces.dlam_du[t, row + c, k]
-    for c in range(3):
+    for c in range(nf):
         s = 0.0
         for a in range(nr):
             s += A[a, c] * w[a] * e[a]

@@ -36,6 +36,8 @@ def build(spec):
         model = pin.buildModelFromUrdf(spec["urdf"], pin.JointModelFreeFlyer())
     else:
         model = pin.buildModelFromUrdf(spec["urdf"])
+    if spec.get("first_joints"):  # the robot cut above a joint (example-robot-data's talos_legs)
+        model = _cut(model, spec["first_joints"])
     if not spec["gravity"]:
         model.gravity.setZero()
     state = crocoddyl.StateMultibody(model)
@@ -58,14 +60,22 @@ def build(spec):
         if kind == "com":
             return crocoddyl.ResidualModelCoMPosition(state, np.array(c["position"]), nu)
         fid = model.getFrameId(c["frame"])
-        if kind == "friction_cone":
-            cone = crocoddyl.FrictionCone(np.eye(3), c["mu"], len(c["A"]) - 1, False)
-            if not np.allclose(cone.A, np.array(c["A"]), atol=1e-12):
-                raise ValueError("friction cone: our facets differ from Crocoddyl's")
+        if kind in ("friction_cone", "wrench_cone"):
+            R, A = np.array(c["rotation"]), np.array(c["A"])
+            if kind == "wrench_cone":
+                cone = crocoddyl.WrenchCone(R, c["mu"], np.array(c["foot"]), len(A) - 13,
+                                            c["inner"])
+            else:
+                cone = crocoddyl.FrictionCone(R, c["mu"], len(A) - 1, c["inner"])
+            if not np.allclose(cone.A, A, atol=1e-12):
+                raise ValueError(f"{kind}: our rows differ from Crocoddyl's")
+            if kind == "wrench_cone":
+                return crocoddyl.ResidualModelContactWrenchCone(state, fid, cone, nu, True)
             return crocoddyl.ResidualModelContactFrictionCone(state, fid, cone, nu, True)
         if kind == "contact_force":
-            return crocoddyl.ResidualModelContactForce(
-                state, fid, pin.Force(np.array(c["force"]), np.zeros(3)), 3, nu, True)
+            f = np.r_[c["force"], np.zeros(6)][:6]
+            return crocoddyl.ResidualModelContactForce(state, fid, pin.Force(f[:3], f[3:]),
+                                                       len(c["force"]), nu, True)
         if kind == "placement":
             M = pin.SE3(np.array(c["rotation"]), np.array(c["translation"]))
             return crocoddyl.ResidualModelFramePlacement(state, fid, M, nu)
@@ -104,8 +114,9 @@ def build(spec):
         if knot["impact"]:
             impulses = crocoddyl.ImpulseModelMultiple(state)
             for fid, c in feet:
-                impulses.addImpulse(c["frame"], crocoddyl.ImpulseModel3D(
-                    state, fid, pin.LOCAL_WORLD_ALIGNED))
+                impulse = (crocoddyl.ImpulseModel6D if c.get("size", 3) == 6
+                           else crocoddyl.ImpulseModel3D)
+                impulses.addImpulse(c["frame"], impulse(state, fid, pin.LOCAL_WORLD_ALIGNED))
             m = crocoddyl.ActionModelImpulseFwdDynamics(state, impulses, costs(cost_items, 0),
                                                         knot["restitution"], knot["damping"],
                                                         True)
@@ -118,9 +129,16 @@ def build(spec):
             # mass of the CoM cost stale)
             contacts = crocoddyl.ContactModelMultiple(state, nu)
             for fid, c in feet:
-                contacts.addContact(c["frame"], crocoddyl.ContactModel3D(
-                    state, fid, np.array(c["reference"]), pin.LOCAL_WORLD_ALIGNED, nu,
-                    np.array(c["gains"])))
+                if c.get("size", 3) == 6:
+                    H = np.array(c["reference"])
+                    contact = crocoddyl.ContactModel6D(
+                        state, fid, pin.SE3(H[:3, :3], H[:3, 3]), pin.LOCAL_WORLD_ALIGNED, nu,
+                        np.array(c["gains"]))
+                else:
+                    contact = crocoddyl.ContactModel3D(
+                        state, fid, np.array(c["reference"]), pin.LOCAL_WORLD_ALIGNED, nu,
+                        np.array(c["gains"]))
+                contacts.addContact(c["frame"], contact)
             dm = crocoddyl.DifferentialActionModelContactFwdDynamics(
                 state, actuation, contacts, costs(cost_items), knot["damping"], True)
         return crocoddyl.IntegratedActionModelEuler(dm, dt)
@@ -143,6 +161,27 @@ def build(spec):
                 crocoddyl.DifferentialActionModelFreeFwdDynamics(state, actuation,
                                                                  costs(spec["terminal"])), 0.0))
     return crocoddyl.ShootingProblem(np.array(spec["x0"]), running, term)
+
+
+def _cut(full, n):
+    """The joints of ``full`` before index n, their bodies, limits and frames (as
+    example-robot-data builds ``talos_legs``, without its rotor inertias)."""
+    import pinocchio as pin
+
+    model = pin.Model()
+    for j in range(1, n):
+        joint = model.addJoint(full.parents[j], full.joints[j], full.jointPlacements[j],
+                               full.names[j])
+        model.appendBodyToJoint(joint, full.inertias[j], pin.SE3.Identity())
+    nq, nv = model.nq, model.nv
+    model.lowerPositionLimit = full.lowerPositionLimit[:nq].copy()
+    model.upperPositionLimit = full.upperPositionLimit[:nq].copy()
+    model.velocityLimit = full.velocityLimit[:nv].copy()
+    model.effortLimit = full.effortLimit[:nv].copy()
+    for f in full.frames:
+        if f.parentJoint < n and not model.existFrame(f.name):
+            model.addFrame(f)
+    return model
 
 
 def solve(spec, log=print):

@@ -55,8 +55,11 @@ def _cost_items(cost):
         elif isinstance(c, ddp.CoMPosition):
             items.append(dict(kind="com", position=c.position.tolist(), weights=w,
                               bounds=_bounds(c)))
-        elif isinstance(c, ddp.FrictionCone):
-            items.append(dict(kind="friction_cone", frame=c.frame, mu=c.mu, weights=w,
+        elif isinstance(c, (ddp.FrictionCone, ddp.WrenchCone)):
+            wrench = isinstance(c, ddp.WrenchCone)
+            items.append(dict(kind="wrench_cone" if wrench else "friction_cone", frame=c.frame,
+                              mu=c.mu, inner=c.inner, rotation=c.rotation.tolist(),
+                              foot=c.foot.tolist() if wrench else None, weights=w,
                               A=c.A.tolist(), bounds=_bounds(c)))
         elif isinstance(c, ddp.ContactForce):
             items.append(dict(kind="contact_force", frame=c.frame, force=c.b.tolist(),
@@ -96,7 +99,8 @@ def _knots(problem):
                     return None
                 index[id(cost)] = len(costs)
                 costs.append(items)
-            knots.append(dict(contacts=[dict(frame=c.frame, reference=list(c.reference),
+            knots.append(dict(contacts=[dict(frame=c.frame, size=c.size,
+                                             reference=np.array(c.reference).tolist(),
                                              gains=list(c.gains)) for c in p.contacts],
                               impact=p.impact, damping=p.damping, restitution=p.restitution,
                               cost=index[id(cost)]))
@@ -128,6 +132,7 @@ def spec(problem, us=None, max_iter=200, repeats=3, xs=None, solvers=SOLVERS):
     us = problem.quasi_static() if us is None else np.asarray(us, dtype=float)
     xs = problem.rollout(us) if xs is None else np.asarray(xs, dtype=float)
     return dict(urdf=str(model.urdf_path), floating_base=bool(model.floating_base),
+                first_joints=getattr(model, "first_joints", None),
                 gravity=bool(np.any(model.arrays.gravity != 0)), actuation=actuation,
                 x0=problem.x0.tolist(), T=problem.T, dt=problem.dt, knots=knots[0],
                 costs=knots[1], terminal=terminal, xs=xs.tolist(), us=us.tolist(),
