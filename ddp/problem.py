@@ -189,9 +189,14 @@ class ShootingProblem:
         return us
 
     def contact_forces(self, xs, us) -> dict:
-        """The contact forces along a trajectory: {frame: (T, 3)} in the world's axes, NaN at
-        the knots where the frame is not in contact (at an impact: its impulse)."""
+        """The contact forces along a trajectory: {frame: (T, 3)} in the world's axes ((T, 6),
+        the wrench, for a frame that a Contact6D holds somewhere), NaN at the knots where the
+        frame is not in contact (at an impact: its impulse)."""
         xs, us = np.asarray(xs, dtype=float), self.check_controls(us)
+        width = {}
+        for p in self.phases:
+            for c in p.contacts:
+                width[c.frame] = max(width.get(c.frame, 3), c.size)
         out, t = {}, 0
         for p in self.phases:
             k = slice(t, t + p.knots)
@@ -206,8 +211,11 @@ class ShootingProblem:
             else:
                 lam = constrained_dynamics(self.dynamics.model, cs, q, v,
                                            us[k] @ self.integrator.B.T, p.damping)[1]
-            for i, c in enumerate(cs.contacts):
-                out.setdefault(c.frame, np.full((self.T, 3), np.nan))[k] = lam[:, 3 * i:3 * i + 3]
+            row = 0
+            for c in cs.contacts:
+                f = out.setdefault(c.frame, np.full((self.T, width[c.frame]), np.nan))
+                f[k, :c.size] = lam[:, row:row + c.size]
+                row += c.size
         return out
 
     def failure(self, xs, us, status=None) -> str:

@@ -35,9 +35,10 @@ import numpy as np
 
 import ddp
 from ddp.settings import METHODS
+from dynamics.robots import TALOS_LEGS_HALF_SITTING
 
 from .examples import BACKENDS, PROBLEMS, UR3_TARGET_POSITION, get
-from .gaits import GAITS, HYQ_STANDING
+from .gaits import BIPED_WALKING, GAITS, HYQ_STANDING
 from .reference import crocoddyl_solvers
 
 #: random instances: family -> what is random
@@ -51,6 +52,8 @@ FAMILIES = {
                 "0.25 m +- 20%",
     "hyq-trot": "start joint angles +- 0.05 rad (the footholds move with them), step length "
                 "0.15 m +- 20%",
+    "talos-walk": "start leg joint angles +- 0.05 rad (the feet move with them), step length "
+                  "0.6 m +- 20%",
 }
 
 PARTS = ("backends", "globalization", "robustness")
@@ -102,6 +105,12 @@ def instance(family: str, seed: int, backend: str = "analytical"):
         q0[7:] += rng.uniform(-0.05, 0.05, q0.size - 7)  # the joints; the base stays
         gait = "walking" if family == "hyq-walk" else "trotting"
         step = GAITS[gait]["step_length"] * float(rng.uniform(0.8, 1.2))
+        return get(family, backend=backend, x0=np.concatenate([q0, np.zeros(q0.size - 1)]),
+                   step_length=step)
+    if family == "talos-walk":
+        q0 = TALOS_LEGS_HALF_SITTING.copy()
+        q0[7:] += rng.uniform(-0.05, 0.05, q0.size - 7)
+        step = BIPED_WALKING["step_length"] * float(rng.uniform(0.8, 1.2))
         return get(family, backend=backend, x0=np.concatenate([q0, np.zeros(q0.size - 1)]),
                    step_length=step)
     raise ValueError(f"family: expected one of {', '.join(FAMILIES)}; got {family!r}")

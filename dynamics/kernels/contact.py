@@ -638,40 +638,39 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     point terms (:func:`_point_second_order`, same blocks and chain indices): those of the
     torque lam_w, of -rho_l . (om x pd) and of rho_w . (W a + D + Kd om), D = sum_j v_j U_j x w_j;
     Bqw (nd, 3) the (q, lam_w) block.  By the rules of the module docstring, with
-    ddW(j, k, l) = L_l dW(j, k) = [lev_k <= lev_j] (dW(k, l) x w_j + w_k x dW(j, l)), in
-    O(nd^3) small products."""
+    ddW(j, k, l) = L_l dW(j, k) = [lev_k <= lev_j] (dW(k, l) x w_j + w_k x dW(j, l)).
+
+    Every (q, q) term is a sum over the chain of a weight dotted with ddW(j, k, l) or ddP(j, k, l)
+    (the weights G_j and v_j om x rho_l below) or a product of first derivatives; the sums over
+    j then run over levels (suffix sums from lev_k on), so that no third-order tensor is formed:
+    O(nd^2) but for one O(nd^3) product of (nd, 3) slices."""
+    t = np.empty(3)
     dW = np.empty((nd, nd, 3))
     _angular_derivatives(W, lev, nd, dW)
-    dP = np.empty((nd, nd, 3))
-    ddW = np.zeros((nd, nd, nd, 3))
-    ddP = np.empty((nd, nd, nd, 3))
-    t, t1, t2 = np.empty(3), np.empty(3), np.empty(3)
-    for j in range(nd):
-        for k in range(nd):
-            column_derivative(P, W, lev, j, k, dP[j, k])
-    for j in range(nd):
-        for k in range(nd):
-            for l in range(nd):
-                if lev[k] <= lev[j]:
-                    _cross(dW[k, l], W[:, j], ddW[j, k, l])
-                    _cross_add(W[:, k], dW[j, l], ddW[j, k, l])
-                _ddP(P, W, lev, j, k, l, t1, t2, ddP[j, k, l])
+    nlev = 0
+    for i in range(nd):
+        nlev = max(nlev, lev[i] + 1)
     om, pd = np.empty(3), np.empty(3)
     _twist(P, W, nd, vc, om, pd)
-    U = np.empty((nd, 3))
-    _lower_sums(W, lev, nd, vc, U)
-    dom = np.zeros((nd, 3))
-    dpd = np.zeros((nd, 3))
-    dU = np.zeros((nd, nd, 3))  # dU[j, l] = L_l U_j
+    CWlt = np.zeros((nlev + 1, 3))  # [L] = sum_{lev_i < L} v_i w_i
+    DWlt = np.zeros((nlev + 1, nd, 3))  # [L, l] = sum_{lev_i < L} v_i dW(i, l)
+    for i in range(nd):
+        for r in range(3):
+            CWlt[lev[i] + 1, r] += vc[i] * W[r, i]
+            for l in range(nd):
+                DWlt[lev[i] + 1, l, r] += vc[i] * dW[i, l, r]
+    for L in range(1, nlev + 1):
+        for r in range(3):
+            CWlt[L, r] += CWlt[L - 1, r]
+            for l in range(nd):
+                DWlt[L, l, r] += DWlt[L - 1, l, r]
+    dpd = np.zeros((nd, 3))  # L_l pd
     for l in range(nd):
         for j in range(nd):
+            column_derivative(P, W, lev, j, l, t)
             for r in range(3):
-                dom[l, r] += vc[j] * dW[j, l, r]
-                dpd[l, r] += vc[j] * dP[j, l, r]
-            for i in range(nd):
-                if lev[i] < lev[j]:
-                    for r in range(3):
-                        dU[j, l, r] += vc[i] * dW[i, l, r]
+                dpd[l, r] += vc[j] * t[r]
+    # (q, a), (q, lam_w), (v, v)
     for k in range(nd):
         for j in range(nd):
             Bqa[k, j] += rho_w[0] * dW[j, k, 0] + rho_w[1] * dW[j, k, 1] + rho_w[2] * dW[j, k, 2]
@@ -684,56 +683,93 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
             Avv[m_, n_] += -(rho_l[0] * t[0] + rho_l[1] * t[1] + rho_l[2] * t[2]) + (
                 rho_w[0] * (dW[m_, n_, 0] + dW[n_, m_, 0]) + rho_w[1] * (dW[m_, n_, 1]
                 + dW[n_, m_, 1]) + rho_w[2] * (dW[m_, n_, 2] + dW[n_, m_, 2]))
+    # (q, v): L_l of d/dv_m, with sum_k v_k ddW(m, k, l) = DWle(l) x w_m + CWle x dW(m, l)
+    # and sum_k v_k ddW(k, m, l) = dW(m, l) x CWge + w_m x DWge(l) (levels from lev_m)
+    dP = np.empty(3)
+    x = np.empty(3)
     for l in range(nd):
         for m_ in range(nd):
+            M = lev[m_]
+            column_derivative(P, W, lev, m_, l, dP)
             _cross(dW[m_, l], pd, t)
-            _cross_add(dom[l], P[:, m_], t)
+            _cross_add(DWlt[nlev, l], P[:, m_], t)
             _cross_add(W[:, m_], dpd[l], t)
-            _cross_add(om, dP[m_, l], t)
+            _cross_add(om, dP, t)
             h = -(rho_l[0] * t[0] + rho_l[1] * t[1] + rho_l[2] * t[2])
+            _cross(DWlt[M + 1, l], W[:, m_], x)
+            _cross_add(CWlt[M + 1], dW[m_, l], x)
             for r in range(3):
-                s = kd * dW[m_, l, r]
-                for k in range(nd):
-                    s += vc[k] * (ddW[m_, k, l, r] + ddW[k, m_, l, r])
-                h += rho_w[r] * s
+                t[r] = CWlt[nlev, r] - CWlt[M, r]
+            _cross_add(dW[m_, l], t, x)
+            for r in range(3):
+                t[r] = DWlt[nlev, l, r] - DWlt[M, l, r]
+            _cross_add(W[:, m_], t, x)
+            for r in range(3):
+                h += rho_w[r] * (x[r] + kd * dW[m_, l, r])
             Aqv[l, m_] += h
-    cw = np.empty((nd, 3))  # the weights of ddW: W a, Kd om and the torque
-    xw = np.empty((nd, 3))  # v_j w_j x rho_w, the weight of L_l L_k U_j in rho_w . D
+    # (q, q).  The weights of ddW(j, k, l): G_j = (a_j + Kd v_j) rho_w - rho_a,j lam_w (W a,
+    # Kd om, the torque) + v_j XW[lev_j] (L_l L_k U_i in rho_w . D) + v_j rho_l x pd
+    # (-rho_l . L_lL_k om x pd) + v_j rho_w x U_j (rho_w . U_j x L_l L_k w_j)
+    XW = np.zeros((nlev + 1, 3))  # XW[L] = sum_{lev_j > L} v_j w_j x rho_w
     for j in range(nd):
         _cross(W[:, j], rho_w, t)
-        for r in range(3):
-            cw[j, r] = (ac[j] + kd * vc[j]) * rho_w[r] - rac[j] * lam_w[r]
-            xw[j, r] = vc[j] * t[r]
-    nlev = 0
-    for i in range(nd):
-        nlev = max(nlev, lev[i] + 1)
-    XW = np.zeros((nlev + 1, 3))  # XW[L] = sum_{lev_j > L} xw_j: sum_j xw_j . L_lL_k U_j
-    for j in range(nd):  # = sum_i v_i ddW(i, k, l) . XW[lev_i]
         for L in range(lev[j]):
             for r in range(3):
-                XW[L, r] += xw[j, r]
-    ddo, ddp = np.empty(3), np.empty(3)
-    for k in range(nd):
+                XW[L, r] += vc[j] * t[r]
+    rp = np.empty(3)
+    _cross(rho_l, pd, rp)
+    G = np.empty((nd, 3))
+    for j in range(nd):
+        _cross(rho_w, CWlt[lev[j]], t)
+        for r in range(3):
+            G[j, r] = ((ac[j] + kd * vc[j]) * rho_w[r] - rac[j] * lam_w[r]
+                       + vc[j] * (XW[lev[j], r] + rp[r] + t[r]))
+    # sum_j G_j . ddW(j, k, l) = dW(k, l) . A[lev_k] + w_k . B[lev_k, l], suffix sums over the
+    # levels of A = w_j x G_j and B[., l] = dW(j, l) x G_j
+    A = np.zeros((nlev + 1, 3))
+    B = np.zeros((nlev + 1, nd, 3))
+    for j in range(nd):
+        _cross(W[:, j], G[j], t)
+        for r in range(3):
+            A[lev[j], r] += t[r]
         for l in range(nd):
+            _cross(dW[j, l], G[j], t)
             for r in range(3):
-                ddo[r] = 0.0
-                ddp[r] = 0.0
-            h = 0.0
-            for j in range(nd):
-                for r in range(3):
-                    ddo[r] += vc[j] * ddW[j, k, l, r]
-                    ddp[r] += vc[j] * ddP[j, k, l, r]
-                    h += (cw[j, r] + vc[j] * XW[lev[j], r]) * ddW[j, k, l, r]
-                if vc[j] != 0.0:  # rho_w . v_j (L_k U_j x dW(j, l) + L_l U_j x dW(j, k)
-                    _cross(dU[j, k], dW[j, l], t)  # + U_j x ddW(j, k, l))
-                    _cross_add(dU[j, l], dW[j, k], t)
-                    _cross_add(U[j], ddW[j, k, l], t)
-                    h += vc[j] * (rho_w[0] * t[0] + rho_w[1] * t[1] + rho_w[2] * t[2])
-            _cross(ddo, pd, t)
-            _cross_add(dom[k], dpd[l], t)
-            _cross_add(dom[l], dpd[k], t)
-            _cross_add(om, ddp, t)
+                B[lev[j], l, r] += t[r]
+    for L in range(nlev - 1, -1, -1):
+        for r in range(3):
+            A[L, r] += A[L + 1, r]
+            for l in range(nd):
+                B[L, l, r] += B[L + 1, l, r]
+    # rho_w . v_j (L_k U_j x dW(j, l) + L_l U_j x dW(j, k)) = S[k, l] + S[l, k] with
+    # S[k, l] = sum_j v_j L_k U_j . (dW(j, l) x rho_w), L_k U_j = DWlt[lev_j, k]
+    S = np.zeros((nd, nd))
+    E = np.empty((nd, 3))
+    for j in range(nd):
+        if vc[j] == 0.0:
+            continue
+        for l in range(nd):
+            _cross(dW[j, l], rho_w, E[l])
+        U = DWlt[lev[j]]
+        for k in range(nd):
+            for l in range(nd):
+                S[k, l] += vc[j] * (U[k, 0] * E[l, 0] + U[k, 1] * E[l, 1] + U[k, 2] * E[l, 2])
+    for k in range(nd):
+        K = lev[k]
+        for l in range(nd):
+            h = S[k, l] + S[l, k]
+            for r in range(3):
+                h += dW[k, l, r] * A[K, r] + W[r, k] * B[K, l, r]
+            _cross(DWlt[nlev, k], dpd[l], t)
+            _cross_add(DWlt[nlev, l], dpd[k], t)
             Aqq[k, l] += h - (rho_l[0] * t[0] + rho_l[1] * t[1] + rho_l[2] * t[2])
+    # -rho_l . om x ddpd = sum_j (v_j om x rho_l) . ddP(j, k, l)
+    cp = np.empty((nd, 3))
+    _cross(om, rho_l, t)
+    for j in range(nd):
+        for r in range(3):
+            cp[j, r] = vc[j] * t[r]
+    _weighted_hessian(P, W, lev, nd, cp, nlev, Aqq)
 
 
 # ---------------------------------------------------------------------------------- batches

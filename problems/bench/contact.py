@@ -7,7 +7,8 @@ derivatives contracted with a co-state over (a, lam), and the impact map's first
 beside Pinocchio 4.1's Python binding, knot by knot, ``constraintDynamics`` then
 ``computeConstraintDynamicsDerivatives`` (its floor: the binding's call costs are in it).
 Accuracy: the first derivatives against Pinocchio's, the second against CasADi's AD of the
-KKT system written in SX (:func:`dynamics.symbolic.contact_dynamics`; HyQ and ATLAS).
+KKT system written in SX (:func:`dynamics.symbolic.contact_dynamics`; HyQ, ATLAS and Talos's
+legs on flat feet).
 """
 
 from __future__ import annotations
@@ -23,18 +24,22 @@ import dynamics as dyn
 from dynamics import robots
 from dynamics.contact_dynamics import (constrained_derivatives, constrained_second_derivatives,
                                        impulse_dynamics)
-from dynamics.contacts import Contact3D, ContactSet
+from dynamics.contacts import Contact3D, Contact6D, ContactSet
 from dynamics.symbolic import SymbolicTree, contact_dynamics, contact_specs
 
 from ..output import write_table
 from ..reference.pinocchio_contacts import rigid_contacts
 from .timing import random_states, ratio, time_us
 
-#: (robot, feet) of the benchmark
-CASES = (("hyq", ("lf_foot", "rf_foot", "lh_foot", "rh_foot")), ("hyq", ("lf_foot", "rh_foot")),
-         ("atlas", ("l_foot", "r_foot")), ("talos", ("left_sole_link", "right_sole_link")))
+#: (robot, feet, flat) of the benchmark: point contacts, or flat feet (Contact6D) if flat
+CASES = (("hyq", ("lf_foot", "rf_foot", "lh_foot", "rh_foot"), False),
+         ("hyq", ("lf_foot", "rh_foot"), False), ("atlas", ("l_foot", "r_foot"), False),
+         ("talos", ("left_sole_link", "right_sole_link"), False),
+         ("atlas", ("l_foot", "r_foot"), True),
+         ("talos_legs", ("left_sole_link", "right_sole_link"), True),
+         ("talos", ("left_sole_link", "right_sole_link"), True))
 #: the cases whose second derivatives are checked against CasADi
-CASADI_CASES = (0, 2)
+CASADI_CASES = (0, 2, 5)
 
 COLUMNS = [("robot", "robot"), ("nv", "nv"), ("contacts", "contacts"),
            ("fo_us", "first order [us/knot]"), ("fo_1t_us", "first order, 1 thread"),
@@ -44,10 +49,10 @@ COLUMNS = [("robot", "robot"), ("nv", "nv"), ("contacts", "contacts"),
            ("err_pin", "first order vs Pinocchio"), ("err_casadi", "second order vs CasADi")]
 
 
-def _pinocchio(m, feet):
+def _pinocchio(m, feet, flat):
     """A function (q, v, tau) -> the derivatives of Pinocchio's constraint dynamics."""
     pm = m.pin_model
-    models, datas, data, settings = rigid_contacts(pm, feet)
+    models, datas, data, settings = rigid_contacts(pm, feet, feet if flat else ())
 
     def run(q, v, tau):
         pin.constraintDynamics(pm, data, q, v, tau, models, datas, settings)
@@ -86,12 +91,13 @@ def run_contact(T=100, min_time=0.2, log=print):
     """The table of the module docstring -> results/contact_derivatives.{csv,md}."""
     rows = []
     threads = dyn.threads()
-    for k, (name, feet) in enumerate(CASES):
+    for k, (name, feet, flat) in enumerate(CASES):
         m = robots.load(name)
-        cs = ContactSet(m, [Contact3D(f, reference=(0.0, 0.0, 0.0), gains=(0.0, 50.0))
-                            for f in feet])
-        plain = ContactSet(m, [Contact3D(f) for f in feet])  # Pinocchio's: no Baumgarte terms
-        log(f"contact derivatives: {name} (nv={m.nv}), {len(feet)} point contacts")
+        kind, gains = (Contact6D, (0.0, 30.0)) if flat else (Contact3D, (0.0, 50.0))
+        cs = ContactSet(m, [kind(f, gains=gains) for f in feet])
+        plain = ContactSet(m, [kind(f) for f in feet])  # Pinocchio's: no Baumgarte terms
+        what = f"{len(feet)} {'flat feet' if flat else 'points'}"
+        log(f"contact derivatives: {name} (nv={m.nv}), {what}")
         Q, V, _, TAU = random_states(m, T)
         MU = np.random.default_rng(1).normal(size=(T, m.nv + cs.size))
         fo = time_us(lambda: constrained_derivatives(m, cs, Q, V, TAU), 3 * min_time, 5) / T
@@ -104,7 +110,7 @@ def run_contact(T=100, min_time=0.2, log=print):
                           5) / T
         finally:
             dyn.set_threads(threads)
-        pin_run = _pinocchio(m, feet)
+        pin_run = _pinocchio(m, feet, flat)
         n_pin = min(T, 20)
         pin_us = time_us(lambda: [pin_run(Q[t], V[t], TAU[t]) for t in range(n_pin)],
                          min_time) / n_pin
@@ -122,7 +128,7 @@ def run_contact(T=100, min_time=0.2, log=print):
             t0 = time.perf_counter()
             err_cas = _casadi_error(m, cs, Q[0], V[0], TAU[0], MU[0])
             log(f"  CasADi reference: {time.perf_counter() - t0:.1f} s")
-        rows.append(dict(robot=name, nv=m.nv, contacts=len(feet), fo_us=fo, fo_1t_us=fo1,
+        rows.append(dict(robot=name, nv=m.nv, contacts=what, fo_us=fo, fo_1t_us=fo1,
                          pin_us=pin_us, fo_vs_pin=ratio(fo, pin_us), so_us=so,
                          so_vs_fo=ratio(so, fo), impact_us=imp, err_pin=err,
                          err_casadi=err_cas))
@@ -130,7 +136,9 @@ def run_contact(T=100, min_time=0.2, log=print):
              f"({os.cpu_count()} cores) unless '1 thread'; the minimum over rounds of a noisy "
              f"shared machine",
              "first order: the KKT contact dynamics (a, lam) and their derivatives in (q, v, "
-             "tau), point contacts with Baumgarte gains (0, 50) as Crocoddyl's gait examples",
+             "tau); point contacts (Contact3D) with Baumgarte gains (0, 50) as Crocoddyl's "
+             "quadruped examples, flat feet (Contact6D, Pinocchio's CONTACT_6D) with (0, 30) "
+             "as its biped examples",
              "Pinocchio: 4.1, its Python binding knot by knot (constraintDynamics then "
              "computeConstraintDynamicsDerivatives, proximal settings 1 iteration, no "
              "Baumgarte terms): the floor of a C++ time, the binding's call costs included",

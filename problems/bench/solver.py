@@ -28,7 +28,7 @@ from ..examples import get
 from ..output import pyplot, save_figure, write_table
 from ..reference import crocoddyl_solvers
 
-PROBLEMS = ("ur3", "hyq", "atlas", "hyq-walk", "hyq-trot", "hyq-jump")
+PROBLEMS = ("ur3", "hyq", "atlas", "hyq-walk", "hyq-trot", "hyq-jump", "talos-walk")
 
 COLUMNS = [("problem", "problem"), ("nv", "nv"), ("T", "T"), ("solver", "solver"),
            ("iterations", "iterations"), ("cost", "final cost"), ("ms_per_iter", "ms / iteration"),
