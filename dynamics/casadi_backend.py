@@ -10,6 +10,12 @@ RNEA and ABA are written once in CasADi ``SX`` (:mod:`dynamics.symbolic`) from t
 * the ``lam``-contracted form: reverse mode on ``lam . f`` (one gradient) then ``jacobian``, without
   the n^3 tensor.
 
+With ``contacts`` (a list of :class:`~dynamics.contacts.Contact3D` / ``Contact6D``, one contact
+set for every knot), ``aba`` is the KKT contact dynamics of :mod:`dynamics.contacts` written in
+SX (:func:`dynamics.symbolic.contact_dynamics`) and its derivatives the same AD of it: the AD
+baseline of :class:`~dynamics.contact_dynamics.ContactDynamics` (a problem on one contact set,
+without costs on the contact forces, which only the analytical backend exposes).
+
 Functions are built once per model and kind and kept in memory.  With ``codegen=True`` each one is
 turned into C (``casadi.CodeGenerator``), compiled by the system C compiler (``cc -O3 -shared``)
 into a shared library cached on disk under ``~/.cache/soddp/casadi`` (key: the model arrays, the
@@ -42,7 +48,8 @@ import numpy as np
 from .inputs import prepare
 from .protocol import RobotConfigurationSpace, _check_order, robot_model
 from .results import FDDerivatives, IDDerivatives
-from .symbolic import SymbolicTree
+from .contacts import ContactSet
+from .symbolic import SymbolicTree, contact_dynamics, contact_specs
 
 #: kinds of function a CasadiDynamics builds, named after the quantity: the value (``rnea``,
 #: ``aba``), its first derivatives (``_fo``), first and second derivatives (``_so``) and the
@@ -57,6 +64,13 @@ KINDS = {
 
 class CodegenLimitError(RuntimeError):
     """Code generation exceeded a limit of :class:`CodegenLimits`."""
+
+
+def _nonnegative(name, value):
+    d = float(value)
+    if not (np.isfinite(d) and d >= 0):
+        raise ValueError(f"{name}: expected a finite non-negative number; got {value!r}")
+    return d
 
 
 @dataclass
@@ -103,8 +117,15 @@ class CasadiDynamics(RobotConfigurationSpace):
     """
 
     def __init__(self, model, codegen: bool = False, limits: CodegenLimits | None = None,
-                 cflags=("-O3",), n_threads: int | None = None, cache_dir=None):
+                 cflags=("-O3",), n_threads: int | None = None, cache_dir=None, contacts=None,
+                 damping: float = 0.0):
         self.model = robot_model(model, "CasadiDynamics")
+        #: the contacts of the constrained dynamics (module docstring), or None
+        self.contact_set = None if contacts is None else (
+            contacts if isinstance(contacts, ContactSet) else ContactSet(model, contacts))
+        self.damping = _nonnegative("damping", damping)
+        self._specs = (None if self.contact_set is None else
+                       (contact_specs(model, self.contact_set.contacts), self.damping))
         self.nq, self.nv = model.nq, model.nv
         self.codegen = bool(codegen)
         self.limits = limits or CodegenLimits()
@@ -117,10 +138,17 @@ class CasadiDynamics(RobotConfigurationSpace):
         self._buffers: dict[tuple, tuple] = {}
 
     def __repr__(self):
-        return f"CasadiDynamics({self.model!r}, codegen={self.codegen})"
+        held = "" if self.contact_set is None else f", contacts={self.contact_set!r}"
+        return f"CasadiDynamics({self.model!r}, codegen={self.codegen}{held})"
 
     # ------------------------------------------------------------------ dynamics
+    def _no_inverse(self):
+        if self.contact_set is not None:
+            raise NotImplementedError("CasadiDynamics with contacts: the contact forces are not "
+                                      "determined by (q, v, a) alone; no inverse dynamics")
+
     def rnea(self, q, v, a):
+        self._no_inverse()
         b = prepare(self.model, q=q, v=v, a=a)
         return b.unbatch(self._eval("rnea", b, "q", "v", "a")[0])
 
@@ -130,6 +158,7 @@ class CasadiDynamics(RobotConfigurationSpace):
 
     def id_derivatives(self, q, v, a, order=1):
         _check_order(order)
+        self._no_inverse()
         b = prepare(self.model, q=q, v=v, a=a)
         outs = self._eval("rnea_fo" if order == 1 else "rnea_so", b, "q", "v", "a")
         return IDDerivatives(*b.unbatch(tuple(outs)))
@@ -175,7 +204,7 @@ class CasadiDynamics(RobotConfigurationSpace):
 
     def _symbolic(self, kind: str) -> cs.Function:
         t0 = time.perf_counter()
-        f = build_function(self._symbolic_tree(), kind)
+        f = build_function(self._symbolic_tree(), kind, contacts=self._specs)
         self.reports[kind] = BuildReport(kind, time.perf_counter() - t0, n_instructions(f))
         return f
 
@@ -229,6 +258,7 @@ class CasadiDynamics(RobotConfigurationSpace):
         for src in ("symbolic.py", "lie.py"):
             h.update(Path(__file__).with_name(src).read_bytes())
         h.update(inspect.getsource(build_function).encode())
+        h.update(repr(self._specs).encode())  # the contacts, if any
         return h.hexdigest()[:20]
 
     def _compiled(self, kind: str) -> cs.Function:
@@ -249,7 +279,7 @@ class CasadiDynamics(RobotConfigurationSpace):
                 raise CodegenLimitError(f"{rec['message']} [recorded earlier in {failed}; "
                                         "delete it or raise the limit to retry]")
         t0 = time.perf_counter()
-        f = build_function(self._symbolic_tree(), kind, name=name)
+        f = build_function(self._symbolic_tree(), kind, name=name, contacts=self._specs)
         build_s = time.perf_counter() - t0
         n_ins = n_instructions(f)
         if lim.max_instructions is not None and n_ins > lim.max_instructions:
@@ -318,8 +348,11 @@ def _unvec(col: np.ndarray, shape) -> np.ndarray:
     return out.copy() if np.may_share_memory(out, col) else out
 
 
-def build_function(tree: SymbolicTree, kind: str, name: str | None = None) -> cs.Function:
-    """The CasADi Function of ``kind`` (see :data:`KINDS`) for a :class:`SymbolicTree`.
+def build_function(tree: SymbolicTree, kind: str, name: str | None = None,
+                   contacts=None) -> cs.Function:
+    """The CasADi Function of ``kind`` (see :data:`KINDS`) for a :class:`SymbolicTree`;
+    ``contacts``: (the specs of :func:`dynamics.symbolic.contact_specs`, the damping) for the
+    contact dynamics in place of ABA (their drift needs one more perturbation, evaluated at 0).
 
     The expressions hold the perturbations ``eps``, ``delta`` (:mod:`dynamics.symbolic`); they
     are inputs of an SX function that an MX wrapper evaluates at 0.  Substituting 0 into the
@@ -329,9 +362,15 @@ def build_function(tree: SymbolicTree, kind: str, name: str | None = None) -> cs
     n, nq = tree.model.nv, tree.model.nq
     q, v, x = cs.SX.sym("q", nq), cs.SX.sym("v", n), cs.SX.sym("a" if dyn == "rnea" else "tau", n)
     eps, delta = cs.SX.sym("eps", n), cs.SX.sym("delta", n)
+    drift = cs.SX.sym("drift", n)
     inputs = [q, v, x]
-    X = tree.placements(q, eps if order == 2 else None, delta if order >= 1 else None)
-    f = tree.rnea(X, v, x) if dyn == "rnea" else tree.aba(X, v, x)
+    held = contacts is not None and dyn == "aba"
+    X = tree.placements(q, eps if order == 2 else None, delta if order >= 1 else None,
+                        more=(drift,) if held else ())
+    if held:
+        f = contact_dynamics(tree, X, drift, v, x, contacts[0], damping=contacts[1])[0]
+    else:
+        f = tree.rnea(X, v, x) if dyn == "rnea" else tree.aba(X, v, x)
     outs = [f]
     if order >= 1:
         Jq, Jv, Jx = cs.jacobian(f, delta), cs.jacobian(f, v), cs.jacobian(f, x)
@@ -350,14 +389,16 @@ def build_function(tree: SymbolicTree, kind: str, name: str | None = None) -> cs
     in_names = ["q", "v", "a" if dyn == "rnea" else "tau", "lam"][:len(inputs)]
     out_names = [f"out{i}" for i in range(len(outs))]
     name = name or f"soddp_{kind}"
-    pert = [p for p, used in ((eps, order == 2), (delta, order >= 1)) if used]
+    pert = [(p, nm) for p, nm, used in ((eps, "eps", order == 2), (delta, "delta", order >= 1),
+                                        (drift, "drift", held)) if used]
     if not pert:
         return cs.Function(name, inputs, outs, in_names, out_names)
-    core = cs.Function(f"{name}_at", inputs + pert, outs,
-                       in_names + ["eps", "delta"][2 - len(pert):], out_names)
+    core = cs.Function(f"{name}_at", inputs + [p for p, _ in pert], outs,
+                       in_names + [nm for _, nm in pert], out_names)
     sym = [cs.MX.sym(nm, *x.shape) for nm, x in zip(in_names, inputs)]
-    return cs.Function(name, sym, core(*sym, *[cs.DM.zeros(n)] * len(pert)), in_names,
-                       out_names)
+    res = core(*sym, *[cs.DM.zeros(n)] * len(pert))
+    return cs.Function(name, sym, list(res) if isinstance(res, (list, tuple)) else [res],
+                       in_names, out_names)
 
 
 def n_instructions(f: cs.Function) -> int:

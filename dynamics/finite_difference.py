@@ -147,9 +147,13 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
     module docstring).  Values and, for "finite-diff-2", first derivatives come from the
     analytical kernels.  Batches are evaluated knot by knot; with ``lam`` the full tensors are
     contracted over the output index.  Given a user's system on a vector space instead of a
-    RobotModel, it is :class:`SystemFiniteDifferences` of that system."""
+    RobotModel, it is :class:`SystemFiniteDifferences` of that system.  With ``contacts`` (one
+    contact set for every knot, :mod:`dynamics.contacts`), ``aba`` is the KKT contact dynamics
+    and the differences are taken of it (or, for "finite-diff-2", of its analytical first
+    derivatives); ``damping`` as for :class:`~dynamics.contact_dynamics.ContactDynamics`."""
 
-    def __new__(cls, model, method: str = "finite-diff-2", h=None):
+    def __new__(cls, model, method: str = "finite-diff-2", h=None, contacts=None,
+                damping: float = 0.0):
         # a user's system on a vector space: its own aba, differentiated
         if isinstance(model, EuclideanDynamics) or (
                 not isinstance(model, RobotModel) and isinstance(model, Dynamics)
@@ -157,22 +161,49 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
             return SystemFiniteDifferences(model, method, h)
         return super().__new__(cls)
 
-    def __init__(self, model, method: str = "finite-diff-2", h=None):
+    def __init__(self, model, method: str = "finite-diff-2", h=None, contacts=None,
+                 damping: float = 0.0):
         self.method, self.h = _method_and_step(method, h)
         self.model = robot_model(model, "FiniteDifferenceDynamics")
         self.nq, self.nv = model.nq, model.nv
+        self._aba, self._fd_first = _alg.aba, _alg.fd_derivatives
+        #: the contacts of the constrained dynamics (class docstring), or None
+        self.contact_set = None
+        if contacts is not None:
+            from .contact_dynamics import _contact_set, _damping, constrained_derivatives, \
+                constrained_dynamics
+
+            held, d = _contact_set(model, contacts), _damping(damping)
+            self.contact_set = held
+            self._aba = lambda m, q, v, tau: constrained_dynamics(m, held, q, v, tau, d)[0]
+
+            def first(m, q, v, tau):
+                c = constrained_derivatives(m, held, q, v, tau, d)
+                return FDDerivatives(c.a, c.da_dq, c.da_dv, c.da_dtau)
+
+            self._fd_first = first
 
     def __repr__(self):
-        return f"FiniteDifferenceDynamics({self.model!r}, method={self.method!r}, h={self.h:g})"
+        held = "" if self.contact_set is None else f", contacts={self.contact_set!r}"
+        return (f"FiniteDifferenceDynamics({self.model!r}, method={self.method!r}, "
+                f"h={self.h:g}{held})")
 
     def aba(self, q, v, tau):
-        return _alg.aba(self.model, q, v, tau)
+        return self._aba(self.model, q, v, tau)
+
+    def _no_inverse(self):
+        if self.contact_set is not None:
+            raise NotImplementedError("FiniteDifferenceDynamics with contacts: the contact "
+                                      "forces are not determined by (q, v, a) alone; no "
+                                      "inverse dynamics")
 
     def rnea(self, q, v, a):
+        self._no_inverse()
         return _alg.rnea(self.model, q, v, a)
 
     def id_derivatives(self, q, v, a, order=1):
         _check_order(order)
+        self._no_inverse()
         if order == 1:
             return self._first_order(_alg.id_derivatives, q, v, a)
         b = prepare(self.model, q=q, v=v, a=a)
@@ -185,13 +216,13 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
         if order == 1:
             if lam is not None:
                 raise ValueError("lam: only used with order=2")
-            return self._first_order(_alg.fd_derivatives, q, v, tau)
+            return self._first_order(self._fd_first, q, v, tau)
         b = prepare(self.model, q=q, v=v, tau=tau) if lam is None else \
             prepare(self.model, q=q, v=v, tau=tau, lam=lam)
         res = []
         for t in range(b.T):
-            d = fd_second_derivatives(self.model, b["q"][t], b["v"][t], b["tau"][t], self.method,
-                                      self.h)
+            d = _second_derivatives(self.model, b["q"][t], b["v"][t], b["tau"][t], self.method,
+                                    self.h, self._fd_first, self._aba, FDDerivatives)
             if lam is not None:
                 for k in ("d2a_dq2", "d2a_dv2", "d2a_dqdv", "d2a_dtaudq"):
                     setattr(d, k, np.tensordot(b["lam"][t], getattr(d, k), axes=(0, 0)))
@@ -202,7 +233,7 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
         if self.method == "finite-diff-2":
             return fn(self.model, q, v, x)
         # Finite-Diff-1: first derivatives by central differences of the function itself
-        f = _alg.rnea if fn is _alg.id_derivatives else _alg.aba
+        f = _alg.rnea if fn is _alg.id_derivatives else self._aba
         cls = IDDerivatives if fn is _alg.id_derivatives else FDDerivatives
         b = prepare(self.model, q=q, v=v, **({"a": x} if cls is IDDerivatives else {"tau": x}))
         X = b["a"] if cls is IDDerivatives else b["tau"]

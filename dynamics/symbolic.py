@@ -278,12 +278,12 @@ def contact_velocity(tree, X, d, v, joint, fR, fp, surface=False):
     return p, u, cs.vertcat(cs.mtimes(R, dvf[:3]), cs.mtimes(R, dvf[3:]))
 
 
-def contact_dynamics(tree, X, d, v, tau, contacts):
+def contact_dynamics(tree, X, d, v, tau, contacts, damping=0.0):
     """(a, lam): the KKT contact dynamics of :mod:`dynamics.contacts` in SX, for placements X
     built with the innermost perturbation ``d`` (the drift's Lie derivative is taken along it,
     so ``d`` must be the last perturbation of X and be evaluated at 0).  ``contacts``: (joint,
-    fR, fp, reference, Kp, Kd, surface) of each contact (``surface``: a flat foot, else a point).
-    The solves are unpivoted L D L^T factorizations written out in scalar operations
+    fR, fp, reference, Kp, Kd, surface) of each contact (``surface``: a flat foot, else a point);
+    ``damping`` is added to J M^-1 J^T.  The solves are unpivoted L D L^T factorizations written out in scalar operations
     (:func:`spd_solve`)."""
     n = tree.model.nv
     a_sym = cs.SX.sym("a_kkt", n)
@@ -300,7 +300,8 @@ def contact_dynamics(tree, X, d, v, tau, contacts):
     J, gamma = cs.vertcat(*J), cs.vertcat(*gamma)
     sol = spd_solve(M, cs.horzcat(tau - b, J.T))
     a_free, Y = sol[:, 0], sol[:, 1:]
-    lam = spd_solve(cs.mtimes(J, Y), -(gamma + cs.mtimes(J, a_free)))
+    lam = spd_solve(cs.mtimes(J, Y) + damping * cs.SX.eye(J.shape[0]),
+                    -(gamma + cs.mtimes(J, a_free)))
     return a_free + cs.mtimes(Y, lam), lam
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+import ddp
 import dynamics as dyn
 from dynamics import robots
 from dynamics.contact_dynamics import (constrained_derivatives, constrained_dynamics,
@@ -479,3 +480,59 @@ def test_bad_flat_feet_are_named():
     foot = Contact6D("left_sole_link", reference=pin.SE3(pin.exp3(np.array([0.0, 0.0, 0.3])),
                                                          np.array([0.1, 0.2, 0.0])))
     assert foot.placement.shape == (4, 4) and foot.size == 6
+
+
+@pytest.mark.parametrize("name", ["hyq-points", "talos-flat"])
+def test_casadi_and_finite_differences_carry_the_contact_model(name):
+    """CasadiDynamics(contacts=) and FiniteDifferenceDynamics(contacts=) hold the same contacts
+    as ContactDynamics: CasADi's AD of the KKT system in SX gives its values, first and
+    contracted second derivatives of a to 1e-10, finite-diff-2 (central differences of the
+    analytical first derivatives) to 1e-5; neither has inverse dynamics."""
+    if name == "hyq-points":
+        m, frames = _case("hyq-4")
+        feet = [Contact3D(f, reference=(0.1, 0.0, 0.0), gains=(2.0, 1.0)) for f in frames]
+    else:
+        m = robots.load("talos_legs")
+        feet = [Contact6D(f, gains=(0.0, 30.0)) for f in ("left_sole_link", "right_sole_link")]
+    exact = dyn.ContactDynamics(m, feet, damping=1e-9)
+    ad = dyn.CasadiDynamics(m, contacts=feet, damping=1e-9)
+    fd = dyn.FiniteDifferenceDynamics(m, contacts=feet, damping=1e-9)
+    q, v, _, tau = random_state(m, 9)
+    lam = np.random.default_rng(9).normal(size=m.nv)
+    want = exact.fd_derivatives(q, v, tau, order=2, lam=lam)
+    for backend, tol in ((ad, 1e-10), (fd, 1e-5)):
+        got = backend.fd_derivatives(q, v, tau, order=2, lam=lam)
+        assert rel_err(backend.aba(q, v, tau), exact.aba(q, v, tau)) < 1e-12
+        for k in ("da_dq", "da_dv", "da_dtau", "d2a_dq2", "d2a_dv2", "d2a_dqdv", "d2a_dtaudq"):
+            err = rel_err(getattr(got, k), getattr(want, k))
+            assert err < tol, (name, type(backend).__name__, k, err)
+        with pytest.raises(NotImplementedError, match="with contacts.*no inverse dynamics"):
+            backend.rnea(q, v, np.zeros(m.nv))
+
+
+def test_every_backend_solves_a_standing_problem_to_one_optimum():
+    """HyQ standing on four feet, one contact set for the horizon: DDP on the analytical
+    kernels (compiled), on CasADi AD and on finite differences (through the protocol) from the
+    same controls reach the same optimum; iLQR too."""
+    m, frames = _case("hyq-4")
+    feet = [Contact3D(f, gains=(0.0, 20.0)) for f in frames]
+    from problems.gaits import HYQ_STANDING
+
+    x0 = np.concatenate([HYQ_STANDING, np.zeros(m.nv)])
+    x0[m.nq:] = np.random.default_rng(3).normal(scale=0.2, size=m.nv)
+    B = np.eye(m.nv)[:, 6:]
+    cost = ddp.Sum([ddp.StateRegularization(m, np.concatenate([HYQ_STANDING, np.zeros(m.nv)]),
+                                            1.0), ddp.ControlRegularization(12, 1e-3)])
+    problem = lambda backend: ddp.ShootingProblem(backend, x0, 10, 0.02, cost, cost, actuation=B)
+    P = problem(dyn.ContactDynamics(m, feet))
+    us = P.quasi_static()
+    costs = {}
+    for label, backend in (("analytical", None), ("casadi", dyn.CasadiDynamics(m, contacts=feet)),
+                           ("fd", dyn.FiniteDifferenceDynamics(m, contacts=feet))):
+        Pb = P if backend is None else problem(backend)
+        for method in ("ddp", "ilqr"):
+            sol = ddp.solve(Pb, us=us, method=method, max_iter=100)
+            assert sol.status == "converged", (label, method, sol.status)
+            costs[label, method] = sol.cost
+    ref = costs["analytical", "ddp"]
+    assert all(abs(c - ref) < 1e-7 * ref for c in costs.values()), costs
