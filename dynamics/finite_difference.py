@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import algorithms as _alg
+from .contact_dynamics import (_contact_set, _damping, constrained_derivatives,
+                               constrained_dynamics)
 from .inputs import prepare
 from .model import RobotModel
 from .protocol import (Dynamics, EuclideanDynamics, RobotConfigurationSpace, _check_order,
@@ -170,9 +172,6 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
         #: the contacts of the constrained dynamics (class docstring), or None
         self.contact_set = None
         if contacts is not None:
-            from .contact_dynamics import _contact_set, _damping, constrained_derivatives, \
-                constrained_dynamics
-
             held, d = _contact_set(model, contacts), _damping(damping)
             self.contact_set = held
             self._aba = lambda m, q, v, tau: constrained_dynamics(m, held, q, v, tau, d)[0]

@@ -8,7 +8,7 @@ backends       DDP / iLQR, analytical / CasADi / finite differences,  ``results/
                on every example problem (Crocoddyl beside)            ``compare_*.png``
 globalization  every globalization, single and multiple shooting,     ``globalization.*``
                quasi-static and cold starts (Crocoddyl beside)
-robustness     random instances of seven families, DDP, iLQR, FDDP   ``robustness.*``
+robustness     random instances of eight families, DDP, iLQR, FDDP   ``robustness.*``
 =============  =====================================================  ========================
 
 :func:`tasks` builds every task first (so that a wrong name fails before any work),

@@ -44,15 +44,24 @@ def _one_knot(m, x0, phase):
 
 
 @pytest.mark.parametrize("impact", [False, True])
-def test_the_step_of_a_contact_knot_has_a_third_order_taylor_remainder(impact):
-    """h(dz) = F(x (+) dx, u + du) (-) F(x, u) at a knot with three feet in contact (Baumgarte
-    gains) or an impact on them: lam . h - lam . (J dz) - 1/2 dz^T H dz is O(eps^3), with J the
-    step derivatives and H DDP's second-order terms of the backward pass."""
-    m, x = standing_hyq()
+@pytest.mark.parametrize("feet", ["points", "flat"])
+def test_the_step_of_a_contact_knot_has_a_third_order_taylor_remainder(feet, impact):
+    """h(dz) = F(x (+) dx, u + du) (-) F(x, u) at a knot with three of HyQ's feet in contact
+    (Baumgarte gains) or Talos's two flat feet, or an impact on them: lam . h - lam . (J dz) -
+    1/2 dz^T H dz is O(eps^3), with J the step derivatives and H DDP's second-order terms of the
+    backward pass."""
+    if feet == "points":
+        m, x = standing_hyq()
+        contacts = [dyn.Contact3D(f, reference=(0.1, 0.0, 0.0), gains=(5.0, 2.0))
+                    for f in FEET[:3]]
+    else:
+        m = robots.load("talos_legs")
+        x = np.r_[robots.TALOS_LEGS_HALF_SITTING, np.zeros(m.nv)]
+        contacts = [dyn.Contact6D(f, gains=(0.0, 30.0))
+                    for f in ("left_sole_link", "right_sole_link")]
     rng = np.random.default_rng(3)
     x = np.concatenate([m.integrate(x[:m.nq], 0.1 * rng.normal(size=m.nv)),
                         rng.normal(size=m.nv)])
-    contacts = [dyn.Contact3D(f, reference=(0.1, 0.0, 0.0), gains=(5.0, 2.0)) for f in FEET[:3]]
     P = _one_knot(m, x, ddp.Phase(1, contacts, impact=impact))
     u = P.quasi_static()[0] + rng.normal(size=P.nu)
     xs = P.rollout(u[None])
