@@ -252,7 +252,7 @@ def _plot_robustness(records, families, combos):
     width = 0.8 / len(combos)
     for k, (m, g) in enumerate(combos):
         data = [[r["iterations"] for r in _find(records, problem=f, method=m, globalization=g)
-                 if r["iterations"] is not None] for f in families]
+                 if r["converged"]] for f in families]  # as the table: converged runs only
         pos = np.arange(len(families)) + (k - (len(combos) - 1) / 2) * width
         bp = a.boxplot(data, positions=pos, widths=width * 0.9, patch_artist=True,
                        manage_ticks=False)
@@ -262,7 +262,7 @@ def _plot_robustness(records, families, combos):
     a.set_xticks(np.arange(len(families)))
     a.set_xticklabels([f.replace("_", " ") for f in families])
     a.set_yscale("log")
-    a.set_ylabel("iterations (random instances)")
+    a.set_ylabel("iterations (converged random instances)")
     a.grid(True, axis="y", alpha=0.3)
     a.legend(fontsize=8)
     tight_layout(fig)
