@@ -506,10 +506,10 @@ class ForceCost(BuiltinCost):
     """A residual linear in the force of one contact, ``A lam - b`` (lam in the world's axes, as
     :mod:`dynamics.contacts` defines it: (3,) for a point contact, the wrench (6,) for a flat
     one; an A of 3 columns acts on the force part of a wrench): the base of
-    :class:`ContactForce`, :class:`FrictionCone` and :class:`WrenchCone`.  It is bound to a knot's contacts by the
-    problem (the phase must hold the frame in contact) and evaluated there, on the forces and
-    their derivatives of the contact dynamics; :meth:`force_residual` writes it in CasADi for a
-    given force."""
+    :class:`ContactForce`, :class:`FrictionCone` and :class:`WrenchCone`.  It is bound to a
+    knot's contacts by the problem (the phase must hold the frame in contact) and evaluated
+    there, on the forces and their derivatives of the contact dynamics; :meth:`force_residual`
+    writes it in CasADi for a given force."""
 
     def __init__(self, model, frame, A, b, weight, nu, name, activation=None):
         self.model = _model_of(model)

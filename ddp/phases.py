@@ -33,11 +33,12 @@ from .kernels.records import IMPACT, STEP, CostDerivatives, KnotContacts, Model
 
 @dataclass(frozen=True)
 class Phase:
-    """``knots`` knots with the contacts ``contacts`` (:class:`~dynamics.contacts.Contact3D`, or
-    frame names for point contacts without Baumgarte terms) and the running cost ``cost`` (a
-    :class:`~ddp.costs.Cost`, a sequence of ``knots`` costs, or None: the problem's
-    ``running_cost``); ``impact``: the knots are impacts on the contacts (restitution
-    ``restitution``); ``damping``: added to J M^-1 J^T (Crocoddyl's ``JMinvJt_damping``)."""
+    """``knots`` knots with the contacts ``contacts`` (:class:`~dynamics.contacts.Contact3D`,
+    :class:`~dynamics.contacts.Contact6D`, or frame names for point contacts without Baumgarte
+    terms) and the running cost ``cost`` (a :class:`~ddp.costs.Cost`, a sequence of ``knots``
+    costs, or None: the problem's ``running_cost``); ``impact``: the knots are impacts on the
+    contacts (restitution ``restitution``); ``damping``: added to J M^-1 J^T (Crocoddyl's
+    ``JMinvJt_damping``)."""
 
     knots: int
     contacts: tuple = ()

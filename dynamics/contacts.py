@@ -41,8 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: contact kinds (the first int of a contact in the packed arrays)
-POINT, SURFACE = 3, 6
+from .kernels.contact import POINT, SURFACE  # the contact kinds (the first int of a contact)
 
 
 def _finite(name, value, shape, expected):

@@ -283,8 +283,8 @@ def contact_dynamics(tree, X, d, v, tau, contacts, damping=0.0):
     built with the innermost perturbation ``d`` (the drift's Lie derivative is taken along it,
     so ``d`` must be the last perturbation of X and be evaluated at 0).  ``contacts``: (joint,
     fR, fp, reference, Kp, Kd, surface) of each contact (``surface``: a flat foot, else a point);
-    ``damping`` is added to J M^-1 J^T.  The solves are unpivoted L D L^T factorizations written out in scalar operations
-    (:func:`spd_solve`)."""
+    ``damping`` is added to J M^-1 J^T.  The solves are unpivoted L D L^T factorizations
+    written out in scalar operations (:func:`spd_solve`)."""
     n = tree.model.nv
     a_sym = cs.SX.sym("a_kkt", n)
     M = cs.jacobian(tree.rnea(X, v, a_sym), a_sym)

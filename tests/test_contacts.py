@@ -208,6 +208,29 @@ def _casadi_second_derivatives(m, cs_):
     return lambda q_, v_, t_, mu_: [np.array(x) for x in f(q_, v_, t_, mu_, zero, zero, zero)]
 
 
+def _equal_casadi(m, cs_, name):
+    """Assert that (a, lam), their first derivatives and their second derivatives contracted
+    with a random co-state equal CasADi's AD at two random states (1e-11); returns
+    [(q, v, tau, mu, ours)] of those states."""
+    ref = _casadi_second_derivatives(m, cs_)
+    out = []
+    for seed in (3, 4):
+        q, v, _, tau = random_state(m, seed)
+        mu = np.random.default_rng(seed).normal(size=m.nv + cs_.size)
+        w, jq, jv, jt, hqq, hvv, hqv, hqt = ref(q, v, tau, mu)
+        d = constrained_second_derivatives(m, cs_, q, v, tau, mu)
+        assert d.status == 0
+        assert rel_err(np.concatenate([d.a, d.lam]), w.ravel()) < 1e-11
+        for got, want, what in ((np.vstack([d.da_dq, d.dlam_dq]), jq, "q"),
+                                (np.vstack([d.da_dv, d.dlam_dv]), jv, "v"),
+                                (np.vstack([d.da_dtau, d.dlam_dtau]), jt, "tau"),
+                                (d.d2_dq2, hqq, "qq"), (d.d2_dv2, hvv, "vv"),
+                                (d.d2_dqdv, hqv, "qv"), (d.d2_dtaudq, hqt.T, "tau q")):
+            assert rel_err(got, want) < 1e-11, (name, seed, what, rel_err(got, want))
+        out.append((q, v, tau, mu, d))
+    return out
+
+
 @pytest.mark.parametrize("name", ["hyq-2", "hyq-4", "tree-0", "tree-3"])
 def test_second_derivatives_equal_casadi_ad(name):
     """Contracted with a random co-state mu over (a, lam), with Baumgarte gains: the (q, q),
@@ -216,18 +239,7 @@ def test_second_derivatives_equal_casadi_ad(name):
     m, frames = _case(name)
     cs_ = ContactSet(m, [Contact3D(f, reference=(0.1, 0.2, -0.3), gains=(5.0, 2.0))
                          for f in frames])
-    ref = _casadi_second_derivatives(m, cs_)
-    for seed in (3, 4):
-        q, v, _, tau = random_state(m, seed)
-        mu = np.random.default_rng(seed).normal(size=m.nv + cs_.size)
-        w, jq, jv, jt, hqq, hvv, hqv, hqt = ref(q, v, tau, mu)
-        d = constrained_second_derivatives(m, cs_, q, v, tau, mu)
-        assert d.status == 0
-        assert rel_err(np.concatenate([d.a, d.lam]), w.ravel()) < 1e-11
-        assert rel_err(np.vstack([d.da_dq, d.dlam_dq]), jq) < 1e-11
-        for got, want, what in ((d.d2_dq2, hqq, "qq"), (d.d2_dv2, hvv, "vv"),
-                                (d.d2_dqdv, hqv, "qv"), (d.d2_dtaudq, hqt.T, "tau q")):
-            assert rel_err(got, want) < 1e-11, (name, seed, what, rel_err(got, want))
+    for q, v, tau, mu, d in _equal_casadi(m, cs_, name):
         full = constrained_second_derivatives(m, cs_, q, v, tau)
         for k in ("d2_dq2", "d2_dv2", "d2_dqdv", "d2_dtaudq"):
             assert rel_err(np.einsum("i,ijk->jk", mu, getattr(full, k)), getattr(d, k)) < 1e-12
@@ -406,20 +418,7 @@ def test_flat_feet_second_derivatives_equal_casadi_ad(name):
 
     m, contacts, _ = _surface_case(name, kd=2.0)
     cs_ = ContactSet(m, contacts)
-    ref = _casadi_second_derivatives(m, cs_)
-    for seed in (3, 4):
-        q, v, _, tau = random_state(m, seed)
-        mu = np.random.default_rng(seed).normal(size=m.nv + cs_.size)
-        w, jq, jv, jt, hqq, hvv, hqv, hqt = ref(q, v, tau, mu)
-        d = constrained_second_derivatives(m, cs_, q, v, tau, mu)
-        assert d.status == 0
-        assert rel_err(np.concatenate([d.a, d.lam]), w.ravel()) < 1e-11
-        for got, want, what in ((np.vstack([d.da_dq, d.dlam_dq]), jq, "q"),
-                                (np.vstack([d.da_dv, d.dlam_dv]), jv, "v"),
-                                (np.vstack([d.da_dtau, d.dlam_dtau]), jt, "tau"),
-                                (d.d2_dq2, hqq, "qq"), (d.d2_dv2, hvv, "vv"),
-                                (d.d2_dqdv, hqv, "qv"), (d.d2_dtaudq, hqt.T, "tau q")):
-            assert rel_err(got, want) < 1e-11, (name, seed, what, rel_err(got, want))
+    _equal_casadi(m, cs_, name)
     tree = SymbolicTree(m)
     n, r = m.nv, 0.3
     qs, vs = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n)

@@ -421,9 +421,10 @@ def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx,
     """A residual linear in the force lam_c (nf,) of the contact whose force starts at ``row`` of
     knot t's forces: r = A lam_c - b (nf, A (nr, nf) then b (nr,) in par), as Crocoddyl's
     ``ResidualModelContactForce`` (A = I), ``ResidualModelContactFrictionCone`` (the cone's
-    facets, with the barrier) and ``ResidualModelContactWrenchCone`` (nf = 6).  Its gradient and Gauss-Newton Hessian go through the forces'
-    derivatives (``forces``); its gradient in lam_c, A^T W r, into ``forces.dl_dlam`` for
-    DDP's terms (the forces' own curvature, :mod:`ddp.kernels.passes`)."""
+    facets, with the barrier) and ``ResidualModelContactWrenchCone`` (nf = 6).  Its gradient
+    and Gauss-Newton Hessian go through the forces' derivatives (``forces``); its gradient in
+    lam_c, A^T W r, into ``forces.dl_dlam`` for DDP's terms (the forces' own curvature,
+    :mod:`ddp.kernels.passes`)."""
     nv = gx.shape[0] // 2
     nu = gu.shape[0]
     nf = int(par[0])
