@@ -28,6 +28,7 @@ from dynamics.contacts import Contact3D, Contact6D, ContactSet
 from dynamics.symbolic import SymbolicTree, contact_dynamics, contact_specs
 
 from ..output import write_table
+from ..reference import pinocchio_cpp
 from ..reference.pinocchio_contacts import rigid_contacts
 from .timing import random_states, ratio, time_us
 
@@ -44,6 +45,8 @@ CASADI_CASES = (0, 2, 5)
 COLUMNS = [("robot", "robot"), ("nv", "nv"), ("contacts", "contacts"),
            ("fo_us", "first order [us/knot]"), ("fo_1t_us", "first order, 1 thread"),
            ("pin_us", "Pinocchio (Python) [us/knot]"), ("fo_vs_pin", "first order / Pinocchio"),
+           ("cpp_us", "Pinocchio C++ [us/knot]"), ("fo_vs_cpp", "first order / C++"),
+           ("fo1_vs_cpp", "first order, 1 thread / C++"),
            ("so_us", "second order, contracted [us/knot]"), ("so_vs_fo", "second / first"),
            ("impact_us", "impact map, first order [us/knot]"),
            ("err_pin", "first order vs Pinocchio"), ("err_casadi", "second order vs CasADi")]
@@ -123,13 +126,17 @@ def run_contact(T=100, min_time=0.2, log=print):
             got = (d.da_dq, d.da_dv, d.da_dtau, d.dlam_dq, d.dlam_dv, d.dlam_dtau)
             err = max(err, max(float(np.max(np.abs(g - w)) / max(1.0, np.max(np.abs(w))))
                                for g, w in zip(got, want)))
+        cpp = None
+        if getattr(m, "first_joints", None) is None:  # a cut robot has no URDF of its own
+            cpp = pinocchio_cpp.contact_timing(m.urdf_path, feet, feet if flat else (), log=log)
         err_cas = None
         if k in CASADI_CASES:
             t0 = time.perf_counter()
             err_cas = _casadi_error(m, cs, Q[0], V[0], TAU[0], MU[0])
             log(f"  CasADi reference: {time.perf_counter() - t0:.1f} s")
         rows.append(dict(robot=name, nv=m.nv, contacts=what, fo_us=fo, fo_1t_us=fo1,
-                         pin_us=pin_us, fo_vs_pin=ratio(fo, pin_us), so_us=so,
+                         pin_us=pin_us, fo_vs_pin=ratio(fo, pin_us), cpp_us=cpp,
+                         fo_vs_cpp=ratio(fo, cpp), fo1_vs_cpp=ratio(fo1, cpp), so_us=so,
                          so_vs_fo=ratio(so, fo), impact_us=imp, err_pin=err,
                          err_casadi=err_cas))
     notes = [f"batch: T = {T} knots, time per knot, parallel over knots on {threads} threads "
@@ -141,7 +148,10 @@ def run_contact(T=100, min_time=0.2, log=print):
              "as its biped examples",
              "Pinocchio: 4.1, its Python binding knot by knot (constraintDynamics then "
              "computeConstraintDynamicsDerivatives, proximal settings 1 iteration, no "
-             "Baumgarte terms): the floor of a C++ time, the binding's call costs included",
+             "Baumgarte terms), the binding's call costs included; and the same two calls in "
+             "C++ (problems/reference/pinocchio_contacts_bench.cpp, -O3 -march=native, one "
+             "thread, header-only Pinocchio 4.1 of the pin wheel), when the C++ reference "
+             "tool is built (soddp bench --build-cpp); none for Talos's legs, a cut robot",
              "second order: the derivatives of mu . (a, lam) on (q, q), (v, v), (q, v), "
              "(tau, q) for a co-state mu over both outputs, no n^3 tensor formed",
              "errors: max |ours - reference| / max(1, max |reference|) over the blocks; "
