@@ -131,6 +131,10 @@ def test_bad_biped_options_are_named():
         BipedGaits(legs).walking(step_knots=0)
     with pytest.raises(ValueError, match=r"size: expected the foot's \(length, width\)"):
         ddp.WrenchCone(legs, "left_sole_link", 0.7, (0.1, -0.05), 10.0)
+    with pytest.raises(ValueError, match="mu: expected a positive friction coefficient; got -1"):
+        BipedGaits(legs, mu=-1)
+    with pytest.raises(ValueError, match=r"size: expected the foot's"):
+        BipedGaits(legs, foot_size=(0.0, 0.05))
     P = BipedGaits(legs).walking()
     point = ddp.Phase(2, ["left_sole_link"], ddp.Sum([ddp.WrenchCone(
         legs, "left_sole_link", 0.7, (0.1, 0.05), 10.0)]))
