@@ -37,7 +37,7 @@ def _visual_model(model):
         return geoms
     share = robots.example_robot_data_dir().parent.parent
     dirs = [str(share), str(Path(model.urdf_path).parent)]
-    cut = getattr(model, "first_joints", None)
+    cut = model.first_joints
     if cut is None:
         return pin.buildGeomFromUrdf(model.pin_model, str(model.urdf_path),
                                      pin.GeometryType.VISUAL, package_dirs=dirs)

@@ -100,6 +100,8 @@ class RobotModel:
         #: the URDF this model was parsed from (None if built in code) and its root joint choice
         self.urdf_path = urdf_path
         self.floating_base = floating_base
+        #: for a robot cut above a joint (robots.first_joints): the number of joints kept
+        self.first_joints = None
         self.name = name or pin_model.name or "robot"
         self.nq = int(pin_model.nq)
         self.nv = int(pin_model.nv)

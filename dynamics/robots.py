@@ -89,18 +89,10 @@ def first_joints(urdf, n, name) -> RobotModel:
         jid = pm.addJoint(full.parents[j], full.joints[j], full.jointPlacements[j],
                           full.names[j])
         pm.appendBodyToJoint(jid, full.inertias[j], pin.SE3.Identity())
-        qs, vs = slice(pm.idx_qs[jid], pm.idx_qs[jid] + pm.nqs[jid]), \
-            slice(pm.idx_vs[jid], pm.idx_vs[jid] + pm.nvs[jid])
-        fq = slice(full.idx_qs[j], full.idx_qs[j] + full.nqs[j])
-        fv = slice(full.idx_vs[j], full.idx_vs[j] + full.nvs[j])
-        for lim in ("lowerPositionLimit", "upperPositionLimit"):
-            a = getattr(pm, lim)
-            a[qs] = getattr(full, lim)[fq]
-            setattr(pm, lim, a)
-        for lim in ("velocityLimit", "effortLimit"):
-            a = getattr(pm, lim)
-            a[vs] = getattr(full, lim)[fv]
-            setattr(pm, lim, a)
+    # the joints kept come first in the tree's order, so their coordinates do too
+    for lim, size in (("lowerPositionLimit", pm.nq), ("upperPositionLimit", pm.nq),
+                      ("velocityLimit", pm.nv), ("effortLimit", pm.nv)):
+        setattr(pm, lim, getattr(full, lim)[:size].copy())
     for f in full.frames:
         if f.parentJoint < n and not pm.existFrame(f.name):
             pm.addFrame(f)

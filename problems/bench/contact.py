@@ -127,7 +127,7 @@ def run_contact(T=100, min_time=0.2, log=print):
             err = max(err, max(float(np.max(np.abs(g - w)) / max(1.0, np.max(np.abs(w))))
                                for g, w in zip(got, want)))
         cpp = None
-        if getattr(m, "first_joints", None) is None:  # a cut robot has no URDF of its own
+        if m.first_joints is None:  # a cut robot has no URDF of its own
             cpp = pinocchio_cpp.contact_timing(m.urdf_path, feet, feet if flat else (), log=log)
         err_cas = None
         if k in CASADI_CASES:
