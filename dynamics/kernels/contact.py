@@ -31,6 +31,23 @@ symmetric q-q blocks of the convention).  Then, with the contact force lam_c and
 and the derivatives below follow by the same rules, the second derivatives of P by
 differentiating dP(j, k) once more (:func:`_ddP`).
 
+A flat foot (kind SURFACE, Crocoddyl's ``ContactModel6D`` with ``LOCAL_WORLD_ALIGNED``) holds
+the whole frame: its rows are its origin's point rows, with the spatial instead of the classical
+acceleration, and three angular rows.  With om = sum_j v_j w_j and pd = sum_j v_j P_j (the
+frame's angular velocity and its origin's velocity), U_j = sum_{lev_i < lev_j} v_i w_i and the
+angular columns' rule ``dW(j, k) = dw_j/dq_k = [lev_k <= lev_j] w_k x w_j``::
+
+    linear rows    J a + gamma = (the point rows at Kp = 0) - om x pd
+    angular rows   J a + gamma = sum_j w_j a_j + sum_j v_j U_j x w_j + Kd om
+    (J^T lam)_j    += w_j . tau_c                  (tau_c: the torque rows of the wrench)
+
+(the drift sum_jk v_j v_k dW(j, k) keeps only lev_k < lev_j: the pairs in one joint cancel).
+Their second derivatives take ``ddW(j, k, l) = L_l dW(j, k) = [lev_k <= lev_j] (dW(k, l) x w_j
++ w_k x dW(j, l))``; every (q, q) term is a weight dotted with ddW or ddP, so level suffix sums
+give them without a third-order tensor (:func:`_surface_second_order`).  The position gain
+(Crocoddyl's log6 term) is not implemented (:class:`dynamics.contacts.Contact6D` requires
+Kp = 0).
+
 Derivatives of the KKT solution (the implicit function theorem).  With
 r(q, v, tau, a, lam) = [ID(q, v, a) - J^T lam - tau ; J a + gamma] and
 K = dr/d(a, lam) = [[M, -J^T], [J, 0]], the derivatives are d(a, lam)/dx = -K^-1 dr/dx.  Here
