@@ -395,9 +395,7 @@ def _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE):
     sum_{lev_k < L} v_k w_k and PGE[L] = sum_{lev_k >= L} v_k P_k (PGE[nlev] = 0), the
     velocity-weighted sums with which the drift and its derivatives take O(nd^2) instead of
     O(nd^3); returns the number of levels."""
-    nlev = 0
-    for i in range(nd):
-        nlev = max(nlev, lev[i] + 1)
+    nlev = _chain_levels(lev, nd)
     for L in range(nlev + 1):
         for r in range(3):
             CWle[L, r] = 0.0
@@ -558,15 +556,32 @@ def _twist(P, W, nd, vc, om, pd):
 
 
 @njit(**_JIT)
-def _lower_sums(W, lev, nd, vc, U):
-    """U[j] = sum_{lev_i < lev_j} v_i w_i: the angular velocity of the joints above j's."""
-    for j in range(nd):
+def _angular_level_sums(W, lev, nd, vc, dW, nlev, CWlt, DWlt):
+    """Prefix sums over the chain's levels: CWlt[L] = sum_{lev_i < L} v_i w_i (so U_j =
+    CWlt[lev_j], the angular velocity of the joints above j's, and om = CWlt[nlev]) and
+    DWlt[L, l] = sum_{lev_i < L} v_i dW(i, l) (its derivatives L_l), into CWlt (nlev + 1, 3)
+    and DWlt (nlev + 1, nd, 3)."""
+    CWlt[:, :] = 0.0
+    DWlt[:, :, :] = 0.0
+    for i in range(nd):
         for r in range(3):
-            U[j, r] = 0.0
-        for i in range(nd):
-            if lev[i] < lev[j]:
-                for r in range(3):
-                    U[j, r] += vc[i] * W[r, i]
+            CWlt[lev[i] + 1, r] += vc[i] * W[r, i]
+            for l in range(nd):
+                DWlt[lev[i] + 1, l, r] += vc[i] * dW[i, l, r]
+    for L in range(1, nlev + 1):
+        for r in range(3):
+            CWlt[L, r] += CWlt[L - 1, r]
+            for l in range(nd):
+                DWlt[L, l, r] += DWlt[L - 1, l, r]
+
+
+@njit(**_JIT)
+def _chain_levels(lev, nd):
+    """The number of levels of a chain."""
+    nlev = 0
+    for i in range(nd):
+        nlev = max(nlev, lev[i] + 1)
+    return nlev
 
 
 @njit(**_JIT)
@@ -596,39 +611,32 @@ def _surface_residual(P, W, lev, nd, vc, ac, lam_w, kd, dofs, rr, Rq, Rv):
     _angular_derivatives(W, lev, nd, dW)
     om, pd = np.empty(3), np.empty(3)
     _twist(P, W, nd, vc, om, pd)
-    U = np.empty((nd, 3))
-    _lower_sums(W, lev, nd, vc, U)
-    t, x, dom, dpd, dU = np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    nlev = _chain_levels(lev, nd)
+    CWlt, DWlt = np.empty((nlev + 1, 3)), np.empty((nlev + 1, nd, 3))
+    _angular_level_sums(W, lev, nd, vc, dW, nlev, CWlt, DWlt)
+    t, x, dpd = np.empty(3), np.empty(3), np.empty(3)
     for r in range(3):
         for k in range(nv):
             Rq[rr + 3 + r, k] = 0.0
             Rv[rr + 3 + r, k] = 0.0
     for l in range(nd):
+        dom = DWlt[nlev, l]
         for r in range(3):
-            dom[r] = 0.0
             dpd[r] = 0.0
         for j in range(nd):
             column_derivative(P, W, lev, j, l, t)
             for r in range(3):
-                dom[r] += vc[j] * dW[j, l, r]
                 dpd[r] += vc[j] * t[r]
         _cross(dom, pd, t)
         _cross_add(om, dpd, t)
         for r in range(3):
             Rq[rr + r, dofs[l]] -= t[r]
             x[r] = kd * dom[r]
-        for j in range(nd):
+        for j in range(nd):  # W a and sum_j v_j (L_l U_j x w_j + U_j x dW(j, l))
+            _cross(DWlt[lev[j], l], W[:, j], t)
+            _cross_add(CWlt[lev[j]], dW[j, l], t)
             for r in range(3):
-                dU[r] = 0.0
-                x[r] += ac[j] * dW[j, l, r]
-            for i in range(nd):
-                if lev[i] < lev[j]:
-                    for r in range(3):
-                        dU[r] += vc[i] * dW[i, l, r]
-            _cross(dU, W[:, j], t)
-            _cross_add(U[j], dW[j, l], t)
-            for r in range(3):
-                x[r] += vc[j] * t[r]
+                x[r] += ac[j] * dW[j, l, r] + vc[j] * t[r]
         for r in range(3):
             Rq[rr + 3 + r, dofs[l]] = x[r]
     for k in range(nd):
@@ -664,23 +672,11 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     t = np.empty(3)
     dW = np.empty((nd, nd, 3))
     _angular_derivatives(W, lev, nd, dW)
-    nlev = 0
-    for i in range(nd):
-        nlev = max(nlev, lev[i] + 1)
+    nlev = _chain_levels(lev, nd)
     om, pd = np.empty(3), np.empty(3)
     _twist(P, W, nd, vc, om, pd)
-    CWlt = np.zeros((nlev + 1, 3))  # [L] = sum_{lev_i < L} v_i w_i
-    DWlt = np.zeros((nlev + 1, nd, 3))  # [L, l] = sum_{lev_i < L} v_i dW(i, l)
-    for i in range(nd):
-        for r in range(3):
-            CWlt[lev[i] + 1, r] += vc[i] * W[r, i]
-            for l in range(nd):
-                DWlt[lev[i] + 1, l, r] += vc[i] * dW[i, l, r]
-    for L in range(1, nlev + 1):
-        for r in range(3):
-            CWlt[L, r] += CWlt[L - 1, r]
-            for l in range(nd):
-                DWlt[L, l, r] += DWlt[L - 1, l, r]
+    CWlt, DWlt = np.empty((nlev + 1, 3)), np.empty((nlev + 1, nd, 3))
+    _angular_level_sums(W, lev, nd, vc, dW, nlev, CWlt, DWlt)
     dpd = np.zeros((nd, 3))  # L_l pd
     for l in range(nd):
         for j in range(nd):
@@ -1036,9 +1032,7 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
     t = np.empty(3)
     x = np.empty(3)
     y = np.empty(3)
-    nlev = 0
-    for i in range(nd):
-        nlev = max(nlev, lev[i] + 1)
+    nlev = _chain_levels(lev, nd)
     S = np.zeros((nd, nlev + 1, 3))  # S[j, l] = sum_{i: l <= lev_i <= lev_j} c_ij v_i w_i
     for j in range(nd):
         for i in range(nd):
