@@ -595,7 +595,10 @@ class FrictionCone(ForceCost):
 
 def _cone_rows(mu, facets, inner, min_force, max_force, normal):
     """(A (facets + 1, 3), lower, upper) of :class:`FrictionCone` in the world's axes."""
-    mu_f = float(mu)
+    try:
+        mu_f = float(mu)
+    except (TypeError, ValueError):
+        mu_f = float("nan")
     if not (np.isfinite(mu_f) and mu_f > 0):
         raise ValueError(f"mu: expected a positive friction coefficient; got {mu!r}")
     if isinstance(facets, bool) or not isinstance(facets, (int, np.integer)) \

@@ -74,7 +74,7 @@ class QuadrupedGaits:
             raise ValueError(f"feet: expected the 4 feet (lf, rf, lh, rh); got {feet!r}")
         for f in self.feet:
             model.frame(f, "feet")
-        self.mu = _friction(mu)
+        self.mu = ddp.FrictionCone(model, self.feet[0], mu, 1.0).mu  # checks mu
         self.standing = np.concatenate([np.asarray(standing, dtype=float), np.zeros(model.nv)])
         model.check_configuration(self.standing[:model.nq], "standing")
         n, nj = model.nv, model.nv - 6
@@ -241,8 +241,8 @@ class BipedGaits:
             raise ValueError(f"feet: expected the 2 feet (right, left); got {feet!r}")
         for f in self.feet:
             model.frame(f, "feet")
-        self.mu = _friction(mu)
-        ddp.WrenchCone(model, self.feet[0], self.mu, foot_size, 1.0)  # ValueError on a bad size
+        # the cone checks mu and the foot's size (ValueError naming them)
+        self.mu = ddp.WrenchCone(model, self.feet[0], mu, foot_size, 1.0).mu
         self.foot_size = tuple(float(x) for x in foot_size)
         self.standing = np.concatenate([np.asarray(standing, dtype=float), np.zeros(model.nv)])
         model.check_configuration(self.standing[:model.nq], "standing")
@@ -315,17 +315,6 @@ class BipedGaits:
         P.info = dict(robot=m.name, task="walking: two steps on flat ground (Crocoddyl's "
                                          "bipedal_gaits formulation)", gait="walking", **p)
         return P
-
-
-def _friction(mu):
-    """mu as a float; ValueError unless it is a positive friction coefficient."""
-    try:
-        mu_f = float(mu)
-    except (TypeError, ValueError):
-        mu_f = float("nan")
-    if not (np.isfinite(mu_f) and mu_f > 0):
-        raise ValueError(f"mu: expected a positive friction coefficient; got {mu!r}")
-    return mu_f
 
 
 def _at(position):
