@@ -123,6 +123,34 @@ class CompiledEvaluation(Evaluation):
 
     def derivatives(self, xs, us, local) -> KnotDerivatives:
         P = self.problem
+        knots, step, second_order, costs = self._derivative_records(xs, us, local)
+        args = (P.integrator.kernel_model, P.integrator.record, knots, self.programs,
+                local.hessians == "exact", step, second_order, costs)
+        nchunks = num_chunks(P.T)
+        if nchunks == 1:  # on this thread
+            _kev.derivatives_chunk(*args, np.int64(0), np.int64(1))
+        else:
+            _kev.knot_derivatives(*args, nchunks)
+        run = costs.running
+        for c, k in self.running_others:
+            d = weighted(c.calc_diff(xs[k], us[k], local.hessians), P.cost_weights[k],
+                         P.impacts[k])
+            run = run + CostDerivatives(*(_on_knots(a, k, P.T) for a in d))
+        term = add_costs(costs.terminal, self.terminal_others, xs[-1:], np.zeros((1, P.nu)),
+                         local.hessians)
+        return KnotDerivatives(run, term, step, second_order)
+
+    def unevaluated_derivatives(self, xs, us, local) -> KnotDerivatives:
+        """The records of :meth:`derivatives`, zero, without running the derivative kernel:
+        what the passes take, for compiling them apart from it (:mod:`ddp.compile_aside`)."""
+        knots, step, second_order, costs = self._derivative_records(xs, us, local)
+        for record in (step, second_order, costs):
+            _zero(record)
+        return KnotDerivatives(costs.running, costs.terminal, step, second_order)
+
+    def _derivative_records(self, xs, us, local):
+        """The knots and the output records (uninitialized) of :meth:`derivatives`."""
+        P = self.problem
         T, n, nu, nq, ndx = P.T, P.nv, P.nu, P.nq, P.ndx
         mode = local.second_order
         U = np.ascontiguousarray(us, dtype=float)
@@ -147,17 +175,7 @@ class CompiledEvaluation(Evaluation):
                                    *point, lie_H)
         step = empty_step_derivatives(T, n, nu, self.nc)
         costs = Costs(CostDerivatives.empty(T, ndx, nu), CostDerivatives.empty(1, ndx, nu))
-        _kev.knot_derivatives(P.integrator.kernel_model, P.integrator.record, knots,
-                              self.programs, local.hessians == "exact", step, second_order, costs,
-                              num_chunks(T))
-        run = costs.running
-        for c, k in self.running_others:
-            d = weighted(c.calc_diff(xs[k], us[k], local.hessians), P.cost_weights[k],
-                         P.impacts[k])
-            run = run + CostDerivatives(*(_on_knots(a, k, T) for a in d))
-        term = add_costs(costs.terminal, self.terminal_others, xs[-1:], np.zeros((1, nu)),
-                         local.hessians)
-        return KnotDerivatives(run, term, step, second_order)
+        return knots, step, second_order, costs
 
     def steps(self, xs, us):
         return self._steps(xs, us)[0]
@@ -232,6 +250,14 @@ class CompiledEvaluation(Evaluation):
             self._unused_arrays[name] = make()
         return self._unused_arrays[name]
 
+
+def _zero(record) -> None:
+    """Set every array of a (nested) record of arrays to zero."""
+    for field in record:
+        if isinstance(field, np.ndarray):
+            field[...] = 0
+        elif isinstance(field, tuple):
+            _zero(field)
 
 
 def _on_knots(a, knots, T):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynamics import robots
+from dynamics import lie, robots
 
 from .kernels import assemble_step_derivatives, num_chunks, step_velocities
 from .kernels import passes as _passes
@@ -62,13 +62,11 @@ class SemiImplicitEuler:
             raise ValueError("dynamics: a system without a RobotModel must have nq == nv")
         self.kernel_model = Model(*(model if model is not None
                                     else robots.vector_space(self.nv)).kernel_args)
-        e = dynamics.integrate_second_order(np.zeros((1, self.nq)) if model is None
-                                            else model.neutral()[None], np.zeros((1, self.nv)),
-                                            hessian=False)
+        none = np.zeros(0, dtype=np.int64)
+        offsets, sizes = (none, none) if model is None else lie.lie_blocks(model)
         if contacts is None:  # free flight (a problem gives the contacts of each of its knots)
             contacts = knot_contacts(model, [Phase(1)], self.dt)[0]
-        self.record = Step(self.dt, self.B, np.ascontiguousarray(e.offsets, dtype=np.int64),
-                           np.ascontiguousarray(e.sizes, dtype=np.int64), contacts)
+        self.record = Step(self.dt, self.B, offsets, sizes, contacts)
 
     def second_order_mode(self, second_order: str) -> SecondOrderMode:
         """The :class:`~ddp.kernels.records.SecondOrderMode` of DDP for a ``second_order``

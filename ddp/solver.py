@@ -26,6 +26,7 @@ import time
 import numpy as np
 import threadpoolctl
 
+from . import compile_aside
 from .backward import backward, gradient_norm
 from .callbacks import Iteration, IterationTable
 from .evaluation import KnotDerivatives
@@ -123,29 +124,55 @@ def warm_up(problem) -> None:
     ``problem`` calls, untimed: the derivatives with DDP's exact model and with Gauss-Newton,
     a backward pass, a closed-loop rollout and its cost, the gradient, the costs alone.  Called
     by :func:`solve` once per kind of problem and process, so that compiling is never counted
-    as solve time; on a cold cache it prints one line saying so first."""
+    as solve time; on a cold cache it prints one line saying so first.  There, a process aside
+    compiles the passes while this one compiles the derivatives (:mod:`ddp.compile_aside`), and
+    this returns when the process aside is done."""
     key = (type(problem.evaluation), type(problem.dynamics))
-    if key in _WARM:
-        return
-    _WARM.add(key)
-    kernel = (_kev.knot_derivatives if problem.dynamics.compiled else _passes.backward_pass)
-    compile_notice(kernel, "the solver's kernels", 5)  # measured: 4.7 min (UR3, cold, 2 cores)
+    if key not in _WARM:
+        _WARM.add(key)
+        compiled = problem.dynamics.compiled
+        kernel = _kev.derivatives_chunk if compiled else _passes.backward_pass
+        # measured: 3.2 min (soddp compare ur3, cold, 2 cores, with the process aside)
+        if compile_notice(kernel, "the solver's kernels", 3):
+            compile_aside.start(("passes",) if compiled else ("protocol",))
+        P = problem
+        try:
+            with np.errstate(all="ignore"):
+                # any states and controls: the rollout and RNEA may compile aside
+                xs = np.repeat(P.x0[None], P.T + 1, axis=0)
+                us = np.zeros((P.T, P.nu))
+                models = warm_models(P)
+                derivatives = [P.calc_diff(xs, us, m) for m in models]
+                compile_aside.wait()
+                warm_up_passes(P, derivatives, models)
+        except Exception:  # noqa: BLE001 - the solve itself meets the same failure and reports it
+            pass
+    compile_aside.wait()  # a solve is never timed while the process aside compiles
+
+
+def warm_models(problem):
+    """The local models whose kernels a solve of ``problem`` runs: DDP's exact model (its
+    second-order mode by the problem's size) and Gauss-Newton."""
+    return (exact_model("ddp", "exact", problem.integrator.second_order_mode("auto")),
+            GAUSS_NEWTON)
+
+
+def warm_up_passes(problem, derivatives, models) -> None:
+    """Run every compiled kernel of a solve of ``problem`` but the knots' derivatives (the
+    initial guess, rollouts, backward passes, the gradient, the costs alone, the diagnosis of a
+    failure), on the derivatives ``derivatives`` of the local models ``models``."""
     P = problem
-    try:
-        with np.errstate(all="ignore"):
-            us, _ = _initial_guess(P, None, None)
-            xs = P.rollout(us)
-            mode = P.integrator.second_order_mode("auto")
-            for local in (exact_model("ddp", "exact", mode), GAUSS_NEWTON):
-                d = P.calc_diff(xs, us, local)
-                policy, _ = backward(P, xs, us, d, local, Regularization(1.0))
-            if policy is not None:
-                P.closed_loop_cost(xs, us, policy.k, policy.K, 0.5)
-            gradient_norm(P, us, d)
-            d.all_finite()
-            P.cost_derivatives(xs, us, "gauss-newton", d.step.forces)
-    except Exception:  # noqa: BLE001 - the solve itself meets the same failure and reports it
-        pass
+    us, _ = _initial_guess(P, None, None)
+    xs = P.rollout(us)
+    P.failure(xs, us)
+    policy = None
+    for d, local in zip(derivatives, models):
+        policy, _ = backward(P, xs, us, d, local, Regularization(1.0))
+    if policy is not None:
+        P.closed_loop_cost(xs, us, policy.k, policy.K, 0.5)
+    gradient_norm(P, us, d)
+    d.all_finite()
+    P.cost_derivatives(xs, us, "gauss-newton", d.step.forces)
 
 
 def _checked_callbacks(callbacks) -> list:

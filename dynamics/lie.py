@@ -212,13 +212,19 @@ def integrate_second_order(model, q, w, hessian: bool = True) -> IntegrateExpans
     (:func:`dynamics.kernels.lie_group.integrate_expansion_batch`, parallel over knots); the
     Hessians only with ``hessian`` (zeros otherwise)."""
     b = prepare(model, q=q, dq=w)
+    offsets, sizes = lie_blocks(model)
+    Jq, Jw, H = _lg.integrate_expansion_batch(*model.kernel_args, b["dq"], len(offsets),
+                                              bool(hessian), num_chunks(b.T))
+    return IntegrateExpansion(Jq, Jw, offsets, sizes, H)
+
+
+def lie_blocks(model) -> tuple[np.ndarray, np.ndarray]:
+    """The blocks of ``model``'s velocity whose (+) is not a sum (free flyer, spherical,
+    planar, ...: the joints of ``LIE_TYPES``): their offsets in v and their sizes (int64)."""
     a = model.arrays
     blocks = [i for i in range(1, model.njoints) if int(a.jtype[i]) in LIE_TYPES]
-    Jq, Jw, H = _lg.integrate_expansion_batch(*model.kernel_args, b["dq"], len(blocks),
-                                              bool(hessian), num_chunks(b.T))
-    offsets = np.array([int(a.iv[i]) for i in blocks], dtype=np.int64)
-    sizes = np.array([int(a.nvj[i]) for i in blocks], dtype=np.int64)
-    return IntegrateExpansion(Jq, Jw, offsets, sizes, H)
+    return (np.array([int(a.iv[i]) for i in blocks], dtype=np.int64),
+            np.array([int(a.nvj[i]) for i in blocks], dtype=np.int64))
 
 
 def integrate_expansion(model, q, w, lam):

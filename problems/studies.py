@@ -252,6 +252,9 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, croc
                        max_iter=max_iter) for m in SOLVERS["crocoddyl"]]
     if show_first:
         log(_describe(name, get(name), tasks[0]["method"], tasks[0]["backend"]))
+    if any(b != "analytical" for _, _, b in runs if b in backends_of(name)):
+        # a first run compiles the protocol path's kernels aside, with the solver's passes
+        ddp.compile_aside.start(("passes", "protocol"))
     records = []
     for k, t in enumerate(tasks):
         record = run_task(t, verbose=show_first and k == 0)
@@ -283,6 +286,8 @@ def compare_command(name, max_iter, log=print):
                 COMPARE_COLUMNS, _compare_notes(), log)
     log(f"wrote {path}")
     return rows
+
+
 def _compare_notes():
     return ["derivatives [%]: share of the wall time in the batched derivatives of costs and "
             "dynamics (DDP with second_order='tensor': including the full FD-SO tensors); "

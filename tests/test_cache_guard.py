@@ -33,6 +33,9 @@ def test_stale_cache_is_dropped(tmp_path):
 #: kernels that must compile once: the chunks of the batched kernels (called on two paths, serial
 #: and parallel) and the large callees that several kernels share
 _ONCE = ("cost_knots", "fdsva_core", "_integrate_hessian_block", "so3_log_expansion")
+#: the doors of the compiled solver and the protocol path's batched kernels
+_DOORS = ("derivatives_chunk", "backward_pass", "rollout", "rollout_cost", "cost_batch",
+          "gradient_norm", "integrate_expansion_batch", "rnea_batch", "fdsva_batch")
 
 
 def test_the_solver_compiles_each_kernel_once():
@@ -43,15 +46,26 @@ def test_the_solver_compiles_each_kernel_once():
     of its own: that had the chunks compiled three times and the cost program four (a cold
     first solve took 326 s instead of 256 s).  The cache index counts every signature compiled
     with the current sources (by any earlier test too); a callee loaded with its caller from
-    the cache shows none in ``signatures``, hence the index.  Runs in a fresh interpreter."""
+    the cache shows none in ``signatures``, hence the index.  Runs in a fresh interpreter.
+
+    On a cold cache the process aside (:mod:`ddp.compile_aside`) compiles the passes and the
+    protocol path on a small random tree while this one compiles UR3's derivatives; then the
+    worker's problems run here too.  Each door of the compiled solver must have the same one
+    signature for both problems (on the analytical and the finite-difference backends), or the
+    process aside would compile code that no solve loads."""
     code = """
 import importlib, pkgutil
 import numpy as np
 from numba.core.registry import CPUDispatcher
 import ddp, problems, dynamics.kernels, ddp.kernels
+from ddp import compile_aside, compile_worker
+compile_aside.start(("passes", "protocol"))
 P = problems.get("ur3", T=4)
 for method in ("ddp", "ilqr"):
     ddp.solve(P, method=method, max_iter=2)
+ddp.solve(problems.get("ur3", T=4, backend="finite-diff"), max_iter=2)
+compile_worker.compile_passes()
+compile_worker.compile_protocol()
 D, rng = P.dynamics, np.random.default_rng(0)
 q = np.array([D.model.random_configuration() for _ in range(3)])
 v, tau = rng.standard_normal((3, D.nv)), rng.standard_normal((3, D.nv))
@@ -69,8 +83,9 @@ for pkg in (dynamics.kernels, ddp.kernels):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout
     counts = {name: int(n) for name, n in (line.split() for line in out.splitlines())}
-    checked = {k: n for k, n in counts.items() if (k.endswith("_chunk") or k in _ONCE) and n}
-    assert len(checked) >= 8 and set(_ONCE) <= set(checked), counts
+    checked = {k: n for k, n in counts.items()
+               if (k.endswith("_chunk") or k in _ONCE or k in _DOORS) and n}
+    assert len(checked) >= 8 and set(_ONCE) | set(_DOORS) <= set(checked), counts
     assert all(n == 1 for n in checked.values()), {k: n for k, n in checked.items() if n > 1}
 
 
@@ -95,3 +110,29 @@ def test_a_first_compile_says_so_once(tmp_path, capsys):
     (tmp_path / "tiny.f.nbi").write_text("")
     assert not compile_notice(f, "the tiny kernel, cached", 2)
     assert capsys.readouterr().err == ""
+
+
+def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(monkeypatch):
+    """ddp.compile_aside: the worker prints each group's name once its kernels are cached (the
+    parent reads them to know when to load) and exits 0; a worker that fails ends the wait
+    instead of blocking it.  start() names a wrong group, and launches nothing when switched
+    off or when every group is cached."""
+    import pytest
+
+    from ddp import compile_aside
+
+    monkeypatch.setattr(compile_aside, "_ASIDE", None)
+    with pytest.raises(ValueError, match=r"groups: expected names of \['passes', 'protocol'\]; "
+                                         r"got \['nope'\]"):
+        compile_aside.start(("nope",))
+    monkeypatch.setenv("SODDP_COMPILE_ASIDE", "0")
+    assert not compile_aside.start(("passes",))
+    monkeypatch.delenv("SODDP_COMPILE_ASIDE")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SODDP_COMPILE_ASIDE="0")
+    r = subprocess.run([sys.executable, "-m", "ddp.compile_worker", "passes", "protocol"],
+                       env=env, capture_output=True, text=True, check=True)
+    assert r.stdout.split() == ["passes", "protocol"]
+    assert not compile_aside.start(("passes", "protocol"))  # both cached now
+    failing = compile_aside._Aside(("no-such-group",))
+    failing.wait()
+    assert failing.process.wait() != 0 and failing.done == {"no-such-group"}

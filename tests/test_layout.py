@@ -153,7 +153,8 @@ def test_ddp_asks_the_dynamics_protocol_instead_of_probing_backends():
 
 #: the doors of the compiled solver and their parameters at most (records, not positional lists)
 KERNEL_DOORS = {"ddp.kernels.passes": ("backward_pass", "rollout"),
-                "ddp.kernels.evaluation": ("knot_derivatives", "rollout_cost"),
+                "ddp.kernels.evaluation": ("knot_derivatives", "derivatives_chunk",
+                                           "rollout_cost"),
                 "ddp.kernels.costs": ("cost_batch",)}
 
 

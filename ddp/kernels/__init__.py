@@ -16,10 +16,10 @@ if os.environ.get("SODDP_NO_CACHE_GUARD") != "1":
 
 # the compiled pieces that ddp's Python modules call besides these kernels' own (the only door
 # from ddp to dynamics.kernels outside ddp.kernels and the compiled evaluation)
-from dynamics.kernels import compile_notice  # noqa: E402
+from dynamics.kernels import compile_notice, is_cached  # noqa: E402
 from dynamics.kernels.checks import all_finite  # noqa: E402
 from dynamics.kernels.layout import num_chunks  # noqa: E402
 from dynamics.kernels.step import assemble_step_derivatives, step_velocities  # noqa: E402
 
-__all__ = ["all_finite", "compile_notice", "num_chunks", "assemble_step_derivatives",
+__all__ = ["all_finite", "compile_notice", "is_cached", "num_chunks", "assemble_step_derivatives",
            "step_velocities"]

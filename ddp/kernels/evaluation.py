@@ -28,8 +28,9 @@ from dynamics.kernels.step import assemble_impact, assemble_knot, step_displacem
 
 from .costs import cost_knots, forces_of, has_frame_terms, kinematics_buffers, no_forces
 from .passes import knot_contact_set, rollout
-from .records import (IMPACT, CostDerivatives, FDTensors, Forces, KnotContacts, Knots, Model,
-                      Program, SecondOrder, SecondOrderMode, Step, StepDerivatives)
+from .records import (IMPACT, CostDerivatives, Costs, FDTensors, Forces, KnotContacts, Knots,
+                      Model, Program, Programs, SecondOrder, SecondOrderMode, Step,
+                      StepDerivatives)
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -78,8 +79,14 @@ def _contact_knot(m, m0, contacts, t, q, v, tau, B, a, da_dq, da_dv, da_dtau, fo
 
 
 @njit(**_JIT)
-def _derivatives_chunk(model, step, knots, program, exact_hessians, derivatives, second_order,
-                       running, chunk, nchunks):
+def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives, second_order,
+                      costs, chunk, nchunks):
+    """The knots of chunk ``chunk`` of ``nchunks`` of :func:`knot_derivatives` (same
+    arguments), and the terminal cost in the last chunk.  With one chunk, the whole call on the
+    calling thread: the solver calls it directly then (a parallel launch costs milliseconds when
+    another process holds a core), and the parallel door holds nothing but its prange loop,
+    which halves the machine code that numba emits for it on a first run."""
+    program, running = programs.running, costs.running
     m = unpack(model.ints, model.floats)
     contacts = step.contacts
     m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
@@ -178,14 +185,20 @@ def _derivatives_chunk(model, step, knots, program, exact_hessians, derivatives,
                 luu[t, i, j] = 0.0 if impact else luu[t, i, j] * s_t
         for i in range(dl_dlam.shape[1]):
             dl_dlam[t, i] *= s_t
+    if chunk == nchunks - 1:  # the terminal cost at (q_T, v_T), zero controls
+        zero, one = np.int64(0), np.int64(1)
+        _zero_rows(costs.terminal, zero, one)
+        cost_knots(m, programs.terminal, knots.q_T, knots.v_T, np.zeros((1, nu)), zero, one,
+                   np.int64(2), exact_hessians, costs.terminal, kinematics_buffers(0, 0, 0),
+                   no_forces(1))
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
 def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, second_order, costs,
                      nchunks):
     """The derivatives of every knot of a trajectory (``knots``: q, v (T, nq / nv), u (T, nu),
-    tau = u B^T, and the terminal state q_T, v_T (1, nq / nv)), in ``nchunks`` parallel chunks
-    of knots, written into the records:
+    tau = u B^T, and the terminal state q_T, v_T (1, nq / nv)), in ``nchunks`` >= 2 parallel
+    chunks of knots (:func:`derivatives_chunk` for one), written into the records:
 
     * ``derivatives`` (:data:`~.records.StepDerivatives`): the step derivatives (FDSVA, or the
       contact dynamics or impact map of the knot's :data:`~.records.KnotContacts` with its
@@ -199,45 +212,42 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
       ``derivatives.forces.dl_dlam``, and ``costs.terminal`` (one knot): the terminal program
       at (q_T, v_T), zero controls; exact or Gauss-Newton Hessians by ``exact_hessians``.
 
-    The cost programs run on the dynamics' model."""
-    if nchunks == 1:
-        _derivatives_chunk(model, step, knots, programs.running, exact_hessians, derivatives,
-                           second_order, costs.running, np.int64(0), nchunks)
-    else:
-        # a prange body takes arrays and scalars only: the records are taken apart here and
-        # rebuilt inside (the same types: the chunk compiles once)
-        ints, floats = model
-        dt, B, lie_offsets, lie_sizes, contacts = step
-        (kind, c_ints, c_floats, int_offsets, float_offsets, size, cost_scale, damping,
-         restitution, impact_model) = contacts
-        ints0, floats0 = impact_model
-        q, v, u, tau, q_T, v_T = knots
-        run_ints, run_floats, run_starts = programs.running
-        Fx, Fu, da_dq, da_dv, da_du, Jq, Jw, forces = derivatives
-        lam, dlam_dq, dlam_dv, dlam_dtau, dlam_du, dl_dlam, status = forces
-        mode, inner, outer, tensors, sq, sv, a, da_dtau, lie_H = second_order
-        d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq = tensors
-        l, lx, lu, lxx, lxu, luu = costs.running
-        for c in prange(nchunks):
-            _derivatives_chunk(
-                Model(ints, floats),
-                Step(dt, B, lie_offsets, lie_sizes,
-                     KnotContacts(kind, c_ints, c_floats, int_offsets, float_offsets, size,
-                                  cost_scale, damping, restitution, Model(ints0, floats0))),
-                Knots(q, v, u, tau, q_T, v_T), Program(run_ints, run_floats, run_starts),
-                exact_hessians,
-                StepDerivatives(Fx, Fu, da_dq, da_dv, da_du, Jq, Jw,
-                                Forces(lam, dlam_dq, dlam_dv, dlam_dtau, dlam_du, dl_dlam,
-                                       status)),
-                SecondOrder(mode, inner, outer,
-                            FDTensors(d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq), sq, sv, a,
-                            da_dtau, lie_H),
-                CostDerivatives(l, lx, lu, lxx, lxu, luu), np.int64(c), nchunks)
-    zero, one = np.int64(0), np.int64(1)
-    _zero_rows(costs.terminal, zero, one)
-    cost_knots(unpack(model.ints, model.floats), programs.terminal, knots.q_T, knots.v_T,
-               np.zeros((1, knots.u.shape[1])), zero, one, np.int64(2), exact_hessians,
-               costs.terminal, kinematics_buffers(0, 0, 0), no_forces(1))
+    The cost programs run on the dynamics' model.  A prange body takes arrays and scalars
+    only: the records are taken apart here and rebuilt inside (the same types: the chunk
+    compiles once)."""
+    ints, floats = model
+    dt, B, lie_offsets, lie_sizes, contacts = step
+    (kind, c_ints, c_floats, int_offsets, float_offsets, size, cost_scale, damping,
+     restitution, impact_model) = contacts
+    ints0, floats0 = impact_model
+    q, v, u, tau, q_T, v_T = knots
+    run_ints, run_floats, run_starts = programs.running
+    term_ints, term_floats, term_starts = programs.terminal
+    Fx, Fu, da_dq, da_dv, da_du, Jq, Jw, forces = derivatives
+    lam, dlam_dq, dlam_dv, dlam_dtau, dlam_du, dl_dlam, status = forces
+    mode, inner, outer, tensors, sq, sv, a, da_dtau, lie_H = second_order
+    d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq = tensors
+    l, lx, lu, lxx, lxu, luu = costs.running
+    lT, lxT, luT, lxxT, lxuT, luuT = costs.terminal
+    for c in prange(nchunks):
+        derivatives_chunk(
+            Model(ints, floats),
+            Step(dt, B, lie_offsets, lie_sizes,
+                 KnotContacts(kind, c_ints, c_floats, int_offsets, float_offsets, size,
+                              cost_scale, damping, restitution, Model(ints0, floats0))),
+            Knots(q, v, u, tau, q_T, v_T),
+            Programs(Program(run_ints, run_floats, run_starts),
+                     Program(term_ints, term_floats, term_starts)),
+            exact_hessians,
+            StepDerivatives(Fx, Fu, da_dq, da_dv, da_du, Jq, Jw,
+                            Forces(lam, dlam_dq, dlam_dv, dlam_dtau, dlam_du, dl_dlam,
+                                   status)),
+            SecondOrder(mode, inner, outer,
+                        FDTensors(d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq), sq, sv, a,
+                        da_dtau, lie_H),
+            Costs(CostDerivatives(l, lx, lu, lxx, lxu, luu),
+                  CostDerivatives(lT, lxT, luT, lxxT, lxuT, luuT)),
+            np.int64(c), nchunks)
 
 
 @njit(**_JIT)

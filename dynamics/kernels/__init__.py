@@ -74,6 +74,15 @@ def guard_cache(here=_HERE):
 _NOTICED = set()  # what a first-compile notice was printed for in this process
 
 
+def is_cached(dispatcher) -> bool:
+    """Whether ``dispatcher`` (a compiled kernel) has machine code in numba's cache (its index
+    file exists); True under another numba, where this cannot be told."""
+    try:
+        return os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:  # another numba
+        return True
+
+
 def compile_notice(dispatcher, what: str, minutes: float) -> bool:
     """Print one line to stderr when ``dispatcher`` (a compiled kernel) has no machine code in
     numba's cache yet, so that its first call will compile it: what compiles and about how long
@@ -81,10 +90,7 @@ def compile_notice(dispatcher, what: str, minutes: float) -> bool:
     if what in _NOTICED:
         return False
     _NOTICED.add(what)
-    try:
-        cold = not os.path.exists(dispatcher._cache._cache_file._index_path)
-    except AttributeError:  # another numba: no notice
-        return False
+    cold = not is_cached(dispatcher)
     if cold:
         print(f"compiling {what} for the first run on this machine (about {minutes:g} min on 2 "
               "cores; numba caches the machine code, so later runs start in about a second)",

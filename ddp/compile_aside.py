@@ -1,0 +1,98 @@
+"""Compiling on two cores: on a machine's first run, a second process compiles part of the
+solver's kernels into numba's cache while this process compiles the rest.
+
+numba compiles on one thread, and the solver's kernels form independent trees: the knots'
+derivatives (:mod:`ddp.kernels.evaluation`, about half of a cold UR3 compile),
+the passes (rollouts, the backward pass, the costs alone) and the derivatives of the protocol path
+(the costs and the dynamics of the finite-difference and CasADi backends).  Every kernel has one
+compiled signature (``tests/test_cache_guard.py``), so a process that runs a kernel on a small
+problem of its own compiles the very machine code that this process then loads from the cache.
+
+:func:`start` launches ``python -m ddp.compile_worker GROUP ...`` (:data:`GROUPS`) when one of
+the groups is not cached yet, the machine has two cores or more and ``SODDP_COMPILE_ASIDE`` is not
+``0``; :func:`wait` blocks until the process has compiled them (it prints each group's name when
+done).  The solver's warm-up (:func:`ddp.solver.warm_up`) compiles the derivatives here, then waits,
+then loads the rest; a solve is never timed while the process aside compiles.  If the process
+fails, this one compiles what is missing itself: the aside only ever saves time.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .kernels import costs as _kcosts
+from .kernels import is_cached
+from .kernels import passes as _passes
+
+#: what the process aside can compile, and the kernel whose cache entry says it is compiled
+GROUPS = {"passes": _passes.backward_pass, "protocol": _kcosts.cost_batch}
+
+_ROOT = Path(__file__).resolve().parent.parent  # the folder that holds the ddp package
+
+
+class _Aside:
+    """The process aside, the groups it was asked for and those it reported done."""
+
+    def __init__(self, groups):
+        env = dict(os.environ, SODDP_COMPILE_ASIDE="0",
+                   PYTHONPATH=os.pathsep.join([str(_ROOT)] + [
+                       p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        self.groups, self.done = tuple(groups), set()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ddp.compile_worker", *self.groups], stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env, text=True)
+
+    def wait(self, group=None):
+        want = set(self.groups) if group is None else {group} & set(self.groups)
+        while not want <= self.done:
+            line = self.process.stdout.readline()
+            if not line:  # the process ended (or failed): this one compiles what is missing
+                self.done |= want
+                break
+            self.done.add(line.strip())
+        if self.done >= set(self.groups):
+            self.process.wait()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+_ASIDE: _Aside | None = None
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def start(groups=("passes",)) -> bool:
+    """Launch the process aside for those of ``groups`` (names of :data:`GROUPS`) that numba has
+    not cached, unless one runs already, the machine has one core or ``SODDP_COMPILE_ASIDE=0``.
+    True when a process was launched."""
+    global _ASIDE
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        raise ValueError(f"groups: expected names of {sorted(GROUPS)}; got {unknown}")
+    if _ASIDE is not None or os.environ.get("SODDP_COMPILE_ASIDE") == "0" or _cores() < 2:
+        return False
+    cold = [g for g in groups if not is_cached(GROUPS[g])]
+    if not cold:
+        return False
+    _ASIDE = _Aside(cold)
+    atexit.register(_ASIDE.stop)
+    return True
+
+
+def wait(group=None) -> None:
+    """Block until the process aside has compiled ``group`` (every group it was given when
+    None); at once when there is none."""
+    if _ASIDE is not None:
+        _ASIDE.wait(group)
