@@ -3,8 +3,8 @@ compiles the kernels of each group into numba's cache, on a small problem of its
 the group's name when they are cached.
 
 * ``passes``: every compiled kernel of a solve on the analytical backend but the knots'
-  derivatives (rollouts, the backward pass, the closed-loop rollout and its cost, the gradient,
-  the costs alone), on derivative records of zeros;
+  derivatives (the costs alone first, then rollouts, the backward pass, the closed-loop rollout
+  and its cost, the gradient), on derivative records of zeros;
 * ``protocol``: a whole warm-up of a problem on the finite-difference backend (the protocol
   path: the costs' and the dynamics' batched kernels), and the expansion of (+) that the CasADi
   backend's problems take from the kernels.
@@ -42,6 +42,9 @@ def compile_passes() -> None:
     P = small_problem(dynamics.AnalyticalDynamics)
     us = np.zeros((P.T, P.nu))
     xs = np.repeat(P.x0[None], P.T + 1, axis=0)
+    # the costs first: the derivatives (in the other process) call the cost program last, and
+    # load it from the cache when it is there by then
+    P.cost(xs, us)
     models = solver.warm_models(P)
     derivatives = [P.evaluation.unevaluated_derivatives(xs, us, m) for m in models]
     solver.warm_up_passes(P, derivatives, models)
