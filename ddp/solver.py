@@ -124,17 +124,17 @@ def warm_up(problem) -> None:
     ``problem`` calls, untimed: the derivatives with DDP's exact model and with Gauss-Newton,
     a backward pass, a closed-loop rollout and its cost, the gradient, the costs alone.  Called
     by :func:`solve` once per kind of problem and process, so that compiling is never counted
-    as solve time; on a cold cache it prints one line saying so first.  There, a process aside
-    compiles the passes while this one compiles the derivatives (:mod:`ddp.compile_aside`), and
-    this returns when the process aside is done."""
+    as solve time; on a cold cache it prints one line saying so first.  There, on the analytical
+    backend, a process aside compiles the passes while this one compiles the derivatives
+    (:mod:`ddp.compile_aside`); this returns when the process aside is done."""
     key = (type(problem.evaluation), type(problem.dynamics))
     if key not in _WARM:
         _WARM.add(key)
         compiled = problem.dynamics.compiled
         kernel = _kev.derivatives_chunk if compiled else _passes.backward_pass
         # measured: 3.2 min (soddp compare ur3, cold, 2 cores, with the process aside)
-        if compile_notice(kernel, "the solver's kernels", 3):
-            compile_aside.start(("passes",) if compiled else ("protocol",))
+        if compile_notice(kernel, "the solver's kernels", 3) and compiled:
+            compile_aside.start(("passes",))
         P = problem
         try:
             with np.errstate(all="ignore"):
