@@ -3,8 +3,8 @@
 It times Pinocchio's own C++ ``rnea``, ``aba``, ``computeRNEADerivatives``, ``computeABADerivatives``
 and ``ComputeRNEASecondOrderDerivatives`` single-threaded on this machine; and, with our
 ``pinocchio_contacts_bench.cpp`` beside this module (built next to the tool's binaries, from the
-same headers), ``constraintDynamics`` then ``computeConstraintDynamicsDerivatives``.  The tool lives outside
-the project (``../shared/tools`` beside the checkout, or ``$SODDP_PINOCCHIO_REF``); its binaries are
+same headers), ``constraintDynamics`` then ``computeConstraintDynamicsDerivatives``.  The tool
+lives outside the project (``../shared/tools`` beside the checkout, or ``$SODDP_PINOCCHIO_REF``); its binaries are
 built into ``$SODDP_PINOCCHIO_REF_BUILD`` (default ``~/.cache/soddp/pinocchio-cpp-reference``).
 """
 
@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import sysconfig
+import tempfile
 from pathlib import Path
 
 _KEYS = ("rnea_us", "aba_us", "rnea_derivs_us", "aba_derivs_us", "rnea_so_derivs_us", "so_zero_us")
@@ -67,10 +69,15 @@ def timings(urdf: str | Path, floating: bool, name: str, n: int = 1000) -> dict 
                        env=env, capture_output=True, text=True)
     if r.returncode != 0:
         return None
-    for line in r.stdout.splitlines():
+    fields = _timing_fields(r.stdout)
+    return None if fields is None else {k: float(fields[k]) for k in _KEYS if k in fields}
+
+
+def _timing_fields(stdout: str) -> dict | None:
+    """The ``key=value`` fields of the ``TIMING`` line that the C++ programs print, or None."""
+    for line in stdout.splitlines():
         if line.startswith("TIMING"):
-            fields = dict(kv.split("=", 1) for kv in line.split()[1:])
-            return {k: float(fields[k]) for k in _KEYS if k in fields}
+            return dict(kv.split("=", 1) for kv in line.split()[1:])
     return None
 
 
@@ -85,8 +92,6 @@ def _contact_binary(log=print) -> Path | None:
         return exe if exe.is_file() else None
     if exe.is_file() and exe.stat().st_mtime >= CONTACT_BENCH.stat().st_mtime:
         return exe
-    import sysconfig
-
     prefix = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix"
     if not (prefix / "include" / "pinocchio").is_dir():
         return None
@@ -115,8 +120,6 @@ def contact_timing(urdf, frames, surfaces=(), n: int = 2000, log=print) -> float
     exe = _contact_binary(log)
     if exe is None:
         return None
-    import tempfile
-
     with tempfile.TemporaryDirectory() as tmp:
         archive = Path(tmp) / "model.txt"
         r = subprocess.run([str(build_dir() / "urdf2model"), str(urdf), "floating",
@@ -126,7 +129,5 @@ def contact_timing(urdf, frames, surfaces=(), n: int = 2000, log=print) -> float
         kinds = "".join("6" if f in surfaces else "3" for f in frames)
         r = subprocess.run([str(exe), str(archive), ",".join(frames), kinds, str(n)],
                            capture_output=True, text=True)
-    for line in r.stdout.splitlines():
-        if line.startswith("TIMING"):
-            return float(dict(kv.split("=", 1) for kv in line.split()[1:])["derivs_us"])
-    return None
+    fields = _timing_fields(r.stdout)
+    return None if fields is None else float(fields["derivs_us"])
