@@ -13,8 +13,10 @@ them.
   spatial acceleration, rotated to the world's axes, plus ``Kd J v``: on the linear rows
   ``p'' - omega x p'`` (not the classical ``p''``), as Crocoddyl and Pinocchio's ``CONTACT_6D``
   define it.  Its force lambda (6,) is the wrench (force, then torque about the frame's origin)
-  in the world's axes.  The position gain Kp, Crocoddyl's ``log6`` term, is not supported: it
-  must be 0, as in Crocoddyl's biped examples, which use (0, 30).
+  in the world's axes.  Its position gain is Crocoddyl's: ``Kp R log6(ref^-1 oMf)`` with R the
+  frame's rotation (the log's linear and angular parts each rotated to the world's axes), ref the
+  reference placement; log6 is not differentiable where the frame is turned by pi from it.
+  Crocoddyl's biped examples use the gains (0, 30).
 
 The constrained forward dynamics solve the KKT system::
 
@@ -99,8 +101,8 @@ def _placement(name, value):
 @dataclass(frozen=True)
 class Contact6D:
     """A flat-foot contact on the frame ``frame`` (module docstring): ``reference`` is the
-    world placement it is held at (a pinocchio.SE3 or a 4 x 4 matrix, None: the identity; kept
-    for the costs and for a position gain); ``gains`` = (Kp, Kd) with Kp = 0."""
+    world placement it is held at (a pinocchio.SE3 or a 4 x 4 matrix, None: the identity), which
+    the position gain pulls the frame to; ``gains`` = (Kp, Kd)."""
 
     frame: str
     reference: object = None
@@ -111,11 +113,7 @@ class Contact6D:
         H = np.eye(4)
         H[:3, :3], H[:3, 3] = R, p
         object.__setattr__(self, "reference", tuple(map(tuple, H)))
-        kp, kd = _gains(self.gains)
-        if kp != 0.0:
-            raise ValueError(f"gains: a Contact6D takes (Kp, Kd) with Kp = 0 (its position "
-                             f"term, Crocoddyl's log6, is not supported); got {self.gains!r}")
-        object.__setattr__(self, "gains", (kp, kd))
+        object.__setattr__(self, "gains", _gains(self.gains))
 
     @property
     def size(self) -> int:
@@ -134,10 +132,10 @@ class ContactSet:
 
     ``ints``  = [K, then per contact: kind, joint, first row of its force in lam]
     ``floats`` = per contact: the frame's placement in its joint (R 9, p 3), the reference
-    position (3), Kp, Kd (17 floats)
+    position (3), Kp, Kd, the reference rotation (9; the identity for a point) (26 floats)
     ``size``: the number of force components (rows of J)."""
 
-    INTS, FLOATS = 3, 17
+    INTS, FLOATS = 3, 26
 
     def __init__(self, model, contacts):
         contacts = list(contacts)
@@ -154,7 +152,8 @@ class ContactSet:
             point = isinstance(c, Contact3D)
             ints += [POINT if point else SURFACE, joint, row]
             ref = c.reference if point else c.placement[:3, 3]
-            floats += [*R.ravel(), *p, *ref, *c.gains]
+            ref_rotation = np.eye(3) if point else c.placement[:3, :3]
+            floats += [*R.ravel(), *p, *ref, *c.gains, *ref_rotation.ravel()]
             row += c.size
         self.size = row
         self.ints = np.array(ints, dtype=np.int64)

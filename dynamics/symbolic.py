@@ -17,6 +17,9 @@ symbolic derivatives follow the convention of the analytical kernels,
 
 from __future__ import annotations
 
+from fractions import Fraction
+from math import factorial
+
 import casadi as cs
 import numpy as np
 
@@ -246,36 +249,94 @@ class SymbolicTree:
         return cs.vertcat(*qdd)
 
 
+def _power_series(terms):
+    """The first ``terms`` coefficients, in x = 1 - cos(theta), of theta / sin(theta) and of
+    1/theta^2 - (1 + cos theta) / (2 theta sin theta), from acos(1 - x) = sqrt(2 x) A(x) and
+    sin(theta) = sqrt(2 x) sqrt(1 - x / 2), in exact fractions."""
+    n = terms + 1
+
+    def times(a, b):
+        return [sum(a[i] * b[k - i] for i in range(k + 1)) for k in range(n)]
+
+    def binomial(a, k):
+        out = Fraction(1)
+        for i in range(k):
+            out *= (a - i) / Fraction(i + 1)
+        return out
+
+    A = [Fraction(factorial(2 * k), factorial(k) ** 2 * 8 ** k * (2 * k + 1)) for k in range(n)]
+    root = [binomial(Fraction(1, 2), k) * Fraction(-1, 2) ** k for k in range(n)]
+    inverse_root = [binomial(Fraction(-1, 2), k) * Fraction(-1, 2) ** k for k in range(n)]
+    ratio = times(A, inverse_root)  # theta / sin(theta)
+    rA = times(root, A)  # alpha = (1 - sqrt(1 - x/2) A) / (2 x A^2)
+    num = [-c for c in rA[1:]] + [Fraction(0)]
+    den = [2 * c for c in times(A, A)]
+    alpha = []
+    for k in range(n):
+        alpha.append((num[k] - sum(alpha[i] * den[k - i] for i in range(k))) / den[0])
+    return [float(c) for c in ratio[:terms]], [float(c) for c in alpha[:terms]]
+
+
+_RATIO, _ALPHA = _power_series(6)
+_SERIES_BELOW = 1e-3  # x below which the series serve (their error is about x^6)
+
+
+def _polynomial(coefficients, x):
+    out = 0
+    for c in reversed(coefficients):
+        out = out * x + c
+    return out
+
+
+def log6(R, p):
+    """log6 of the placement (R, p) in SX, (linear, angular) = (Jl^-1(w) p, w), w = log3(R)
+    = theta / (2 sin theta) vee(R - R^T), Jl^-1(w) = I - 1/2 [w]x + alpha [w]x^2; written in
+    x = 1 - cos(theta) = (3 - trace R) / 2, with power series near theta = 0 (not at pi)."""
+    x = (3 - (R[0, 0] + R[1, 1] + R[2, 2])) / 2
+    c = 1 - x
+    theta = cs.acos(c)
+    sine = cs.sqrt(1 - c * c)
+    small = x < _SERIES_BELOW
+    ratio = cs.if_else(small, _polynomial(_RATIO, x), theta / sine)
+    alpha = cs.if_else(small, _polynomial(_ALPHA, x),
+                       1 / theta ** 2 - (1 + c) / (2 * theta * sine))
+    w = ratio / 2 * cs.vertcat(R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1])
+    wp = cs.cross(w, p)
+    return cs.vertcat(p - wp / 2 + alpha * cs.cross(w, wp), w)
+
+
 def contact_specs(model, contacts):
-    """(joint, fR, fp, reference position, Kp, Kd, surface) of each of ``contacts``
-    (:class:`~dynamics.contacts.Contact3D` or :class:`~dynamics.contacts.Contact6D`): the specs
-    that :func:`contact_dynamics` and :func:`impulse_dynamics` take."""
+    """(joint, fR, fp, reference, Kp, Kd, surface) of each of ``contacts``
+    (:class:`~dynamics.contacts.Contact3D` or :class:`~dynamics.contacts.Contact6D`; the
+    reference: a position, a 4 x 4 placement for a flat foot): the specs that
+    :func:`contact_dynamics` and :func:`impulse_dynamics` take."""
     out = []
     for c in contacts:
         surface = c.size == 6
-        ref = np.array(c.reference)[:3, 3] if surface else np.array(c.reference)
+        ref = c.placement if surface else np.array(c.reference)
         out.append((*model.frame(c.frame), ref, *c.gains, surface))
     return out
 
 
 def contact_velocity(tree, X, d, v, joint, fR, fp, surface=False):
-    """(p, u, drift) of the frame ``jMf = (fR, fp)`` on ``joint``: the world position of its
+    """(p, u, drift, R) of the frame ``jMf = (fR, fp)`` on ``joint``: the world position of its
     origin, the velocity its contact constrains in the world's axes (the origin's, 3 x 1; for a
     ``surface`` contact the origin's and the angular one, 6 x 1) and that velocity's drift
     along the innermost perturbation ``d`` of X: the classical acceleration for a point, the
     local spatial acceleration rotated to the world's axes for a surface (Crocoddyl's
-    ``ContactModel3D`` / ``ContactModel6D`` with ``LOCAL_WORLD_ALIGNED``); None if d is None."""
+    ``ContactModel3D`` / ``ContactModel6D`` with ``LOCAL_WORLD_ALIGNED``); None if d is None;
+    R its world rotation."""
     oM = world_placements(tree, X)[joint]
     R, p = _compose(oM, (cs.DM(fR), cs.DM(fp)))
     vf = frame_velocity(tree, X, v, joint, fR, fp)
     if not surface:
         u = cs.mtimes(R, vf[:3])
-        return p, u, None if d is None else cs.mtimes(cs.jacobian(u, d), v)
+        return p, u, None if d is None else cs.mtimes(cs.jacobian(u, d), v), R
     u = cs.vertcat(cs.mtimes(R, vf[:3]), cs.mtimes(R, vf[3:]))
     if d is None:
-        return p, u, None
+        return p, u, None, R
     dvf = cs.mtimes(cs.jacobian(vf, d), v)
-    return p, u, cs.vertcat(cs.mtimes(R, dvf[:3]), cs.mtimes(R, dvf[3:]))
+    return p, u, cs.vertcat(cs.mtimes(R, dvf[:3]), cs.mtimes(R, dvf[3:])), R
 
 
 def contact_dynamics(tree, X, d, v, tau, contacts, damping=0.0):
@@ -291,11 +352,15 @@ def contact_dynamics(tree, X, d, v, tau, contacts, damping=0.0):
     b = tree.rnea(X, v, cs.SX.zeros(n, 1))
     J, gamma = [], []
     for joint, fR, fp, ref, kp, kd, surface in contacts:
-        p, u, drift = contact_velocity(tree, X, d, v, joint, fR, fp, surface)
+        p, u, drift, R = contact_velocity(tree, X, d, v, joint, fR, fp, surface)
         J.append(cs.jacobian(u, v))
         g = drift + kd * u
         if not surface:
             g = g + kp * (p - cs.DM(ref))
+        elif kp != 0.0:  # Kp R log6(ref^-1 oMf), R on the linear and the angular part
+            Rr = cs.DM(ref[:3, :3])
+            e = log6(cs.mtimes(Rr.T, R), cs.mtimes(Rr.T, p - cs.DM(ref[:3, 3])))
+            g = g + kp * cs.vertcat(cs.mtimes(R, e[:3]), cs.mtimes(R, e[3:]))
         gamma.append(g)
     J, gamma = cs.vertcat(*J), cs.vertcat(*gamma)
     sol = spd_solve(M, cs.horzcat(tau - b, J.T))

@@ -208,13 +208,13 @@ def _casadi_second_derivatives(m, cs_):
     return lambda q_, v_, t_, mu_: [np.array(x) for x in f(q_, v_, t_, mu_, zero, zero, zero)]
 
 
-def _equal_casadi(m, cs_, name):
+def _equal_casadi(m, cs_, name, seeds=(3, 4)):
     """Assert that (a, lam), their first derivatives and their second derivatives contracted
-    with a random co-state equal CasADi's AD at two random states (1e-11); returns
+    with a random co-state equal CasADi's AD at the random states of ``seeds`` (1e-11); returns
     [(q, v, tau, mu, ours)] of those states."""
     ref = _casadi_second_derivatives(m, cs_)
     out = []
-    for seed in (3, 4):
+    for seed in seeds:
         q, v, _, tau = random_state(m, seed)
         mu = np.random.default_rng(seed).normal(size=m.nv + cs_.size)
         w, jq, jv, jt, hqq, hvv, hqv, hqt = ref(q, v, tau, mu)
@@ -368,13 +368,80 @@ SURFACES = {"atlas-6d": ("atlas", ("l_foot", "r_foot"), "66"),
             "tree-3-6d": ("tree", 3, "633")}
 
 
-def _surface_case(name, kd=0.0):
-    """(model, contacts, the frames of the flat ones) of a flat-foot case, Kd = ``kd``."""
+#: where a flat foot's position gain pulls it, from where it is: 0.61 rad and 0.37 m away
+OFFSET = pin.exp6(pin.Motion(np.array([0.1, -0.2, 0.3, 0.3, -0.4, 0.35])))
+
+
+def _surface_case(name, kd=0.0, kp=0.0, seed=None):
+    """(model, contacts, the frames of the flat ones) of a flat-foot case, gains (``kp``,
+    ``kd``) (a point contact's Kp is 0); with ``seed``, the flat feet are held at
+    oMf :data:`OFFSET`, oMf their placements in the state ``random_state(m, seed)`` (log6 is
+    ill-conditioned near a half turn, where a random reference may lie)."""
     robot, frames, kinds = SURFACES[name]
     m, frames = _tree(frames) if robot == "tree" else (robots.load(robot), list(frames))
-    contacts = [Contact6D(f, gains=(0.0, kd)) if k == "6" else Contact3D(f, gains=(0.0, kd))
-                for f, k in zip(frames, kinds)]
+    pm = m.pin_model
+    data = pm.createData()
+    if seed is not None:
+        pin.framesForwardKinematics(pm, data, random_state(m, seed)[0])
+    held = lambda f: None if seed is None else data.oMf[pm.getFrameId(f)] * OFFSET
+    contacts = [Contact6D(f, reference=held(f), gains=(kp, kd)) if k == "6"
+                else Contact3D(f, gains=(0.0, kd)) for f, k in zip(frames, kinds)]
     return m, contacts, [f for f, k in zip(frames, kinds) if k == "6"]
+
+
+@pytest.mark.parametrize("name", ["atlas-6d", "talos-mixed", "tree-3-6d"])
+def test_a_flat_foots_position_gain_is_crocoddyls_log6(name):
+    """With Kp, Kd > 0: the values against pin.forwardDynamics with gamma formed as Crocoddyl's
+    ContactModel6D (LOCAL_WORLD_ALIGNED) forms it from Pinocchio's functions,
+    R (a_f + Kp log6(ref^-1 oMf) + Kd v_f) (local spatial acceleration and velocity, R acting on
+    both parts); the first derivatives in q (along q (+) h e_k), v and tau against fourth-order
+    central differences of those values."""
+    m, contacts, _ = _surface_case(name, kd=3.0, kp=5.0, seed=7)
+    pm = m.pin_model
+    data = pm.createData()
+    kp, kd = 5.0, 3.0
+
+    def pinocchio(q, v, tau):
+        pin.forwardKinematics(pm, data, q, v, np.zeros(m.nv))
+        pin.updateFramePlacements(pm, data)
+        pin.computeJointJacobians(pm, data, q)
+        J, gamma = [], []
+        for c in contacts:
+            fid = pm.getFrameId(c.frame)
+            Jw = pin.getFrameJacobian(pm, data, fid, pin.LOCAL_WORLD_ALIGNED)
+            if c.size == 3:
+                J.append(Jw[:3])
+                acc = pin.getFrameClassicalAcceleration(pm, data, fid, pin.LOCAL_WORLD_ALIGNED)
+                vel = pin.getFrameVelocity(pm, data, fid, pin.LOCAL_WORLD_ALIGNED)
+                gamma.append(acc.linear + kd * vel.linear)
+                continue
+            J.append(Jw)
+            a0 = (pin.getFrameAcceleration(pm, data, fid, pin.LOCAL).vector
+                  + kp * pin.log6(pin.SE3(c.placement).actInv(data.oMf[fid])).vector
+                  + kd * pin.getFrameVelocity(pm, data, fid, pin.LOCAL).vector)
+            R = data.oMf[fid].rotation
+            gamma.append(np.concatenate([R @ a0[:3], R @ a0[3:]]))
+        a = pin.forwardDynamics(pm, data, q, v, tau, np.vstack(J), np.concatenate(gamma), 0.0)
+        return np.concatenate([a, data.lambda_c])
+
+    q, v, _, tau = random_state(m, 7)
+    d = constrained_derivatives(m, contacts, q, v, tau)
+    assert d.status == 0
+    assert rel_err(np.concatenate([d.a, d.lam]), pinocchio(q, v, tau)) < 1e-10
+    e, h = np.eye(m.nv), 1e-3
+
+    def along(k, s, which):
+        args = [q, v, tau]
+        args[which] = m.integrate(q, s * e[k]) if which == 0 else args[which] + s * e[k]
+        return pinocchio(*args)
+
+    for which, (da, dl) in enumerate(((d.da_dq, d.dlam_dq), (d.da_dv, d.dlam_dv),
+                                      (d.da_dtau, d.dlam_dtau))):
+        fd = np.stack([(8 * (along(k, h, which) - along(k, -h, which))
+                        - (along(k, 2 * h, which) - along(k, -2 * h, which))) / (12 * h)
+                       for k in range(m.nv)], axis=-1)
+        got = np.concatenate([da, dl])
+        assert rel_err(got, fd) < 1e-7, (name, which, rel_err(got, fd))
 
 
 @pytest.mark.parametrize("name", ["atlas-6d", "talos-6d", "talos-mixed", "hyq-6d"])
@@ -409,7 +476,7 @@ def test_flat_feet_equal_pinocchios_contact_6d(name):
 @pytest.mark.parametrize("name", ["hyq-6d", "tree-0-6d", "tree-3-6d"])
 def test_flat_feet_second_derivatives_equal_casadi_ad(name):
     """Flat feet (with point contacts beside them on the random trees, whose joints include
-    every type), with a damping gain Kd: values, first and contracted second derivatives of
+    every type), with gains Kp (log6) and Kd: values, first and contracted second derivatives of
     (a, lam) against CasADi's AD of the KKT system in SX (the drift there is the Lie derivative
     of the frame's local velocity, rotated to the world's axes), and of the impact map."""
     import casadi
@@ -419,6 +486,8 @@ def test_flat_feet_second_derivatives_equal_casadi_ad(name):
     m, contacts, _ = _surface_case(name, kd=2.0)
     cs_ = ContactSet(m, contacts)
     _equal_casadi(m, cs_, name)
+    m, with_kp, _ = _surface_case(name, kd=2.0, kp=4.0, seed=3)
+    _equal_casadi(m, ContactSet(m, with_kp), name, seeds=(3,))
     tree = SymbolicTree(m)
     n, r = m.nv, 0.3
     qs, vs = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n)
@@ -440,10 +509,11 @@ def test_flat_feet_second_derivatives_equal_casadi_ad(name):
 
 @pytest.mark.slow
 def test_flat_feet_tensors_are_central_differences_of_the_first():
-    """Talos on two flat feet with Kd = 30 (Crocoddyl's biped gains): the second-derivative
-    tensors of (a, lam) against fourth-order central differences of the first derivatives
-    (checked against Pinocchio above), q moved along q (+) h e_k."""
-    m, contacts, _ = _surface_case("talos-6d", kd=30.0)
+    """Talos on two flat feet with Kd = 30 (Crocoddyl's biped gains) and Kp = 10: the
+    second-derivative tensors of (a, lam) against fourth-order central differences of the
+    first derivatives (checked against Pinocchio and central differences above), q moved along
+    q (+) h e_k."""
+    m, contacts, _ = _surface_case("talos-6d", kd=30.0, kp=10.0, seed=6)
     cs_ = ContactSet(m, contacts)
     q, v, _, tau = random_state(m, 6)
     full = constrained_second_derivatives(m, cs_, q, v, tau)
@@ -464,8 +534,6 @@ def test_flat_feet_tensors_are_central_differences_of_the_first():
 
 def test_bad_flat_feet_are_named():
     m = robots.load("talos")
-    with pytest.raises(ValueError, match=r"gains: a Contact6D takes \(Kp, Kd\) with Kp = 0"):
-        Contact6D("left_sole_link", gains=(1.0, 30.0))
     with pytest.raises(ValueError, match="gains: expected"):
         Contact6D("left_sole_link", gains=(0.0, -1.0))
     bad = np.eye(4)
@@ -492,7 +560,10 @@ def test_casadi_and_finite_differences_carry_the_contact_model(name):
         feet = [Contact3D(f, reference=(0.1, 0.0, 0.0), gains=(2.0, 1.0)) for f in frames]
     else:
         m = robots.load("talos_legs")
-        feet = [Contact6D(f, gains=(0.0, 30.0)) for f in ("left_sole_link", "right_sole_link")]
+        data = m.pin_model.createData()
+        pin.framesForwardKinematics(m.pin_model, data, random_state(m, 9)[0])
+        feet = [Contact6D(f, reference=data.oMf[m.pin_model.getFrameId(f)] * OFFSET,
+                          gains=(2.0, 30.0)) for f in ("left_sole_link", "right_sole_link")]
     exact = dyn.ContactDynamics(m, feet, damping=1e-9)
     ad = dyn.CasadiDynamics(m, contacts=feet, damping=1e-9)
     fd = dyn.FiniteDifferenceDynamics(m, contacts=feet, damping=1e-9)

@@ -44,9 +44,28 @@ angular columns' rule ``dW(j, k) = dw_j/dq_k = [lev_k <= lev_j] w_k x w_j``::
 (the drift sum_jk v_j v_k dW(j, k) keeps only lev_k < lev_j: the pairs in one joint cancel).
 Their second derivatives take ``ddW(j, k, l) = L_l dW(j, k) = [lev_k <= lev_j] (dW(k, l) x w_j
 + w_k x dW(j, l))``; every (q, q) term is a weight dotted with ddW or ddP, so level suffix sums
-give them without a third-order tensor (:func:`_surface_second_order`).  The position gain
-(Crocoddyl's log6 term) is not implemented (:class:`dynamics.contacts.Contact6D` requires
-Kp = 0).
+give them without a third-order tensor (:func:`_surface_second_order`).
+
+A flat foot's position gain (Crocoddyl's ``Kp log6``, :func:`surface_position_gain`) adds
+Kp g to its rows, g = R l with l = log6(ref^-1 oMf) = (l_v, l_w) and R the frame's rotation
+acting on each part.  A chain DoF k moves the frame by the local twist
+xi_k = (R^T P_k, R^T w_k), so with Jlog6 the log's Jacobian in a right perturbation
+(:func:`~dynamics.kernels.lie_group.se3_log_jacobian`)::
+
+    L_k l = Jlog6 xi_k,      L_k g_b = w_k x g_b + R (Jlog6 xi_k)_b      (b: the part v or w)
+
+For the second derivative of rho . g: Jlog6 changes along DoF l by H(xi_l, .) + 1/2 Jlog6
+ad(xi_l) (H: the log's Hessian; the bracket from Exp(xi_l) Exp(x) = Exp(xi_l + x + 1/2
+ad(xi_l) x + ...)), and L_l xi_k = -ad(xi_l) xi_k when lev_l > lev_k (the frame moves against
+column k), else 0 (both move with the subtree).  With sigma = R^T rho by parts, G = sigma . H
+(:func:`~dynamics.kernels.lie_group.se3_log_hessian_contracted`), kappa = Jlog6^T sigma and
+c = sum_b g_b x rho_b::
+
+    L_l L_k (rho . g) = [lev_l <= lev_k] (w_l x w_k) . c + w_k . sum_b L_l g_b x rho_b
+                        + w_l . sum_b R (Jlog6 xi_k)_b x rho_b + xi_l^T G xi_k
+                        + (1/2 - [lev_l > lev_k]) kappa . ad(xi_l) xi_k
+
+O(nd^2) on the chain; g does not depend on v.
 
 Derivatives of the KKT solution (the implicit function theorem).  With
 r(q, v, tau, a, lam) = [ID(q, v, a) - J^T lam - tau ; J a + gamma] and
@@ -84,13 +103,14 @@ from .inverse import crba_point, idsva_point, rnea_point
 from .second_order import idsva_so_contracted
 from .kinematics import forward_kinematics
 from .layout import chunk_range, prange_only, unpack
+from .lie_group import se3_log_hessian_contracted, se3_log_jacobian
 
 _JIT = dict(cache=True, error_model="numpy")
 
 #: statuses of the contact kernels
 OK, SINGULAR_MASS, SINGULAR_CONTACT = 0, 1, 2
 #: ints and floats per contact (dynamics.contacts.ContactSet), and the contact kinds
-C_INTS, C_FLOATS = 3, 17
+C_INTS, C_FLOATS = 3, 26
 POINT, SURFACE = 3, 6
 
 
@@ -187,6 +207,16 @@ def contact_placement(oR, op, cfloats, c, joint, Rf, pf):
 
 
 @njit(**_JIT)
+def contact_reference(cfloats, c, Rr, pr):
+    """Contact c's reference placement (Rr, pr)."""
+    o = c * C_FLOATS
+    for r in range(3):
+        pr[r] = cfloats[o + 12 + r]
+        for col in range(3):
+            Rr[r, col] = cfloats[o + 17 + 3 * r + col]
+
+
+@njit(**_JIT)
 def _point_drift(P, W, lev, nd, vc, CWle, PGE, t, out):
     """The drift sum_jk v_j v_k dP(j, k) = sum_j v_j (Omega_j x P_j + w_j x Psi_j) into out (3,),
     from the level sums of :func:`_level_sums` (Omega_j = CWle[lev_j], Psi_j = PGE[lev_j + 1])."""
@@ -215,6 +245,7 @@ def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
     pf = np.empty(3)
     t = np.empty(3)
     drift = np.empty(3)
+    Rr, pr, g6, D0 = np.empty((3, 3)), np.empty(3), np.empty(6), np.empty((0, 0))
     CWle, CWlt, PGE = np.empty((nv + 1, 3)), np.empty((nv + 1, 3)), np.empty((nv + 1, 3))
     for c in range(cints[0]):
         joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
@@ -229,16 +260,23 @@ def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
         _point_drift(P, W, lev, nd, vc, CWle, PGE, t, drift)
         o = c * C_FLOATS
         kp, kd = cfloats[o + 15], cfloats[o + 16]
+        surface = cints[1 + C_INTS * c] == SURFACE
+        kpp = 0.0 if surface else kp  # a point's gain on p - ref; a flat foot's on log6
         for r in range(3):
             vp = 0.0
             for i in range(nd):
                 vp += P[r, i] * vc[i]
-            gamma[row + r] = drift[r] + kp * (pf[r] - cfloats[o + 12 + r]) + kd * vp
-        if cints[1 + C_INTS * c] == SURFACE:
+            gamma[row + r] = drift[r] + kpp * (pf[r] - cfloats[o + 12 + r]) + kd * vp
+        if surface:
             for i in range(nd):
                 for r in range(3):
                     J[row + 3 + r, dofs[i]] = W[r, i]
             _surface_gamma(P, W, lev, nd, vc, CWlt, kd, gamma[row:row + 6])
+            if kp != 0.0:
+                contact_reference(cfloats, c, Rr, pr)
+                surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, g6, 0, g6, D0, D0)
+                for r in range(6):
+                    gamma[row + r] += kp * g6[r]
 
 
 @njit(**_JIT)
@@ -343,16 +381,17 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
     pf = np.empty(3)
     t = np.empty(3)
     t1 = np.empty(3)
-    t2 = np.empty(3)
-    u = np.empty(3)
     dvp = np.empty((3, nv))  # d(sum_j P_j v_j)/dq_k = sum_j v_j dP(j, k)
     Dq = np.empty((3, nv))
+    Rr, pr, g6, D6 = np.empty((3, 3)), np.empty(3), np.empty(6), np.empty((6, nv))
     CWle, CWlt, PGE = np.empty((nv + 1, 3)), np.empty((nv + 1, 3)), np.empty((nv + 1, 3))
     for c in range(cints[0]):
         joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
         rr = nv + row
         o = c * C_FLOATS
         kp, kd = cfloats[o + 15], cfloats[o + 16]
+        surface = cints[1 + C_INTS * c] == SURFACE
+        kpp = 0.0 if surface else kp  # a point's gain on p - ref; a flat foot's on log6
         contact_placement(oR, op, cfloats, c, joint, Rf, pf)
         nd = chain_dofs(m, joint, dofs, lev)
         point_columns(S0, dofs, nd, pf, P, W)
@@ -379,14 +418,20 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
         _drift_derivative(P, W, lev, nd, vc, CWle, CWlt, PGE, Dq)
         for l in range(nd):
             for r in range(3):
-                Rq[rr + r, dofs[l]] += Dq[r, l] + kp * P[r, l] + kd * dvp[r, l]
+                Rq[rr + r, dofs[l]] += Dq[r, l] + kpp * P[r, l] + kd * dvp[r, l]
         for m_ in range(nd):  # d(drift)/dv_m = g_m + sum_j v_j dP(j, m)
             _cross(CWle[lev[m_]], P[:, m_], t)  # g_m = Omega_m x P_m + w_m x Psi_m
             _cross(W[:, m_], PGE[lev[m_] + 1], t1)
             for r in range(3):
                 Rv[rr + r, dofs[m_]] = t[r] + t1[r] + dvp[r, m_] + kd * P[r, m_]
-        if cints[1 + C_INTS * c] == SURFACE:
+        if surface:
             _surface_residual(P, W, lev, nd, vc, ac, lam[row + 3:row + 6], kd, dofs, rr, Rq, Rv)
+            if kp != 0.0:
+                contact_reference(cfloats, c, Rr, pr)
+                surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, g6, 1, g6, D6, D6)
+                for k in range(nd):
+                    for r in range(6):
+                        Rq[rr + r, dofs[k]] += kp * D6[r, k]
 
 
 @njit(**_JIT)
@@ -599,6 +644,96 @@ def _surface_gamma(P, W, lev, nd, vc, CWlt, kd, g):
         _cross(CWlt[lev[j]], W[:, j], t)
         for r in range(3):
             g[3 + r] += vc[j] * t[r]
+
+
+@njit(**_JIT)
+def surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho, order, g, D, H):
+    """A flat foot's position gain term ``R log6(ref^-1 oMf)`` (Crocoddyl's ``Kp log6``, rotated
+    to the world's axes block by block; module docstring), for the frame oMf = (Rf, pf) and the
+    reference (Rr, pr): its value into g (6,); with ``order`` >= 1 its q-derivatives along the
+    chain columns into D (6, nd); with ``order`` 2, L_l L_k (rho . g) into H (nd, nd) [k, l]
+    (rho (6,) in the world's axes).  Not multiplied by Kp."""
+    RE, pE = np.empty((3, 3)), np.empty(3)
+    for r in range(3):
+        pE[r] = Rr[0, r] * (pf[0] - pr[0]) + Rr[1, r] * (pf[1] - pr[1]) + Rr[2, r] * (pf[2] - pr[2])
+        for col in range(3):
+            RE[r, col] = Rr[0, r] * Rf[0, col] + Rr[1, r] * Rf[1, col] + Rr[2, r] * Rf[2, col]
+    ell, Jl = np.empty(6), np.empty((6, 6))
+    se3_log_jacobian(RE, pE, ell, Jl)
+    for b in range(2):
+        for r in range(3):
+            g[3 * b + r] = (Rf[r, 0] * ell[3 * b] + Rf[r, 1] * ell[3 * b + 1]
+                            + Rf[r, 2] * ell[3 * b + 2])
+    if order == 0:
+        return
+    xi = np.empty((6, nd))  # the local twist columns (R^T P_k, R^T w_k)
+    X = np.empty((6, nd))  # R (Jlog6 xi_k), block by block: the world-axes log derivatives
+    t, y = np.empty(3), np.empty(6)
+    for k in range(nd):
+        for r in range(3):
+            xi[r, k] = Rf[0, r] * P[0, k] + Rf[1, r] * P[1, k] + Rf[2, r] * P[2, k]
+            xi[3 + r, k] = Rf[0, r] * W[0, k] + Rf[1, r] * W[1, k] + Rf[2, r] * W[2, k]
+        for a in range(6):
+            s = 0.0
+            for c in range(6):
+                s += Jl[a, c] * xi[c, k]
+            y[a] = s
+        for b in range(2):
+            _cross(W[:, k], g[3 * b:3 * b + 3], t)
+            for r in range(3):
+                X[3 * b + r, k] = (Rf[r, 0] * y[3 * b] + Rf[r, 1] * y[3 * b + 1]
+                                   + Rf[r, 2] * y[3 * b + 2])
+                D[3 * b + r, k] = t[r] + X[3 * b + r, k]
+    if order == 1:
+        return
+    # L_l L_k (rho . g) = [lev_l <= lev_k] (w_l x w_k) . c + w_k . e_l + w_l . y_k
+    #   + xi_l^T G xi_k + (1/2 - [lev_l > lev_k]) kappa . ad(xi_l) xi_k, with c = sum_b g_b x
+    #   rho_b, e_l = sum_b D_lb x rho_b, y_k = sum_b X_kb x rho_b, sigma = R^T rho (by block),
+    #   G = sigma . H(log6), kappa = Jlog6^T sigma (written with R kappa in the world's axes)
+    sig, kap, cw = np.empty(6), np.empty(6), np.zeros(3)
+    for b in range(2):
+        for r in range(3):
+            sig[3 * b + r] = (Rf[0, r] * rho[3 * b] + Rf[1, r] * rho[3 * b + 1]
+                              + Rf[2, r] * rho[3 * b + 2])
+        _cross_add(g[3 * b:3 * b + 3], rho[3 * b:3 * b + 3], cw)
+    for a in range(6):
+        s = 0.0
+        for c in range(6):
+            s += Jl[c, a] * sig[c]
+        y[a] = s
+    for b in range(2):
+        for r in range(3):
+            kap[3 * b + r] = (Rf[r, 0] * y[3 * b] + Rf[r, 1] * y[3 * b + 1]
+                              + Rf[r, 2] * y[3 * b + 2])
+    G = np.empty((6, 6))
+    se3_log_hessian_contracted(RE, pE, ell, Jl, sig, G)
+    E, Y, Gx = np.zeros((nd, 3)), np.zeros((nd, 3)), np.empty((6, nd))
+    for k in range(nd):
+        for b in range(2):
+            _cross_add(D[3 * b:3 * b + 3, k], rho[3 * b:3 * b + 3], E[k])
+            _cross_add(X[3 * b:3 * b + 3, k], rho[3 * b:3 * b + 3], Y[k])
+        for a in range(6):
+            s = 0.0
+            for c in range(6):
+                s += G[a, c] * xi[c, k]
+            Gx[a, k] = s
+    u = np.empty(3)
+    for k in range(nd):
+        for l in range(nd):
+            x = (W[0, k] * E[l, 0] + W[1, k] * E[l, 1] + W[2, k] * E[l, 2]
+                 + W[0, l] * Y[k, 0] + W[1, l] * Y[k, 1] + W[2, l] * Y[k, 2])
+            for a in range(6):
+                x += xi[a, l] * Gx[a, k]
+            _cross(W[:, l], W[:, k], t)  # ad(xi_l) xi_k in the world's axes: (w_l x P_k
+            _cross(W[:, l], P[:, k], u)  # + P_l x w_k, w_l x w_k)
+            _cross_add(P[:, l], W[:, k], u)
+            ad = (kap[0] * u[0] + kap[1] * u[1] + kap[2] * u[2]
+                  + kap[3] * t[0] + kap[4] * t[1] + kap[5] * t[2])
+            if lev[l] <= lev[k]:
+                x += cw[0] * t[0] + cw[1] * t[1] + cw[2] * t[2] + 0.5 * ad
+            else:
+                x -= 0.5 * ad
+            H[k, l] += x
 
 
 @njit(**_JIT)
@@ -1031,7 +1166,6 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
     level on) take O(nd^3) small products."""
     t = np.empty(3)
     x = np.empty(3)
-    y = np.empty(3)
     nlev = _chain_levels(lev, nd)
     S = np.zeros((nd, nlev + 1, 3))  # S[j, l] = sum_{i: l <= lev_i <= lev_j} c_ij v_i w_i
     for j in range(nd):
@@ -1169,6 +1303,7 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
     pf = np.empty(3)
     rho = np.empty(3)
     lam_c = np.empty(3)
+    Rr, pr, g6, D6 = np.empty((3, 3)), np.empty(3), np.empty(6), np.empty((6, nv))
     for c in range(cints[0]):
         joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
         o = c * C_FLOATS
@@ -1188,14 +1323,19 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
         cqv = np.zeros((nd, nd))
         cqa = np.zeros((nd, nd))
         cql = np.zeros((nd, 3))
-        _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, cfloats[o + 15],
-                            cfloats[o + 16], cqq, cvv, cqv, cqa, cql)
         surface = cints[1 + C_INTS * c] == SURFACE
+        kp = cfloats[o + 15]
+        _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, 0.0 if surface else kp,
+                            cfloats[o + 16], cqq, cvv, cqv, cqa, cql)
         cqw = np.zeros((nd, 3))
         if surface:
             _surface_second_order(P, W, lev, nd, vc, ac, rac, lam[row + 3:row + 6], rho,
                                   rho_l[row + 3:row + 6], cfloats[o + 16], cqq, cvv, cqv, cqa,
                                   cqw)
+            if kp != 0.0:
+                contact_reference(cfloats, c, Rr, pr)
+                rho6 = rho_l[row:row + 6] * kp
+                surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho6, 2, g6, D6, cqq)
         for i in range(nd):
             di = dofs[i]
             for k in range(nd):
