@@ -147,7 +147,8 @@ def test_dependent_contacts_are_a_status_and_a_damping_solves_them():
     a, lam, status = constrained_dynamics(m, [Contact3D(f) for f in frames], q, v, tau,
                                           damping=1e-6)
     a_ref, lam_ref = _pinocchio_values(m, frames, q, v, tau, np.zeros(3), (0.0, 0.0), 1e-6)
-    assert status == 0 and rel_err(a, a_ref) < 1e-9 and rel_err(lam, lam_ref) < 1e-9
+    # J M^-1 J^T + 1e-6 I has a condition number of 1e7 here: rounding reaches lam at 1e-9
+    assert status == 0 and rel_err(a, a_ref) < 1e-9 and rel_err(lam, lam_ref) < 1e-8
 
 
 def test_a_batch_gives_the_points():
