@@ -390,6 +390,29 @@ def _surface_case(name, kd=0.0, kp=0.0, seed=None):
     return m, contacts, [f for f, k in zip(frames, kinds) if k == "6"]
 
 
+def test_the_symbolic_log6_is_pinocchios_with_its_jacobian():
+    """dynamics.symbolic.log6 (the CasADi reference's, written in 1 - cos(theta) with power
+    series below 1e-3) against pin.log6 and pin.Jlog6 (the derivative along M Exp(xi)) at
+    angles on both sides of the switch, down to the identity, and up to 3 rad."""
+    import casadi
+
+    from dynamics.symbolic import log6
+
+    xi = casadi.SX.sym("xi", 6)
+    R0, p0 = casadi.SX.sym("R", 3, 3), casadi.SX.sym("p", 3)
+    # M Exp(xi) to first order in xi (enough for the Jacobian at xi = 0)
+    R = casadi.mtimes(R0, casadi.SX.eye(3) + casadi.skew(xi[3:]))
+    p = p0 + casadi.mtimes(R0, xi[:3])
+    e = log6(R, p)
+    f = casadi.Function("f", [R0, p0, xi], [e, casadi.jacobian(e, xi)])
+    axis = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
+    for angle in (0.0, 1e-6, 0.02, 0.0447, 0.0448, 0.5, 2.0, 3.0):  # 1 - cos = 1e-3 at 0.0447
+        M = pin.SE3(pin.exp3(angle * axis), np.array([0.2, -0.1, 0.4]))
+        value, jac = (np.array(x) for x in f(M.rotation, M.translation, np.zeros(6)))
+        assert rel_err(value.ravel(), pin.log6(M).vector) < 1e-13, angle
+        assert rel_err(jac, pin.Jlog6(M)) < 1e-12, (angle, rel_err(jac, pin.Jlog6(M)))
+
+
 @pytest.mark.parametrize("name", ["atlas-6d", "talos-mixed", "tree-3-6d"])
 def test_a_flat_foots_position_gain_is_crocoddyls_log6(name):
     """With Kp, Kd > 0: the values against pin.forwardDynamics with gamma formed as Crocoddyl's
