@@ -108,17 +108,18 @@ def test_the_baumgarte_terms_have_the_derivatives_of_central_differences(name):
                         for f in frames])
     d = constrained_derivatives(m, cs, q, v, tau)
     both = lambda q_, v_, t_: np.concatenate(constrained_dynamics(m, cs, q_, v_, t_)[:2])
-    e = np.eye(m.nv)
-    h = 1e-3
+    _assert_central_differences(m, both, q, v, tau, d, name)
+
+
+def _assert_central_differences(m, values, q, v, tau, d, name):
+    """Assert that the first derivatives ``d`` of (a, lam) at (q, v, tau) equal fourth-order
+    central differences of ``values(q, v, tau)`` (q moved along q (+) h e_k) to 1e-7."""
+    e, h = np.eye(m.nv), 1e-3
 
     def along(k, s, which):
-        dq = s * e[k]
         args = [q, v, tau]
-        if which == 0:
-            args[0] = m.integrate(q, dq)
-        else:
-            args[which] = args[which] + dq
-        return both(*args)
+        args[which] = m.integrate(q, s * e[k]) if which == 0 else args[which] + s * e[k]
+        return values(*args)
 
     for which, (da, dl) in enumerate(((d.da_dq, d.dlam_dq), (d.da_dv, d.dlam_dv),
                                       (d.da_dtau, d.dlam_dtau))):
@@ -452,20 +453,7 @@ def test_a_flat_foots_position_gain_is_crocoddyls_log6(name):
     d = constrained_derivatives(m, contacts, q, v, tau)
     assert d.status == 0
     assert rel_err(np.concatenate([d.a, d.lam]), pinocchio(q, v, tau)) < 1e-10
-    e, h = np.eye(m.nv), 1e-3
-
-    def along(k, s, which):
-        args = [q, v, tau]
-        args[which] = m.integrate(q, s * e[k]) if which == 0 else args[which] + s * e[k]
-        return pinocchio(*args)
-
-    for which, (da, dl) in enumerate(((d.da_dq, d.dlam_dq), (d.da_dv, d.dlam_dv),
-                                      (d.da_dtau, d.dlam_dtau))):
-        fd = np.stack([(8 * (along(k, h, which) - along(k, -h, which))
-                        - (along(k, 2 * h, which) - along(k, -2 * h, which))) / (12 * h)
-                       for k in range(m.nv)], axis=-1)
-        got = np.concatenate([da, dl])
-        assert rel_err(got, fd) < 1e-7, (name, which, rel_err(got, fd))
+    _assert_central_differences(m, pinocchio, q, v, tau, d, name)
 
 
 @pytest.mark.parametrize("name", ["atlas-6d", "talos-6d", "talos-mixed", "hyq-6d"])
