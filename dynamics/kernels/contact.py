@@ -104,6 +104,7 @@ from .second_order import idsva_so_contracted
 from .kinematics import forward_kinematics
 from .layout import chunk_range, prange_only, unpack
 from .lie_group import se3_log_hessian_contracted, se3_log_jacobian
+from .spatial import dot6, matTvec6, matvec6
 
 _JIT = dict(cache=True, error_model="numpy")
 #: the floating-point freedoms of the dense solves and products: fused multiply-adds and
@@ -211,6 +212,16 @@ def contact_placement(oR, op, cfloats, c, joint, Rf, pf):
 
 
 @njit(**_JIT)
+def contact_gains(cints, cfloats, c):
+    """(surface, Kp on p - ref, Kp on log6, Kd) of contact c: a point's position gain acts on
+    its origin's position, a flat foot's on the log6 of its placement (module docstring)."""
+    o = c * C_FLOATS
+    surface = cints[1 + C_INTS * c] == SURFACE
+    kp = cfloats[o + 15]
+    return surface, 0.0 if surface else kp, kp if surface else 0.0, cfloats[o + 16]
+
+
+@njit(**_JIT)
 def contact_reference(cfloats, c, Rr, pr):
     """Contact c's reference placement (Rr, pr)."""
     o = c * C_FLOATS
@@ -263,9 +274,7 @@ def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
         _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE)
         _point_drift(P, W, lev, nd, vc, CWle, PGE, t, drift)
         o = c * C_FLOATS
-        kp, kd = cfloats[o + 15], cfloats[o + 16]
-        surface = cints[1 + C_INTS * c] == SURFACE
-        kpp = 0.0 if surface else kp  # a point's gain on p - ref; a flat foot's on log6
+        surface, kpp, kps, kd = contact_gains(cints, cfloats, c)
         for r in range(3):
             vp = 0.0
             for i in range(nd):
@@ -276,11 +285,11 @@ def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
                 for r in range(3):
                     J[row + 3 + r, dofs[i]] = W[r, i]
             _surface_gamma(P, W, lev, nd, vc, CWlt, kd, gamma[row:row + 6])
-            if kp != 0.0:
+            if kps != 0.0:
                 contact_reference(cfloats, c, Rr, pr)
                 surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, g6, 0, g6, D0, D0)
                 for r in range(6):
-                    gamma[row + r] += kp * g6[r]
+                    gamma[row + r] += kps * g6[r]
 
 
 @njit(fastmath=_FMA, **_JIT)
@@ -392,10 +401,7 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
     for c in range(cints[0]):
         joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
         rr = nv + row
-        o = c * C_FLOATS
-        kp, kd = cfloats[o + 15], cfloats[o + 16]
-        surface = cints[1 + C_INTS * c] == SURFACE
-        kpp = 0.0 if surface else kp  # a point's gain on p - ref; a flat foot's on log6
+        surface, kpp, kps, kd = contact_gains(cints, cfloats, c)
         contact_placement(oR, op, cfloats, c, joint, Rf, pf)
         nd = chain_dofs(m, joint, dofs, lev)
         point_columns(S0, dofs, nd, pf, P, W)
@@ -430,12 +436,12 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
                 Rv[rr + r, dofs[m_]] = t[r] + t1[r] + dvp[r, m_] + kd * P[r, m_]
         if surface:
             _surface_residual(P, W, lev, nd, vc, ac, lam[row + 3:row + 6], kd, dofs, rr, Rq, Rv)
-            if kp != 0.0:
+            if kps != 0.0:
                 contact_reference(cfloats, c, Rr, pr)
                 surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, g6, 1, g6, D6, D6)
                 for k in range(nd):
                     for r in range(6):
-                        Rq[rr + r, dofs[k]] += kp * D6[r, k]
+                        Rq[rr + r, dofs[k]] += kps * D6[r, k]
 
 
 @njit(**_JIT)
@@ -679,18 +685,14 @@ def surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho, order, g, D, H):
                             + Rf[r, 2] * ell[3 * b + 2])
     if order == 0:
         return
-    xi = np.empty((6, nd))  # the local twist columns (R^T P_k, R^T w_k)
+    xi = np.empty((nd, 6))  # the local twists of the chain's DoFs (R^T P_k, R^T w_k)
     X = np.empty((6, nd))  # R (Jlog6 xi_k), block by block: the world-axes log derivatives
     t, y = np.empty(3), np.empty(6)
     for k in range(nd):
         for r in range(3):
-            xi[r, k] = Rf[0, r] * P[0, k] + Rf[1, r] * P[1, k] + Rf[2, r] * P[2, k]
-            xi[3 + r, k] = Rf[0, r] * W[0, k] + Rf[1, r] * W[1, k] + Rf[2, r] * W[2, k]
-        for a in range(6):
-            s = 0.0
-            for c in range(6):
-                s += Jl[a, c] * xi[c, k]
-            y[a] = s
+            xi[k, r] = Rf[0, r] * P[0, k] + Rf[1, r] * P[1, k] + Rf[2, r] * P[2, k]
+            xi[k, 3 + r] = Rf[0, r] * W[0, k] + Rf[1, r] * W[1, k] + Rf[2, r] * W[2, k]
+        matvec6(Jl, xi[k], y)
         for b in range(2):
             _cross(W[:, k], g[3 * b:3 * b + 3], t)
             for r in range(3):
@@ -709,34 +711,25 @@ def surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho, order, g, D, H):
             sig[3 * b + r] = (Rf[0, r] * rho[3 * b] + Rf[1, r] * rho[3 * b + 1]
                               + Rf[2, r] * rho[3 * b + 2])
         _cross_add(g[3 * b:3 * b + 3], rho[3 * b:3 * b + 3], cw)
-    for a in range(6):
-        s = 0.0
-        for c in range(6):
-            s += Jl[c, a] * sig[c]
-        y[a] = s
+    matTvec6(Jl, sig, y)
     for b in range(2):
         for r in range(3):
             kap[3 * b + r] = (Rf[r, 0] * y[3 * b] + Rf[r, 1] * y[3 * b + 1]
                               + Rf[r, 2] * y[3 * b + 2])
     G = np.empty((6, 6))
     se3_log_hessian_contracted(RE, pE, ell, Jl, sig, G)
-    E, Y, Gx = np.zeros((nd, 3)), np.zeros((nd, 3)), np.empty((6, nd))
+    E, Y, Gx = np.zeros((nd, 3)), np.zeros((nd, 3)), np.empty((nd, 6))
     for k in range(nd):
         for b in range(2):
             _cross_add(D[3 * b:3 * b + 3, k], rho[3 * b:3 * b + 3], E[k])
             _cross_add(X[3 * b:3 * b + 3, k], rho[3 * b:3 * b + 3], Y[k])
-        for a in range(6):
-            s = 0.0
-            for c in range(6):
-                s += G[a, c] * xi[c, k]
-            Gx[a, k] = s
+        matvec6(G, xi[k], Gx[k])
     u = np.empty(3)
     for k in range(nd):
         for l in range(nd):
             x = (W[0, k] * E[l, 0] + W[1, k] * E[l, 1] + W[2, k] * E[l, 2]
-                 + W[0, l] * Y[k, 0] + W[1, l] * Y[k, 1] + W[2, l] * Y[k, 2])
-            for a in range(6):
-                x += xi[a, l] * Gx[a, k]
+                 + W[0, l] * Y[k, 0] + W[1, l] * Y[k, 1] + W[2, l] * Y[k, 2]
+                 + dot6(xi[l], Gx[k]))
             _cross(W[:, l], W[:, k], t)  # ad(xi_l) xi_k in the world's axes: (w_l x P_k
             _cross(W[:, l], P[:, k], u)  # + P_l x w_k, w_l x w_k)
             _cross_add(P[:, l], W[:, k], u)
@@ -1319,7 +1312,6 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
     Rr, pr, g6, D6 = np.empty((3, 3)), np.empty(3), np.empty(6), np.empty((6, nv))
     for c in range(cints[0]):
         joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
-        o = c * C_FLOATS
         contact_placement(oR, op, cfloats, c, joint, Rf, pf)
         nd = chain_dofs(m, joint, dofs, lev)
         point_columns(S0, dofs, nd, pf, P, W)
@@ -1336,18 +1328,16 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
         cqv = np.zeros((nd, nd))
         cqa = np.zeros((nd, nd))
         cql = np.zeros((nd, 3))
-        surface = cints[1 + C_INTS * c] == SURFACE
-        kp = cfloats[o + 15]
-        _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, 0.0 if surface else kp,
-                            cfloats[o + 16], cqq, cvv, cqv, cqa, cql)
+        surface, kpp, kps, kd = contact_gains(cints, cfloats, c)
+        _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kpp, kd, cqq, cvv, cqv, cqa,
+                            cql)
         cqw = np.zeros((nd, 3))
         if surface:
             _surface_second_order(P, W, lev, nd, vc, ac, rac, lam[row + 3:row + 6], rho,
-                                  rho_l[row + 3:row + 6], cfloats[o + 16], cqq, cvv, cqv, cqa,
-                                  cqw)
-            if kp != 0.0:
+                                  rho_l[row + 3:row + 6], kd, cqq, cvv, cqv, cqa, cqw)
+            if kps != 0.0:
                 contact_reference(cfloats, c, Rr, pr)
-                rho6 = rho_l[row:row + 6] * kp
+                rho6 = rho_l[row:row + 6] * kps
                 surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho6, 2, g6, D6, cqq)
         for i in range(nd):
             di = dofs[i]
