@@ -1,11 +1,12 @@
 """The C++ Pinocchio timing reference (``shared/tools/pinocchio-cpp-reference``), as a yardstick.
 
-It times Pinocchio's own C++ ``rnea``, ``aba``, ``computeRNEADerivatives``, ``computeABADerivatives``
-and ``ComputeRNEASecondOrderDerivatives`` single-threaded on this machine; and, with our
-``pinocchio_contacts_bench.cpp`` beside this module (built next to the tool's binaries, from the
-same headers), ``constraintDynamics`` then ``computeConstraintDynamicsDerivatives``.  The tool
-lives outside the project (``../shared/tools`` beside the checkout, or ``$SODDP_PINOCCHIO_REF``); its binaries are
-built into ``$SODDP_PINOCCHIO_REF_BUILD`` (default ``~/.cache/soddp/pinocchio-cpp-reference``).
+It times Pinocchio's own C++ ``rnea``, ``aba``, ``computeRNEADerivatives``,
+``computeABADerivatives`` and ``ComputeRNEASecondOrderDerivatives`` single-threaded on this
+machine; and, with our ``pinocchio_contacts_bench.cpp`` beside this module (built next to the
+tool's binaries, from the same headers), ``constraintDynamics`` then
+``computeConstraintDynamicsDerivatives``.  The tool lives outside the project
+(``../shared/tools`` beside the checkout, or ``$SODDP_PINOCCHIO_REF``); its binaries are built
+into ``$SODDP_PINOCCHIO_REF_BUILD`` (default ``~/.cache/soddp/pinocchio-cpp-reference``).
 """
 
 from __future__ import annotations
