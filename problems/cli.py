@@ -14,7 +14,7 @@
     soddp report [--parts ...] [--store FILE]
         the study's tables and figures from the store alone
 
-    soddp bench [fo|so|fdso|scaling|crossover|accuracy|casadi|contact|solver|dask|linearize|higher-order|all] [--robots ...] [--batch T]
+    soddp bench [fo|so|fdso|scaling|crossover|accuracy|casadi|contact|solver|first-run|compile|dask|linearize|higher-order|all] [--robots ...] [--batch T]
                 [--build-cpp] [--cflags FLAGS] [--codegen-timeout S] [--no-codegen]
         derivative and solver benchmarks -> results/
     soddp linearize

@@ -11,7 +11,7 @@ import pytest
 import ddp
 import problems
 from problems import cli, output
-from problems.bench import backends, derivatives, linearization
+from problems.bench import backends, compile_profile, derivatives, linearization
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -174,6 +174,40 @@ def test_bench_first_order_small(tmp_path, monkeypatch):
     text = (tmp_path / "derivatives_fo.md").read_text()
     assert "| ur3 | 6 | fd_derivatives (FDSVA) |" in text
     assert len((tmp_path / "derivatives_fo.csv").read_text().splitlines()) == 5  # header + 4 rows
+
+
+def test_compile_profile_splits_own_and_callee_time():
+    """``soddp bench compile``'s listeners on a chain f -> g compiled here: g's compile counts
+    in f's inclusive time and not in its own, the two own times add up to f's inclusive time,
+    and each function's LLVM time is a part of its own time."""
+    from contextlib import ExitStack
+
+    from numba import njit
+
+    @njit(cache=False)
+    def g(x):
+        return 2.0 * x + 1.0
+
+    @njit(cache=False)
+    def f(x):
+        return g(x) - 1.0
+
+    times = compile_profile.CompileTimes()
+    with ExitStack() as stack:
+        for cm in times.installed():
+            stack.enter_context(cm)
+        assert f(1.5) == 3.0
+    g(2.0)  # compiled already: no event, and none recorded after the listeners are removed
+    rec = times.record(1.0)
+    by = {r["name"].rsplit(".", 1)[-1]: r for r in rec["functions"]}
+    assert set(by) == {"f", "g"} and by["f"]["compiles"] == by["g"]["compiles"] == 1
+    F, G = by["f"], by["g"]
+    assert G["own_s"] == pytest.approx(G["inclusive_s"])
+    assert F["own_s"] + G["inclusive_s"] == pytest.approx(F["inclusive_s"])
+    assert F["own_s"] < F["inclusive_s"]
+    for r in (F, G):
+        assert 0 < r["llvm_s"] < r["own_s"]
+    assert rec["llvm_s"] == pytest.approx(F["llvm_s"] + G["llvm_s"])
 
 
 def test_bench_linearization_small(tmp_path, monkeypatch):

@@ -9,6 +9,8 @@
 * :mod:`.backends`: the CasADi AD baseline and the accuracy study (casadi, accuracy);
 * :mod:`.contact`: the contact dynamics' derivatives beside Pinocchio (contact);
 * :mod:`.solver`: ms per iteration of our DDP and iLQR by phase, beside Crocoddyl (solver);
+* :mod:`.first_run`, :mod:`.compile_profile`: a first run's wait, and where its compile time
+  goes (first-run, compile);
 * :mod:`.dask_scaling`: the study engine on 1 and 2 Dask workers (dask);
 * :mod:`.linearization`: the geometric linearization beside FDSVA and C++ Pinocchio (linearize);
 * :mod:`.higher_order`: higher-order time derivatives beside the paper and CasADi (higher-order).
@@ -19,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import (backends, contact, dask_scaling, derivatives, first_run, higher_order,
-               linearization, scaling, solver)
+from . import (backends, compile_profile, contact, dask_scaling, derivatives, first_run,
+               higher_order, linearization, scaling, solver)
 
 ROBOTS = derivatives.ROBOTS
 
@@ -67,6 +69,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
     "first-run": ("what a new user waits for: the README's main command on an empty numba cache "
                   "and warm, soddp solve hyq cold (results/first_run; minutes)",
                   lambda o: first_run.run_first_run(o.log)),
+    "compile": ("where a cold compile goes: the README's main command on an empty numba cache "
+                "in one process, own / LLVM / front-end seconds per kernel "
+                "(results/compile_profile; minutes)",
+                lambda o: compile_profile.run_compile_profile(log=o.log)),
     "dask": ("the study engine on 1 and 2 Dask workers: speed-up, scheduling overhead, scale "
              "estimate (results/dask_scaling)", lambda o: dask_scaling.run_dask_scaling(o.log)),
     "linearize": ("the geometric linearization (Bos et al. 2022) beside FDSVA and C++ Pinocchio "
