@@ -210,6 +210,19 @@ def test_compile_profile_splits_own_and_callee_time():
     assert rec["llvm_s"] == pytest.approx(F["llvm_s"] + G["llvm_s"])
 
 
+def test_compile_profile_runs_the_command_in_a_fresh_process(tmp_path, monkeypatch):
+    """The profile's plumbing, on commands that compile nothing: the child runs soddp with the
+    listeners and hands back its times (none here), the table names the command, and a
+    command that fails is an error naming its exit code."""
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
+    rows = compile_profile.run_compile_profile(("solve", "--help"), log=lambda *a: None)
+    assert rows == []
+    text = (tmp_path / "compile_profile.md").read_text()
+    assert "soddp solve --help, empty NUMBA_CACHE_DIR" in text and "in 0 functions" in text
+    with pytest.raises(RuntimeError, match="exit code 2"):
+        compile_profile.run_compile_profile(("solve", "--no-such-option"), log=lambda *a: None)
+
+
 def test_bench_linearization_small(tmp_path, monkeypatch):
     """Every column is timed, and the like-for-like ratios pair the kernel called from Python
     with Pinocchio's binding and the kernel's compiled loop with C++ (absent on a clean

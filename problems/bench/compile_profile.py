@@ -23,12 +23,16 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
+
+from numba.core import event
 
 from ..output import write_table
 
@@ -48,8 +52,7 @@ class CompileTimes:
         self._llvm_start = 0.0
 
     def installed(self):
-        from numba.core import event
-
+        """The two listeners' context managers (numba's ``install_listener``)."""
         times = self
 
         class Compiles(event.Listener):
@@ -90,17 +93,14 @@ class CompileTimes:
 def _child(out, args):
     """``python -m problems.bench.compile_profile OUT ARGS...``: run ``soddp ARGS`` here with
     the listeners installed and write their times to the JSON file OUT."""
-    from contextlib import ExitStack
-
-    from problems.cli import main
-
     times = CompileTimes()
     t0 = time.perf_counter()
+    sys.argv = ["soddp", *args]
     with ExitStack() as stack:
         for cm in times.installed():
             stack.enter_context(cm)
         try:
-            main(list(args))
+            runpy.run_module("problems.cli", run_name="__main__", alter_sys=True)
         finally:
             Path(out).write_text(json.dumps(times.record(time.perf_counter() - t0)))
 
