@@ -180,8 +180,6 @@ def test_compile_profile_splits_own_and_callee_time():
     """``soddp bench compile``'s listeners on a chain f -> g compiled here: g's compile counts
     in f's inclusive time and not in its own, the two own times add up to f's inclusive time,
     and each function's LLVM time is a part of its own time."""
-    from contextlib import ExitStack
-
     from numba import njit
 
     @njit(cache=False)
@@ -193,9 +191,7 @@ def test_compile_profile_splits_own_and_callee_time():
         return g(x) - 1.0
 
     times = compile_profile.CompileTimes()
-    with ExitStack() as stack:
-        for cm in times.installed():
-            stack.enter_context(cm)
+    with times.listening():
         assert f(1.5) == 3.0
     g(2.0)  # compiled already: no event, and none recorded after the listeners are removed
     rec = times.record(1.0)

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from contextlib import ExitStack
+from contextlib import contextmanager
 from pathlib import Path
 
 from numba.core import event
@@ -42,8 +42,8 @@ COLUMNS = [("function", "function"), ("module", "module"), ("own_s", "own [s]"),
 
 
 class CompileTimes:
-    """numba compile-event listeners: own, LLVM and inclusive seconds per function (while
-    :meth:`installed`)."""
+    """numba compile-event listeners: own, LLVM and inclusive seconds per function (inside
+    ``with times.listening():``)."""
 
     def __init__(self):
         self.own, self.llvm, self.inclusive, self.count = Counter(), Counter(), Counter(), Counter()
@@ -51,8 +51,9 @@ class CompileTimes:
         self._stack = []  # [name, start, seconds of the compiles it started]
         self._llvm_start = 0.0
 
-    def installed(self):
-        """The two listeners' context managers (numba's ``install_listener``)."""
+    @contextmanager
+    def listening(self):
+        """Record the compiles inside this block (numba's ``install_listener``, both kinds)."""
         times = self
 
         class Compiles(event.Listener):
@@ -80,8 +81,9 @@ class CompileTimes:
                 if times._stack:
                     times.llvm[times._stack[-1][0]] += dt
 
-        return event.install_listener("numba:compile", Compiles()), \
-            event.install_listener("numba:llvm_lock", Llvm())
+        with event.install_listener("numba:compile", Compiles()), \
+                event.install_listener("numba:llvm_lock", Llvm()):
+            yield
 
     def record(self, wall):
         return dict(wall_s=wall, llvm_s=self.llvm_total,
@@ -96,9 +98,7 @@ def _child(out, args):
     times = CompileTimes()
     t0 = time.perf_counter()
     sys.argv = ["soddp", *args]
-    with ExitStack() as stack:
-        for cm in times.installed():
-            stack.enter_context(cm)
+    with times.listening():
         try:
             runpy.run_module("problems.cli", run_name="__main__", alter_sys=True)
         finally:
