@@ -65,7 +65,7 @@ TERM_INTS = 7
 _JIT = dict(cache=True, error_model="numpy")
 
 
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def _accumulate_block(r, Jr, Hr, w, order, exact_hessians, first, off, l, g, H):
     """Add 1/2 sum_a w_a r_a^2 of a residual r (nr,) with Jacobian Jr (nr, nd) and Hessian
     Hr (nr, nd, nd) w.r.t. the variables ``off + first + [0, nd)`` of (g, H)."""
@@ -90,7 +90,7 @@ def _accumulate_block(r, Jr, Hr, w, order, exact_hessians, first, off, l, g, H):
             H[off + first + j, off + first + k] += s
 
 
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def _activate(r, w, act, lb, ub, weff):
     """Apply the term's activation to its residual r (in place) and weights: for the barrier,
     r_a becomes r_a - clip(r_a, lb_a, ub_a) and its weight is kept where r_a is outside the
@@ -108,7 +108,7 @@ def _activate(r, w, act, lb, ub, weff):
                 weff[a] = 0.0
 
 
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def _state_term(m, xr, w, q, v, order, exact_hessians, l, g, Hxx, r3, J3, H3, r6, J6, H6, R, Rr,
                 RE, dp, pE, act, lb, ub, weff):
     """The residual (q (-) q_ref, v - v_ref) joint by joint, with the term's activation (act,
@@ -485,12 +485,12 @@ def kinematics_buffers(T, nj, nv):
     return np.empty((T, nj, 3, 3)), np.empty((T, nj, 3)), np.empty((T, nv, 6))
 
 
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def _frame_term(m, kind, joint, nr, w0, par, order, exact_hessians, oR, op, S0, l, gx, Hxx, chain,
                 Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, log_work, act, bounds, aw):
     """A frame term at one knot, after forward kinematics (oR, op, S0), with the term's
     activation (act, bounds = (lb, ub)); chain ... JM, log_work = (RE, dp, pE, J3, H3), aw
-    (12,): work arrays.  (At most 30 arguments: numba's inliner takes no more.)"""
+    (12,): work arrays."""
     RE, dp, pE, J3, H3 = log_work
     fR = par[0:9].reshape((3, 3))
     fp = par[9:12]
@@ -695,7 +695,7 @@ def _velocity_term(m, joint, w, par, v, order, exact_hessians, oR, op, S0, l, gx
                     Hxx[j, k] += s
 
 
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def _rotated(x, R, world, transpose, out):
     """out = diag(R, R) x, or diag(R, R)^T x with ``transpose`` (world), or x, for 6-vectors."""
     if world:

@@ -143,14 +143,14 @@ def chain_dofs(m, joint, dofs, lev):
     return n
 
 
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def _cross_add(a, b, out):
     out[0] += a[1] * b[2] - a[2] * b[1]
     out[1] += a[2] * b[0] - a[0] * b[2]
@@ -169,7 +169,7 @@ def point_columns(S0, dofs, nd, p, P, W):
         P[2, i] = S0[j, 2] + W[0, i] * p[1] - W[1, i] * p[0]
 
 
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def column_derivative(P, W, lev, j, k, out):
     """dP_j/dq_k (module docstring) into out (3,); j, k chain indices."""
     if lev[k] <= lev[j]:
@@ -178,7 +178,7 @@ def column_derivative(P, W, lev, j, k, out):
         _cross(W[:, j], P[:, k], out)
 
 
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def _ddP(P, W, lev, j, k, l, t1, t2, out):
     """d/dq_l (dP_j/dq_k) into out (3,) (t1, t2: work vectors)."""
     if lev[k] <= lev[j]:  # dP = w_k x P_j
@@ -979,7 +979,7 @@ def constrained_derivatives_batch(ints, floats, cints, cfloats, Q, V, TAU, dampi
 
 
 # ---------------------------------------------------------------------------------- second order
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def _dot_cross(r, x, y):
     """r . (x x y)."""
     return (r[0] * (x[1] * y[2] - x[2] * y[1]) + r[1] * (x[2] * y[0] - x[0] * y[2])

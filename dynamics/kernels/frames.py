@@ -21,7 +21,7 @@ from .spatial import motion_cross
 _JIT = dict(cache=True, error_model="numpy")
 
 
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def support_joints(m, joint, chain):
     """The joints from the root to ``joint`` (inclusive), root first, in ``chain``; returns their
     number."""
@@ -36,14 +36,14 @@ def support_joints(m, joint, chain):
     return n
 
 
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def frame_placement(oR, op, joint, fR, fp, Rf, pf):
     """World placement (Rf, pf) of the frame ``jMf = (fR, fp)`` on ``joint``, from the world
     placements (oR, op) of the joints."""
     compose_placements(oR[joint], op[joint], fR, fp, Rf, pf)
 
 
-@njit(inline="always", **_JIT)
+@njit(forceinline=True, **_JIT)
 def frame_jacobian(m, S0, chain, nchain, Rf, pf, J):
     """The local Jacobian J (6, nv) (zero outside the support ``chain``) of the frame at (Rf, pf),
     from the ground-frame motion subspace S0 of

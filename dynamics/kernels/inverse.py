@@ -38,7 +38,7 @@ from .spatial import (
 )
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", forceinline=True)
 def kinematics_and_inertias(m, q, oR, op, S0, I0):
     """Forward kinematics plus the ground-frame spatial inertia I0[i] of every body."""
     forward_kinematics(m, q, oR, op, S0)
@@ -49,7 +49,7 @@ def kinematics_and_inertias(m, q, oR, op, S0, I0):
         ground_inertia(oR[i], op[i], m.mass[i], m.com[i], m.Icom[i], I0[i])
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", forceinline=True)
 def velocity_acceleration_pass(m, S0, I0, v, a, Vel, Acc, F):
     """Forward sweep of RNEA: body velocities/accelerations (ground frame, spatial) and body
     forces F[i] = I_i a_i + v_i x* I_i v_i.  Acc[0] = -gravity."""
@@ -126,7 +126,7 @@ def crba_point(m, q, M):
                     IC[lam, r, c] += IC[i, r, c]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", forceinline=True)
 def motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd):
     """Psid, Psidd and Sd for every DoF (see module docstring)."""
     for i in range(1, m.parent.shape[0]):
@@ -164,7 +164,7 @@ def idsva_forward_pass(m, q, v, a, bc_scale):
     return S0, IC, BC, FC, Psid, Psidd, Sd
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", forceinline=True)
 def idsva_forward_sweep(m, S0, IC, v, a, bc_scale):
     """:func:`idsva_forward_pass` after :func:`ground_kinematics` (S0, IC given): returns
     BC, FC, Psid, Psidd, Sd."""
@@ -208,7 +208,7 @@ def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
     idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", forceinline=True)
 def idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M):
     """:func:`idsva_point` after :func:`ground_kinematics` (S0 and IC given; IC is
     accumulated into the composite inertias)."""

@@ -19,11 +19,22 @@ A borrowed array must never be returned to Python (boxed, it would not keep its 
 
 Inside compiled code the same holds per call: a call to a compiled function passes every array
 argument as a struct of seven words and takes a reference to each, and the model alone is 16
-arrays.  The sweeps called once per knot (kinematics, ABA and IDSVA sweeps, the cost terms) are
-therefore ``inline="always"`` (UR3 per knot, back to back with the previous build: FDSVA
+arrays.  The sweeps called once per knot (kinematics, ABA and IDSVA sweeps, the cost terms) and
+the small helpers they call are therefore inlined (UR3 per knot, against calls: FDSVA
 5.8 -> 5.3 us, ABA 2.4 -> 2.0 us, costs with Gauss-Newton derivatives 3.1 -> 2.8 us; bit-identical
-results).  The larger drivers that call them are not: inlining those gained 4-7% more and cost
-compile time, which inlining already raises (the test suite's first run: +2.7 min).
+results).  numba has two inliners:
+
+* ``inline="always"``: numba's own, on its IR; the caller is typed again with each body, at a
+  compile cost that grows with the square of the sites in one function;
+* ``forceinline=True``: the callee compiled once, and inlined by LLVM (``alwaysinline``).
+
+The kinematics (``kinematics.py``), the ABA sweeps (``forward.py``), the dense and step helpers
+(``dense.py``, ``step.py``) and four second-order and Lie-group helpers keep numba's: with LLVM's
+the gaits' forward pass took 10-25% longer and ATLAS's DDP derivatives 30% longer.  The rest
+(spatial algebra, IDSVA sweeps, frames, contacts, cost terms, the backward pass's steps) use
+LLVM's: a cold ``soddp compare ur3`` in one process compiles in 322 s instead of 386-411 s, and
+runs as fast (``docs/design.md``).  The larger drivers that call them are not inlined: inlining
+those gained 4-7% more and cost compile time.
 
 ints   = [nj, nv, parent, jtype, iq, nqj, iv, nvj (nj each), dof_parent (nv)]
 floats = [axis (nj*3), place_R (nj*9), place_p (nj*3), mass (nj), com (nj*3), Icom (nj*9),

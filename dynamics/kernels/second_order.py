@@ -45,7 +45,7 @@ def _sym_from_forcecross(s, I, tmp, out):
             out[r, c] = tmp[r, c] + tmp[c, r]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", forceinline=True)
 def _dof_terms(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7, A1, A3, tmp66, x6):
     """The terms of Alg. 1 that depend on DoF p alone (s = S_p, I, B, f: the composites of its
     joint): w0 = I s, w4 = B^T s, w5 = B psid + I psidd + s x* f, w7 = B s + I (psid + sd),
@@ -82,7 +82,7 @@ def _dof_terms(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7, A1, A3, tmp66, x6):
             A3[r, c] += tmp66[c, r]  # - B (s x) = ((s x*) B^T)^T
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", forceinline=True)
 def _pair_workspace():
     """Scratch of the pair loops of :func:`idsva_so_point` and :func:`idsva_so_contracted`:
     tmp66, A1, A3 (6, 6) and w0, w4, w5, w7, x6 (6,)."""

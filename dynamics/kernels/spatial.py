@@ -13,7 +13,7 @@ Every helper writes into an output array given by the caller (no allocation in h
 
 from numba import njit
 
-_JIT = dict(cache=True, error_model="numpy", fastmath=False, inline="always")
+_JIT = dict(cache=True, error_model="numpy", fastmath=False, forceinline=True)
 
 
 @njit(**_JIT)
