@@ -33,8 +33,8 @@ The kinematics (``kinematics.py``), the ABA sweeps (``forward.py``), the dense a
 the gaits' forward pass took 10-25% longer and ATLAS's DDP derivatives 30% longer.  The rest
 (spatial algebra, IDSVA sweeps, frames, contacts, cost terms, the backward pass's steps) use
 LLVM's: a cold ``soddp compare ur3`` in one process compiles in 347 s instead of 418 s (back to
-back), and runs as fast (``docs/design.md``).  The larger drivers that call them are not inlined: inlining
-those gained 4-7% more and cost compile time.
+back), and runs as fast (``docs/design.md``).  The larger drivers that call them are not
+inlined: inlining those gained 4-7% more and cost compile time.
 
 ints   = [nj, nv, parent, jtype, iq, nqj, iv, nvj (nj each), dof_parent (nv)]
 floats = [axis (nj*3), place_R (nj*9), place_p (nj*3), mass (nj), com (nj*3), Icom (nj*9),
