@@ -30,7 +30,8 @@ results).  numba has two inliners:
 
 The kinematics (``kinematics.py``), the ABA sweeps (``forward.py``), the dense and step helpers
 (``dense.py``, ``step.py``) and four second-order and Lie-group helpers keep numba's: with LLVM's
-the gaits' forward pass took 10-25% longer and ATLAS's DDP derivatives 30% longer.  The rest
+the gaits' forward pass took 10-25% longer and ATLAS's DDP derivatives 30% longer.  So do the
+helpers of ``geometric.py`` and ``higher_order.py`` (not measured).  The rest
 (spatial algebra, IDSVA sweeps, frames, contacts, cost terms, the backward pass's steps) use
 LLVM's: a cold ``soddp compare ur3`` in one process compiles in 347 s instead of 418 s (back to
 back), and runs as fast (``docs/design.md``).  The larger drivers that call them are not
