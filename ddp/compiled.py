@@ -24,7 +24,7 @@ from . import costs as _costs
 from .evaluation import Evaluation, KnotDerivatives, add_costs, weighted
 from .kernels import costs as _kcosts
 from .kernels import evaluation as _kev
-from .kernels import num_chunks
+from .kernels import num_chunks, run_in_chunks
 from .kernels import passes as _passes
 from .kernels.costs import kinematics_buffers
 from .kernels.records import (Box, CostDerivatives, Costs, FDTensors, Forces, Knots, Program,
@@ -126,11 +126,7 @@ class CompiledEvaluation(Evaluation):
         knots, step, second_order, costs = self._derivative_records(xs, us, local)
         args = (P.integrator.kernel_model, P.integrator.record, knots, self.programs,
                 local.hessians == "exact", step, second_order, costs)
-        nchunks = num_chunks(P.T)
-        if nchunks == 1:  # on this thread
-            _kev.derivatives_chunk(*args, np.int64(0), np.int64(1))
-        else:
-            _kev.knot_derivatives(*args, nchunks)
+        run_in_chunks(_kev.knot_derivatives, _kev.derivatives_chunk, args, num_chunks(P.T))
         run = costs.running
         for c, k in self.running_others:
             d = weighted(c.calc_diff(xs[k], us[k], local.hessians), P.cost_weights[k],
@@ -198,11 +194,12 @@ class CompiledEvaluation(Evaluation):
         out = CostDerivatives(np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
                               np.zeros((T, 2 * nv, 2 * nv)), np.zeros((T, 2 * nv, nu)),
                               np.zeros((T, nu, nu)))
-        _kcosts.cost_batch(P.integrator.kernel_model, self.programs.running,
-                           np.ascontiguousarray(xs[:-1, :P.nq]),
-                           np.ascontiguousarray(xs[:-1, P.nq:]), np.ascontiguousarray(us),
-                           np.int64(order), np.bool_(hessians == "exact"), out, forces,
-                           num_chunks(T))
+        run_in_chunks(_kcosts.cost_batch, _kcosts.cost_chunk,
+                      (P.integrator.kernel_model, self.programs.running,
+                       np.ascontiguousarray(xs[:-1, :P.nq]), np.ascontiguousarray(xs[:-1, P.nq:]),
+                       np.ascontiguousarray(us), np.int64(order), np.bool_(hessians == "exact"),
+                       out, forces),
+                      num_chunks(T))
         return out
 
     def cost(self, xs, us):
@@ -212,10 +209,10 @@ class CompiledEvaluation(Evaluation):
         term = self.programs.terminal
         lT = CostDerivatives(np.zeros(1), np.zeros((1, 0)), np.zeros((1, 0)),
                              np.zeros((1, 0, 0)), np.zeros((1, 0, 0)), np.zeros((1, 0, 0)))
-        _kcosts.cost_batch(P.integrator.kernel_model, term, np.ascontiguousarray(xs[-1:, :P.nq]),
+        _kcosts.cost_chunk(P.integrator.kernel_model, term, np.ascontiguousarray(xs[-1:, :P.nq]),
                            np.ascontiguousarray(xs[-1:, P.nq:]), np.zeros((1, P.nu)),
-                           np.int64(0), np.bool_(False), lT, _forces_of(np.zeros((1, 0)), P.nv,
-                                                                        P.nu), 1)
+                           np.int64(0), np.bool_(False), lT,
+                           _forces_of(np.zeros((1, 0)), P.nv, P.nu), np.int64(0), np.int64(1))
         return float(np.sum(P.cost_weights * l) + lT.l[0]) + self._others_cost(xs, us)
 
     def cost_derivatives(self, xs, us, hessians, forces=None):
@@ -235,11 +232,11 @@ class CompiledEvaluation(Evaluation):
         term = CostDerivatives(np.zeros(1), np.zeros((1, ndx)), np.zeros((1, nu)),
                                np.zeros((1, ndx, ndx)), np.zeros((1, ndx, nu)),
                                np.zeros((1, nu, nu)))
-        _kcosts.cost_batch(P.integrator.kernel_model, self.programs.terminal,
+        _kcosts.cost_chunk(P.integrator.kernel_model, self.programs.terminal,
                            np.ascontiguousarray(xs[-1:, :P.nq]),
                            np.ascontiguousarray(xs[-1:, P.nq:]), np.zeros((1, nu)), np.int64(2),
                            np.bool_(hessians == "exact"), term,
-                           _forces_of(np.zeros((1, 0)), P.nv, nu), 1)
+                           _forces_of(np.zeros((1, 0)), P.nv, nu), np.int64(0), np.int64(1))
         term = add_costs(term, self.terminal_others, xs[-1:], np.zeros((1, nu)), hessians)
         return run, term
 

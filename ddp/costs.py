@@ -37,7 +37,7 @@ from dynamics.model import FF, HEL, PRI, REV, SPH, RobotModel
 from dynamics.symbolic import SymbolicTree, frame_velocity, world_placements
 
 from .kernels import costs as _k
-from .kernels import num_chunks
+from .kernels import num_chunks, run_in_chunks
 from .kernels.records import CostDerivatives, Model, Program, empty_forces
 
 
@@ -717,9 +717,10 @@ class CostProgram:
         out = CostDerivatives(np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
                               np.zeros((T, 2 * nv, 2 * nv)), np.zeros((T, 2 * nv, nu)),
                               np.zeros((T, nu, nu)))
-        _k.cost_batch(self._model, self.record, np.ascontiguousarray(xs[:, :self.nq]),
-                      np.ascontiguousarray(xs[:, self.nq:]), np.ascontiguousarray(us),
-                      np.int64(order), np.bool_(exact), out, empty_forces(T, 0, nv, nu),
+        run_in_chunks(_k.cost_batch, _k.cost_chunk,
+                      (self._model, self.record, np.ascontiguousarray(xs[:, :self.nq]),
+                       np.ascontiguousarray(xs[:, self.nq:]), np.ascontiguousarray(us),
+                       np.int64(order), np.bool_(exact), out, empty_forces(T, 0, nv, nu)),
                       num_chunks(T))
         return out
 

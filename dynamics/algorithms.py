@@ -14,7 +14,7 @@ from .kernels import inverse as _inv
 from .kernels import forward_so as _fso
 from .kernels import second_order as _so
 from .kernels import compile_notice
-from .kernels.layout import num_chunks
+from .kernels.layout import num_chunks, run_in_chunks
 from .results import FDDerivatives, IDDerivatives
 
 _IPR = {"dmm": _fwd.IPR_DMM, "aza": _fwd.IPR_AZA, "ltdl": _fwd.IPR_LTDL}
@@ -94,12 +94,16 @@ def fd_derivatives(model, q, v, tau, ipr: str = "auto") -> FDDerivatives:
     ``"ltdl"`` (one block solve with the sparse L^T D L factor of M) or ``"auto"`` (``IPR_AUTO``,
     the fastest measured on every robot we benchmark).  All give the same result to rounding.
     """
-    compile_notice(_fwd.fdsva_batch, "FDSVA", 1)
+    compile_notice(_fwd.fdsva_chunk, "FDSVA", 1)
     if ipr not in ("auto", *_IPR):
         raise ValueError(f"ipr: expected 'auto', 'dmm', 'aza' or 'ltdl'; got {ipr!r}")
     code = _IPR[IPR_AUTO if ipr == "auto" else ipr]
     b = prepare(model, q=q, v=v, tau=tau)
-    out = _fwd.fdsva_batch(*model.kernel_args, b["q"], b["v"], b["tau"], code, num_chunks(b.T))
+    T, nv = b.T, model.nv
+    out = (np.empty((T, nv)), np.empty((T, nv, nv)), np.empty((T, nv, nv)),
+           np.empty((T, nv, nv)))
+    run_in_chunks(_fwd.fdsva_batch, _fwd.fdsva_chunk,
+                  (*model.kernel_args, b["q"], b["v"], b["tau"], code, *out), num_chunks(T))
     return FDDerivatives(*b.unbatch(out))
 
 

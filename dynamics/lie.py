@@ -32,7 +32,7 @@ import numpy as np
 from .inputs import prepare
 from .kernels import lie_group as _lg
 from .kernels import kinematics as _kin
-from .kernels.layout import num_chunks
+from .kernels.layout import num_chunks, run_in_chunks
 
 _SMALL = 1e-2  # theta^2 below which the Taylor series are used (truncation error < 1e-17)
 
@@ -213,8 +213,11 @@ def integrate_second_order(model, q, w, hessian: bool = True) -> IntegrateExpans
     Hessians only with ``hessian`` (zeros otherwise)."""
     b = prepare(model, q=q, dq=w)
     offsets, sizes = lie_blocks(model)
-    Jq, Jw, H = _lg.integrate_expansion_batch(*model.kernel_args, b["dq"], len(offsets),
-                                              bool(hessian), num_chunks(b.T))
+    T, nv = b.T, model.nv
+    Jq, Jw = np.empty((T, nv, nv)), np.empty((T, nv, nv))
+    H = np.zeros((T, len(offsets), 6, 12, 12))
+    run_in_chunks(_lg.integrate_expansion_batch, _lg.integrate_expansion_chunk,
+                  (*model.kernel_args, b["dq"], bool(hessian), Jq, Jw, H), num_chunks(T))
     return IntegrateExpansion(Jq, Jw, offsets, sizes, H)
 
 

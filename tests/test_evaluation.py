@@ -3,14 +3,18 @@ quantities taken phase by phase through the Dynamics protocol and the costs' own
 derivative of every knot, and the closed-loop rollouts with their cost."""
 
 import dataclasses
+from collections import namedtuple
 
 import numpy as np
 import pinocchio as pin
 import pytest
+from numba import njit, prange
 
 import ddp
 import dynamics as dyn
+import problems
 from dynamics import robots
+from dynamics.kernels import layout
 from helpers import Upright, rel_err, with_frame
 
 
@@ -117,3 +121,75 @@ def test_the_fused_derivatives_check_the_shapes_they_are_given():
         P.calc_diff(xs, us[:2])
     with pytest.raises(ValueError, match="hessians"):
         P.calc_diff(xs, us, ddp.LocalModel(hessians="newton"))
+
+
+@pytest.mark.parametrize("name", ["hyq", "tree", "hyq-jump"])
+def test_the_derivatives_are_the_same_in_one_chunk_and_in_parallel(name):
+    """One chunk runs ``derivatives_chunk`` on this thread; two run it through the parallel door
+    and the chunk's address (:func:`dynamics.kernels.layout.run_in_chunks`).  The jump has
+    contacts, an impact and costs on forces: every record of the door is filled."""
+    P = problems.get(name) if name == "hyq-jump" else _problem(name)
+    us = P.quasi_static() + np.random.default_rng(7).normal(size=(P.T, P.nu))
+    xs = P.rollout(us)
+    model = ddp.LocalModel("exact", ddp.SecondOrderMode(2))
+    try:
+        dyn.set_threads(1)
+        one = dict(_fields(P.calc_diff(xs, us, model)))
+        dyn.set_threads(2)
+        two = dict(_fields(P.calc_diff(xs, us, model)))
+    finally:
+        dyn.set_threads("auto")
+    assert one.keys() == two.keys()
+    for k in one:
+        np.testing.assert_array_equal(one[k], two[k], err_msg=k)
+
+
+_Pair = namedtuple("_Pair", "x out")
+
+
+@njit
+def _row_sums(pair, chunk, nchunks):
+    if pair.out.shape[0] != pair.x.shape[0]:
+        raise ValueError("out: expected one row per row of x")
+    t0, t1 = layout.chunk_range(pair.x.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        pair.out[t] = pair.x[t].sum() + chunk  # which chunk did it, too
+
+
+@njit(parallel=True)
+def _row_sums_door(pair, chunks):
+    x, out = pair
+    nchunks = chunks[2]
+    ran = np.zeros(nchunks, np.int64)
+    for c in prange(nchunks):
+        ran[c] = layout.call_chunk(chunks, (_Pair(x, out), np.int64(c), nchunks))
+    return ran.max()
+
+
+@njit(parallel=True)
+def _wrong_door(pair, chunks):
+    ran = np.zeros(chunks[2], np.int64)
+    for c in prange(chunks[2]):
+        ran[c] = layout.call_chunk(chunks, (pair, np.int64(c)))
+    return ran.max()
+
+
+def test_run_in_chunks_calls_the_chunk_by_its_address_for_the_argument_types():
+    x = np.arange(12.0).reshape(6, 2)
+    want = x.sum(axis=1) + np.repeat([0, 1], 3)
+    addresses = set()
+    for dtype in (np.float64, np.float32, np.float64):  # new types: a new address, same answer
+        pair = _Pair(x.astype(dtype), np.zeros(6))
+        layout.run_in_chunks(_row_sums_door, _row_sums, (pair,), 2)
+        np.testing.assert_array_equal(pair.out, want)
+        addresses.add(layout._CHUNKS[_row_sums][0])
+    assert len(addresses) == 2
+    pair = _Pair(x, np.zeros(6))
+    layout.run_in_chunks(_row_sums_door, _row_sums, (pair,), 1)  # on this thread
+    np.testing.assert_array_equal(pair.out, x.sum(axis=1))
+    # an exception in the chunk reaches the caller through the door
+    with pytest.raises(ValueError, match="one row per row"):
+        layout.run_in_chunks(_row_sums_door, _row_sums, (_Pair(x, np.zeros(5)),), 2)
+    # a door that passes other types than the chunk was compiled for never calls the address
+    with pytest.raises(layout.StaleChunk, match="_wrong_door passes _row_sums other argument"):
+        layout.run_in_chunks(_wrong_door, _row_sums, (pair,), 2)

@@ -47,7 +47,8 @@ from dynamics.kernels.contact import chain_dofs, column_derivative, point_column
 from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_placement,
                                      support_joints)
 from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
-from dynamics.kernels.layout import borrowed, chunk_range, keep_alive, prange_only, unpack
+from dynamics.kernels.layout import (borrowed, call_chunk, chunk_range, keep_alive, prange_only,
+                                     unpack)
 from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.spatial import dot6, motion_cross, motion_cross_add
 from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion, se3_log,
@@ -711,29 +712,31 @@ def _rotated(x, R, world, transpose, out):
 
 
 @njit(**_JIT)
-def _cost_chunk(model, program, Q, V, U, order, exact_hessians, out, forces, chunk, nchunks):
+def cost_chunk(model, program, Q, V, U, order, exact_hessians, out, forces, chunk, nchunks):
+    """:func:`cost_knots` at the knots of chunk ``chunk`` of ``nchunks`` (outputs zeroed by the
+    caller); ``forces``: the knots' contact forces and their derivatives, for the terms on
+    forces.  For all knots: ``run_in_chunks(cost_batch, cost_chunk, args, nchunks)``."""
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     cost_knots(unpack(model.ints, model.floats), program, Q, V, U, t0, t1, order, exact_hessians,
                out, kinematics_buffers(0, 0, 0), forces)
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def cost_batch(model, program, Q, V, U, order, exact_hessians, out, forces, nchunks):
-    """:func:`cost_knots` over all knots in ``nchunks`` chunks of knots (one per thread:
-    :func:`~dynamics.kernels.layout.num_chunks`), in parallel (outputs zeroed by the caller);
-    ``forces``: the knots' contact forces and their derivatives, for the terms on forces."""
-    if nchunks == 1:
-        _cost_chunk(model, program, Q, V, U, order, exact_hessians, out, forces, np.int64(0),
-                    nchunks)
-    else:
-        # a prange body takes arrays and scalars only: the records are taken apart here and
-        # rebuilt inside (the same types: the chunk compiles once)
-        ints, floats = model
-        cints, cfloats, starts = program
-        l, lx, lu, lxx, lxu, luu = out
-        lam, dlq, dlv, dlt, dlu, dl_dlam, status = forces
-        for c in prange(nchunks):
-            _cost_chunk(Model(ints, floats), Program(cints, cfloats, starts), Q, V, U, order,
-                        exact_hessians, CostDerivatives(l, lx, lu, lxx, lxu, luu),
-                        Forces(lam, dlq, dlv, dlt, dlu, dl_dlam, status), np.int64(c),
-                        nchunks)
+def cost_batch(model, program, Q, V, U, order, exact_hessians, out, forces, chunks):
+    """:func:`cost_chunk` in parallel chunks of knots through ``chunks`` = (its address, key,
+    nchunks >= 2) (:func:`~dynamics.kernels.layout.run_in_chunks` calls this; the status it
+    returns is :func:`~dynamics.kernels.layout.call_chunk`'s)."""
+    # a prange body takes arrays and scalars only: the records are taken apart here and rebuilt
+    # inside (the same types: the chunk's address is for them)
+    ints, floats = model
+    cints, cfloats, starts = program
+    l, lx, lu, lxx, lxu, luu = out
+    lam, dlq, dlv, dlt, dlu, dl_dlam, status = forces
+    nchunks = chunks[2]
+    ran = np.zeros(nchunks, np.int64)
+    for c in prange(nchunks):
+        ran[c] = call_chunk(chunks, (
+            Model(ints, floats), Program(cints, cfloats, starts), Q, V, U, order, exact_hessians,
+            CostDerivatives(l, lx, lu, lxx, lxu, luu),
+            Forces(lam, dlq, dlv, dlt, dlu, dl_dlam, status), np.int64(c), nchunks))
+    return ran.max()

@@ -22,7 +22,8 @@ from dynamics.kernels.contact import (OK, constrained_derivatives_point, contact
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.forward_so import fdsva_so_point
 from dynamics.kernels.kinematics import forward_kinematics
-from dynamics.kernels.layout import borrowed, chunk_range, keep_alive, prange_only, unpack
+from dynamics.kernels.layout import (borrowed, call_chunk, chunk_range, keep_alive, prange_only,
+                                     unpack)
 from dynamics.kernels.lie_group import integrate_expansion_point
 from dynamics.kernels.step import assemble_impact, assemble_knot, step_displacement
 
@@ -195,10 +196,12 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
 def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, second_order, costs,
-                     nchunks):
+                     chunks):
     """The derivatives of every knot of a trajectory (``knots``: q, v (T, nq / nv), u (T, nu),
-    tau = u B^T, and the terminal state q_T, v_T (1, nq / nv)), in ``nchunks`` >= 2 parallel
-    chunks of knots (:func:`derivatives_chunk` for one), written into the records:
+    tau = u B^T, and the terminal state q_T, v_T (1, nq / nv)), in parallel chunks of knots, each
+    by :func:`derivatives_chunk` through ``chunks`` = (its address, key, nchunks >= 2)
+    (:func:`~dynamics.kernels.layout.run_in_chunks` calls this door and reads the status it
+    returns), written into the records:
 
     * ``derivatives`` (:data:`~.records.StepDerivatives`): the step derivatives (FDSVA, or the
       contact dynamics or impact map of the knot's :data:`~.records.KnotContacts` with its
@@ -229,8 +232,10 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
     d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq = tensors
     l, lx, lu, lxx, lxu, luu = costs.running
     lT, lxT, luT, lxxT, lxuT, luuT = costs.terminal
+    nchunks = chunks[2]
+    ran = np.zeros(nchunks, np.int64)
     for c in prange(nchunks):
-        derivatives_chunk(
+        ran[c] = call_chunk(chunks, (
             Model(ints, floats),
             Step(dt, B, lie_offsets, lie_sizes,
                  KnotContacts(kind, c_ints, c_floats, int_offsets, float_offsets, size,
@@ -247,7 +252,8 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
                         da_dtau, lie_H),
             Costs(CostDerivatives(l, lx, lu, lxx, lxu, luu),
                   CostDerivatives(lT, lxT, luT, lxxT, lxuT, luuT)),
-            np.int64(c), nchunks)
+            np.int64(c), nchunks))
+    return ran.max()
 
 
 @njit(**_JIT)

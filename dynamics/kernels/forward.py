@@ -15,7 +15,7 @@
 import numpy as np
 from numba import njit, prange
 
-from .layout import borrowed, chunk_range, keep_alive, prange_only, unpack
+from .layout import borrowed, call_chunk, chunk_range, keep_alive, prange_only, unpack
 
 from .dense import gemm
 from .inverse import crba_point, idsva_sweeps, kinematics_and_inertias
@@ -396,26 +396,23 @@ def minv_batch(ints, floats, Q, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def fdsva_batch(ints, floats, Q, V, TAU, ipr, nchunks):
-    """:func:`fdsva_core` at every knot, in parallel: ``nchunks`` chunks of knots (one per
-    thread, :func:`~dynamics.kernels.layout.num_chunks`), each with its own work arrays."""
-    T = Q.shape[0]
-    nv = ints[1]
-    qdd = np.empty((T, nv))
-    da_dq = np.empty((T, nv, nv))
-    da_dv = np.empty((T, nv, nv))
-    Minv = np.empty((T, nv, nv))
-    if nchunks == 1:
-        _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, np.int64(c),
-                         nchunks)
-    return qdd, da_dq, da_dv, Minv
+def fdsva_batch(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, chunks):
+    """:func:`fdsva_core` at every knot into qdd (T, nv), da_dq, da_dv, Minv (T, nv, nv), in
+    parallel chunks of knots (one per thread), each by :func:`fdsva_chunk` through ``chunks`` =
+    (its address, key, nchunks >= 2) (:func:`~.layout.run_in_chunks` calls this; the status it
+    returns is :func:`~.layout.call_chunk`'s)."""
+    nchunks = chunks[2]
+    ran = np.zeros(nchunks, np.int64)
+    for c in prange(nchunks):
+        ran[c] = call_chunk(chunks, (ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv,
+                                       np.int64(c), nchunks))
+    return ran.max()
 
 
 @njit(cache=True, error_model="numpy")
-def _fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, chunk, nchunks):
+def fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, chunk, nchunks):
+    """:func:`fdsva_core` at the knots of chunk ``chunk`` of ``nchunks``, with work arrays of
+    its own."""
     m = unpack(ints, floats)
     nj = ints[0]
     nv = ints[1]

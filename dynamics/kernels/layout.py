@@ -42,11 +42,13 @@ floats = [axis (nj*3), place_R (nj*9), place_p (nj*3), mass (nj), com (nj*3), Ic
           S_local (nv*6), gravity (6), pitch (nj)]
 """
 
+import hashlib
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
-from numba.core import types
+from numba import njit, typeof
+from numba.core import cgutils, types
+from numba.core.typing.typeof import Purpose
 from numba.extending import intrinsic
 
 from .threads import available
@@ -171,6 +173,11 @@ def unpack(ints, floats):
 # (``0, 1``) is a type of its own, as is prange's unsigned index, so that ``_chunk(..., 0, 1)``
 # beside ``_chunk(..., c, nchunks)`` compiled every chunk three times (with its whole call tree,
 # which numba optimizes again in each caller).
+#
+# The largest doors (the solver's knot derivatives, the cost programs, FDSVA, the expansion of
+# (+)) go further: the Python caller runs the chunk itself for one chunk, and the door's prange
+# loop calls the chunk through its address, so that the door does not compile the chunk's tree a
+# second time (:func:`run_in_chunks`).
 
 def prange_only() -> dict:
     """numba's ``parallel=`` option of the batched kernels: only their explicit ``prange`` loop
@@ -195,6 +202,125 @@ def num_chunks(T):
     if T <= SERIAL_MAX_T:
         return 1
     return max(1, min(int(T), available()))
+
+
+class StaleChunk(Exception):
+    """A door was given the address of its chunk compiled for other argument types than its
+    own (:func:`run_in_chunks` then looks the chunk up again once)."""
+
+
+#: what :func:`call_chunk` returns: the chunk ran; the address was for other argument types (not
+#: called); the chunk raised (numba's parallel region cannot carry the exception out)
+CHUNK_RAN, CHUNK_STALE, CHUNK_RAISED = 0, 1, 2
+
+
+def _types_key(argtypes):
+    """A key of numba types, the same in every process (the door that checks it is cached)."""
+    digest = hashlib.blake2b(str(tuple(argtypes)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+_CHUNKS = {}  # chunk kernel -> (address, key, library) for the argument types last used
+
+
+def _chunk_entry(kernel, args):
+    """The machine code of ``kernel(*args, chunk, nchunks)`` for the types of ``args`` (then two
+    int64), compiled or loaded from the cache: (address, key of the types, its library, which
+    holds the code)."""
+    argtypes = tuple(typeof(a, Purpose.argument) for a in args) + (types.int64, types.int64)
+    kernel.compile(argtypes)
+    cres = kernel.overloads[argtypes]
+    address = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+    return address, _types_key(argtypes), cres.library
+
+
+def _borrow_all(context, builder, ty, value):
+    """``value`` with every array in it (at any depth of tuples) borrowed (module docstring)."""
+    if isinstance(ty, types.Array):
+        return _borrow(context, builder, ty, value)
+    if isinstance(ty, types.BaseTuple):
+        items = [_borrow_all(context, builder, t, builder.extract_value(value, i))
+                 for i, t in enumerate(ty)]
+        return context.make_tuple(builder, ty, items)
+    return value
+
+
+@intrinsic
+def call_chunk(typingctx, chunks, args):
+    """``chunk_kernel(*args)`` through ``chunks`` = (address, key, nchunks) of
+    :func:`run_in_chunks`, in a door's ``prange`` loop, returning :data:`CHUNK_RAN`,
+    :data:`CHUNK_STALE` or :data:`CHUNK_RAISED`.  The call goes to the chunk's machine code with
+    numba's calling convention, its arrays borrowed (the door holds them for the call; with two
+    threads, the atomic reference counts of the same arrays cost UR3's derivatives about 25 us a
+    call).  The address is called only if the key is that of the types of ``args`` (a hash of
+    their names, which numba derives from everything that sets their machine layout)."""
+    if not (isinstance(chunks, types.UniTuple) and chunks.count == 3
+            and isinstance(chunks.dtype, types.Integer) and isinstance(args, types.BaseTuple)):
+        return None
+    argtypes = tuple(args)
+    key = _types_key(argtypes)
+
+    def codegen(context, builder, signature, llargs):
+        status = cgutils.alloca_once_value(
+            builder, context.get_constant(types.int64, CHUNK_STALE))
+        given = builder.extract_value(llargs[0], 1)
+        fresh = builder.icmp_signed("==", given, context.get_constant(types.int64, key))
+        with builder.if_then(fresh, likely=True):
+            values = [_borrow_all(context, builder, t, builder.extract_value(llargs[1], i))
+                      for i, t in enumerate(argtypes)]
+            fnty = context.call_conv.get_function_type(types.none, argtypes)
+            fn = builder.inttoptr(builder.extract_value(llargs[0], 0), fnty.as_pointer())
+            called, _ = context.call_conv.call_function(builder, fn, types.none, argtypes,
+                                                        values)
+            builder.store(builder.select(called.is_error,
+                                         context.get_constant(types.int64, CHUNK_RAISED),
+                                         context.get_constant(types.int64, CHUNK_RAN)), status)
+        return builder.load(status)
+
+    return types.int64(chunks, args), codegen
+
+
+def run_in_chunks(door, kernel, args, nchunks):
+    """``kernel(*args, c, nchunks)`` for every chunk c of ``nchunks``: on the calling thread for
+    one chunk, else in parallel through ``door(*args, chunks)``, ``chunks`` = (address, key,
+    nchunks) of the kernel's machine code.  The door's ``prange`` loop over the chunks calls
+    ``call_chunk(chunks, (*args, c, nchunks))``, not the kernel by name, and returns the
+    largest status::
+
+        ran = np.zeros(chunks[2], np.int64)
+        for c in prange(chunks[2]):
+            ran[c] = call_chunk(chunks, (x, out, np.int64(c), chunks[2]))
+        return ran.max()
+
+    Why an address: numba links a callee's whole call tree into the module of each caller and
+    optimizes it and emits its machine code again there.  A door that calls its chunk by name
+    compiles the chunk twice; the solver's derivative door alone took 50 s of LLVM on a cold
+    compile (``soddp bench compile``); through an address, 7 s.  The address travels as
+    integers (a tuple numba's dispatcher types in C), not as an object of a type of its own:
+    that made every call of the solver's derivative door about 22 us slower.
+
+    The address is looked up once per kernel (typing the records costs about 0.8 ms), and again
+    when the door finds it was made for other argument types (:data:`CHUNK_STALE`).  When a
+    chunk raised, the chunks run again on this thread, so that the exception and its message
+    reach the caller (the kernels write their outputs, so running a chunk twice is harmless).
+    The kernel returns None."""
+    if nchunks == 1:
+        return kernel(*args, np.int64(0), np.int64(1))
+    entry = _CHUNKS.get(kernel)
+    if entry is None:
+        entry = _CHUNKS[kernel] = _chunk_entry(kernel, args)
+    status = door(*args, (entry[0], entry[1], nchunks))
+    if status == CHUNK_STALE:
+        entry = _CHUNKS[kernel] = _chunk_entry(kernel, args)
+        status = door(*args, (entry[0], entry[1], nchunks))
+        if status == CHUNK_STALE:
+            raise StaleChunk(f"{door.__name__} passes {kernel.__name__} other argument types "
+                             "than it was called with")
+    if status == CHUNK_RAISED:
+        for c in range(nchunks):
+            kernel(*args, np.int64(c), np.int64(nchunks))
+        raise RuntimeError(f"{kernel.__name__} raised in a parallel chunk, not again on this "
+                           "thread")
 
 
 @njit(cache=True)
