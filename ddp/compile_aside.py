@@ -11,9 +11,12 @@ problem of its own compiles the very machine code that this process then loads f
 :func:`start` launches ``python -m ddp.compile_worker GROUP ...`` (:data:`GROUPS`) when one of
 the groups is not cached yet, the machine has two cores or more and ``SODDP_COMPILE_ASIDE`` is not
 ``0``; :func:`wait` blocks until the process has compiled them (it prints each group's name when
-done).  The solver's warm-up (:func:`ddp.solver.warm_up`) compiles the derivatives here, then waits,
-then loads the rest; a solve is never timed while the process aside compiles.  If the process
-fails, this one compiles what is missing itself: the aside only ever saves time.
+done).  The solver's warm-up (:func:`ddp.solver.warm_up`) compiles the derivatives and the
+closed-loop rollout with its cost here, then waits, then loads the rest; a solve is never timed
+while the process aside compiles.  ``start(meanwhile=f)`` gives this process more to compile
+before it waits (``soddp compare``: the protocol path), so that the two processes finish close
+together.  If the process fails, this one compiles what is missing itself: the aside only ever
+saves time.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ class _Aside:
 
 
 _ASIDE: _Aside | None = None
+_MEANWHILE = None  # what this process compiles before it first waits for the process aside
 
 
 def _cores() -> int:
@@ -73,11 +77,13 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def start(groups=("passes",)) -> bool:
+def start(groups=("passes",), meanwhile=None) -> bool:
     """Launch the process aside for those of ``groups`` (names of :data:`GROUPS`) that numba has
     not cached, unless one runs already, the machine has one core or ``SODDP_COMPILE_ASIDE=0``.
-    True when a process was launched."""
-    global _ASIDE
+    True when a process was launched.  ``meanwhile``: a function that compiles more kernels in
+    this process, which the first :func:`wait` calls before it blocks (this process finishes
+    the knots' derivatives long before the process aside finishes the passes)."""
+    global _ASIDE, _MEANWHILE
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:
         raise ValueError(f"groups: expected names of {sorted(GROUPS)}; got {unknown}")
@@ -87,12 +93,20 @@ def start(groups=("passes",)) -> bool:
     if not cold:
         return False
     _ASIDE = _Aside(cold)
+    _MEANWHILE = meanwhile
     atexit.register(_ASIDE.stop)
     return True
 
 
 def wait(group=None) -> None:
     """Block until the process aside has compiled ``group`` (every group it was given when
-    None); at once when there is none."""
+    None); at once when there is none.  First, once, the ``meanwhile`` of :func:`start`."""
+    global _MEANWHILE
+    meanwhile, _MEANWHILE = _MEANWHILE, None
+    if meanwhile is not None:
+        try:
+            meanwhile()
+        except Exception:  # noqa: BLE001 - it only saves time; what it missed compiles later
+            pass
     if _ASIDE is not None:
         _ASIDE.wait(group)

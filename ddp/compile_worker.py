@@ -3,11 +3,14 @@ compiles the kernels of each group into numba's cache, on a small problem of its
 the group's name when they are cached.
 
 * ``passes``: every compiled kernel of a solve on the analytical backend but the knots'
-  derivatives (the costs alone first, then rollouts, the backward pass, the closed-loop rollout
-  and its cost, the gradient), on derivative records of zeros;
-* ``protocol``: a whole warm-up of a problem on the finite-difference backend (the protocol
-  path: the costs' and the dynamics' batched kernels), and the expansion of (+) that the CasADi
-  backend's problems take from the kernels.
+  derivatives and the closed-loop rollout with its cost, which the solver's warm-up compiles
+  meanwhile (the costs alone first, then rollouts, the backward pass, the gradient), on
+  derivative records of zeros;
+* ``protocol``: the kernels of the protocol path that the passes do not share: the derivatives,
+  costs and rollouts of a problem on the finite-difference backend, and the expansion of (+)
+  that the CasADi backend's problems take from the kernels.  ``soddp compare`` compiles them in
+  its own process while the process aside compiles the passes
+  (``compile_aside.start(meanwhile=...)``).
 
 A kernel has one compiled signature whatever the robot, so the small problem (a random tree of
 three bodies, four knots) compiles what any problem of the same backend loads.
@@ -47,12 +50,18 @@ def compile_passes() -> None:
     P.cost(xs, us)
     models = solver.warm_models(P)
     derivatives = [P.evaluation.unevaluated_derivatives(xs, us, m) for m in models]
-    solver.warm_up_passes(P, derivatives, models)
+    solver.warm_up_passes(P, derivatives, models, closed_loop=False)
 
 
 def compile_protocol() -> None:
     P = small_problem(dynamics.FiniteDifferenceDynamics)
-    solver.warm_up(P)
+    us = np.zeros((P.T, P.nu))
+    xs = P.rollout(us)
+    for m in solver.warm_models(P):
+        P.calc_diff(xs, us, m)
+    P.cost(xs, us)
+    solver.warm_up_closed_loop(P, xs, us)
+    P.failure(xs, us)
     q = np.repeat(P.x0[None, :P.nq], P.T, axis=0)
     lie.integrate_second_order(P.dynamics.model, q, np.zeros((P.T, P.nv)))  # the AD backend's
 

@@ -125,8 +125,9 @@ def warm_up(problem) -> None:
     a backward pass, a closed-loop rollout and its cost, the gradient, the costs alone.  Called
     by :func:`solve` once per kind of problem and process, so that compiling is never counted
     as solve time; on a cold cache it prints one line saying so first.  There, on the analytical
-    backend, a process aside compiles the passes while this one compiles the derivatives
-    (:mod:`ddp.compile_aside`); this returns when the process aside is done."""
+    backend, a process aside compiles the passes while this one compiles the derivatives and
+    the closed-loop rollout with its cost (:mod:`ddp.compile_aside`); this returns when the
+    process aside is done."""
     key = (type(problem.evaluation), type(problem.dynamics))
     if key not in _WARM:
         _WARM.add(key)
@@ -143,6 +144,7 @@ def warm_up(problem) -> None:
                 us = np.zeros((P.T, P.nu))
                 models = warm_models(P)
                 derivatives = [P.calc_diff(xs, us, m) for m in models]
+                warm_up_closed_loop(P, xs, us)  # here: the process aside has the other passes
                 compile_aside.wait()
                 warm_up_passes(P, derivatives, models)
         except Exception:  # noqa: BLE001 - the solve itself meets the same failure and reports it
@@ -157,10 +159,17 @@ def warm_models(problem):
             GAUSS_NEWTON)
 
 
-def warm_up_passes(problem, derivatives, models) -> None:
+def warm_up_closed_loop(problem, xs, us) -> None:
+    """The closed-loop rollout and its cost (the line search's kernel), with zero gains."""
+    P = problem
+    P.closed_loop_cost(xs, us, np.zeros((P.T, P.nu)), np.zeros((P.T, P.nu, P.ndx)), 0.5)
+
+
+def warm_up_passes(problem, derivatives, models, closed_loop=True) -> None:
     """Run every compiled kernel of a solve of ``problem`` but the knots' derivatives (the
     initial guess, rollouts, backward passes, the gradient, the costs alone, the diagnosis of a
-    failure), on the derivatives ``derivatives`` of the local models ``models``."""
+    failure, and with ``closed_loop`` the closed-loop rollout and its cost), on the derivatives
+    ``derivatives`` of the local models ``models``."""
     P = problem
     us, _ = _initial_guess(P, None, None)
     xs = P.rollout(us)
@@ -168,7 +177,7 @@ def warm_up_passes(problem, derivatives, models) -> None:
     policy = None
     for d, local in zip(derivatives, models):
         policy, _ = backward(P, xs, us, d, local, Regularization(1.0))
-    if policy is not None:
+    if policy is not None and closed_loop:
         P.closed_loop_cost(xs, us, policy.k, policy.K, 0.5)
     gradient_norm(P, us, d)
     d.all_finite()

@@ -15,6 +15,7 @@ import numpy as np
 import pinocchio as pin
 
 import ddp
+from ddp.compile_worker import compile_protocol
 
 from .examples import PROBLEMS, backends_of, get
 from .output import pyplot, results_dir, save_figure, tight_layout, write_table
@@ -253,8 +254,9 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, croc
     if show_first:
         log(_describe(name, get(name), tasks[0]["method"], tasks[0]["backend"]))
     if any(b != "analytical" for _, _, b in runs if b in backends_of(name)):
-        # a first run compiles the protocol path's kernels aside, with the solver's passes
-        ddp.compile_aside.start(("passes", "protocol"))
+        # on a first run the process aside compiles the solver's passes, and this one the
+        # protocol path's kernels once it has compiled the knots' derivatives
+        ddp.compile_aside.start(("passes",), meanwhile=compile_protocol)
     records = []
     for k, t in enumerate(tasks):
         record = run_task(t, verbose=show_first and k == 0)

@@ -136,3 +136,31 @@ def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(mo
     failing = compile_aside._Aside(("no-such-group",))
     failing.wait()
     assert failing.process.wait() != 0 and failing.done == {"no-such-group"}
+
+
+def test_wait_first_compiles_the_meanwhile_work_once(monkeypatch):
+    """ddp.compile_aside.wait(): the ``meanwhile`` of start() (this process's share of a first
+    compile) runs once, before the first wait blocks; one that fails only costs its time; and
+    start() keeps it only when it launches a process aside."""
+    from ddp import compile_aside
+
+    calls = []
+
+    class Aside:
+        def wait(self, group=None):
+            calls.append("aside")
+
+    monkeypatch.setattr(compile_aside, "_ASIDE", None)
+    monkeypatch.setattr(compile_aside, "_MEANWHILE", None)
+    monkeypatch.setenv("SODDP_COMPILE_ASIDE", "0")
+    assert not compile_aside.start(("passes",), meanwhile=lambda: calls.append("meanwhile"))
+    compile_aside.wait()
+    assert calls == []
+    monkeypatch.setattr(compile_aside, "_ASIDE", Aside())
+    monkeypatch.setattr(compile_aside, "_MEANWHILE", lambda: calls.append("meanwhile"))
+    compile_aside.wait()
+    compile_aside.wait("passes")
+    assert calls == ["meanwhile", "aside", "aside"]
+    monkeypatch.setattr(compile_aside, "_MEANWHILE", lambda: 1 / 0)
+    compile_aside.wait()
+    assert calls[-1] == "aside" and compile_aside._MEANWHILE is None

@@ -56,9 +56,10 @@ def run_first_run(log=print, runs=RUNS):
              "(every kernel the command calls compiles); warm: the cache the cold run left",
              f"{os.cpu_count()} cores; the time includes starting Python and importing the "
              "packages (about 2 s)",
-             "on two cores or more a second process compiles the solver's passes (and for "
-             "compare the CasADi and finite-difference backends' kernels) while the command "
-             "compiles the knots' derivatives (ddp.compile_aside)"]
+             "on two cores or more a second process compiles the solver's passes while the "
+             "command compiles the knots' derivatives, the closed-loop rollout with its cost "
+             "and, for compare, the CasADi and finite-difference backends' kernels "
+             "(ddp.compile_aside)"]
     write_table(rows, "first_run", "What a new user waits for: first and second runs", COLUMNS,
                 notes, log)
     return rows
