@@ -77,6 +77,17 @@ def _borrow(context, builder, aryty, value):
     return view._getvalue()
 
 
+def _borrow_all(context, builder, ty, value):
+    """``value`` with every array in it (at any depth of tuples) borrowed (module docstring)."""
+    if isinstance(ty, types.Array):
+        return _borrow(context, builder, ty, value)
+    if isinstance(ty, types.BaseTuple):
+        items = [_borrow_all(context, builder, t, builder.extract_value(value, i))
+                 for i, t in enumerate(ty)]
+        return context.make_tuple(builder, ty, items)
+    return value
+
+
 @intrinsic
 def borrowed(typingctx, arrays):
     """``arrays`` (an array, or a tuple of arrays) as borrowed views: the same data, shape and
@@ -89,19 +100,13 @@ def borrowed(typingctx, arrays):
         ...                                         # the knot loop
         keep_alive(work)
     """
-    if isinstance(arrays, types.Array):
+    tuple_of_arrays = (isinstance(arrays, types.BaseTuple)
+                       and all(isinstance(a, types.Array) for a in arrays))
+    if isinstance(arrays, types.Array) or tuple_of_arrays:
         def codegen(context, builder, signature, args):
-            return _borrow(context, builder, signature.args[0], args[0])
+            return _borrow_all(context, builder, signature.args[0], args[0])
 
         return arrays(arrays), codegen
-    if isinstance(arrays, types.BaseTuple) and all(isinstance(a, types.Array) for a in arrays):
-        def codegen_tuple(context, builder, signature, args):
-            tupty = signature.args[0]
-            views = [_borrow(context, builder, aryty, builder.extract_value(args[0], i))
-                     for i, aryty in enumerate(tupty)]
-            return context.make_tuple(builder, signature.return_type, views)
-
-        return arrays(arrays), codegen_tuple
     return None
 
 
@@ -232,17 +237,6 @@ def _chunk_entry(kernel, args):
     cres = kernel.overloads[argtypes]
     address = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
     return address, _types_key(argtypes), cres.library
-
-
-def _borrow_all(context, builder, ty, value):
-    """``value`` with every array in it (at any depth of tuples) borrowed (module docstring)."""
-    if isinstance(ty, types.Array):
-        return _borrow(context, builder, ty, value)
-    if isinstance(ty, types.BaseTuple):
-        items = [_borrow_all(context, builder, t, builder.extract_value(value, i))
-                 for i, t in enumerate(ty)]
-        return context.make_tuple(builder, ty, items)
-    return value
 
 
 @intrinsic
