@@ -29,7 +29,8 @@ symmetric q-q blocks of the convention).  Then, with the contact force lam_c and
     (J^T lam)_j    = P_j . lam
 
 and the derivatives below follow by the same rules, the second derivatives of P by
-differentiating dP(j, k) once more (:func:`_ddP`).
+differentiating dP(j, k) once more (ddP(j, k, l), which :func:`_weighted_hessian` sums
+with weights over j).
 
 A flat foot (kind SURFACE, Crocoddyl's ``ContactModel6D`` with ``LOCAL_WORLD_ALIGNED``) holds
 the whole frame: its rows are its origin's point rows, with the spatial instead of the classical
@@ -157,6 +158,66 @@ def _cross_add(a, b, out):
     out[2] += a[0] * b[1] - a[1] * b[0]
 
 
+# 3-vectors as tuples, for the loops over pairs of chain DoFs: values in a tuple live in
+# registers, where a slice such as W[:, k] is an array view built (and counted) at every use
+# (the weighted Hessian of HyQ's foot: 2.0 -> 1.0 us)
+@njit(forceinline=True, **_JIT)
+def _tup3(x):
+    """The three entries of x."""
+    return (x[0], x[1], x[2])
+
+
+@njit(forceinline=True, **_JIT)
+def _col3(A, i):
+    """Column i of a (3, n) array."""
+    return (A[0, i], A[1, i], A[2, i])
+
+
+@njit(forceinline=True, **_JIT)
+def _row3(A, i):
+    """Row i of an (n, 3) array."""
+    return (A[i, 0], A[i, 1], A[i, 2])
+
+
+@njit(forceinline=True, **_JIT)
+def _row3_at(A, i, j):
+    """A[i, j] of an (n, m, 3) array."""
+    return (A[i, j, 0], A[i, j, 1], A[i, j, 2])
+
+
+@njit(forceinline=True, **_JIT)
+def _cross_t(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@njit(forceinline=True, **_JIT)
+def _dot_t(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(forceinline=True, **_JIT)
+def _add_t(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@njit(forceinline=True, **_JIT)
+def _sub_t(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@njit(forceinline=True, **_JIT)
+def _scale_t(a, x):
+    return (a[0] * x, a[1] * x, a[2] * x)
+
+
+@njit(forceinline=True, **_JIT)
+def _matvec_at(A, i, x):
+    """A[i] @ x for an (n, 3, 3) array A."""
+    return (A[i, 0, 0] * x[0] + A[i, 0, 1] * x[1] + A[i, 0, 2] * x[2],
+            A[i, 1, 0] * x[0] + A[i, 1, 1] * x[1] + A[i, 1, 2] * x[2],
+            A[i, 2, 0] * x[0] + A[i, 2, 1] * x[1] + A[i, 2, 2] * x[2])
+
+
 @njit(**_JIT)
 def point_columns(S0, dofs, nd, p, P, W):
     """W[:, i] = w_j and P[:, i] = s_j + w_j x p for the chain DoFs j = dofs[i]."""
@@ -172,27 +233,16 @@ def point_columns(S0, dofs, nd, p, P, W):
 @njit(forceinline=True, **_JIT)
 def column_derivative(P, W, lev, j, k, out):
     """dP_j/dq_k (module docstring) into out (3,); j, k chain indices."""
-    if lev[k] <= lev[j]:
-        _cross(W[:, k], P[:, j], out)
-    else:
-        _cross(W[:, j], P[:, k], out)
+    d = _column_derivative_t(P, W, lev, j, k)
+    out[0], out[1], out[2] = d
 
 
 @njit(forceinline=True, **_JIT)
-def _ddP(P, W, lev, j, k, l, t1, t2, out):
-    """d/dq_l (dP_j/dq_k) into out (3,) (t1, t2: work vectors)."""
-    if lev[k] <= lev[j]:  # dP = w_k x P_j
-        a, b = k, j
-    else:  # dP = w_j x P_k
-        a, b = j, k
-    # d(w_a)/dq_l x P_b + w_a x dP_b/dq_l
-    column_derivative(P, W, lev, b, l, t1)
-    _cross(W[:, a], t1, out)
-    if lev[l] <= lev[a]:
-        _cross(W[:, l], W[:, a], t2)
-        _cross(t2, P[:, b], t1)
-        for r in range(3):
-            out[r] += t1[r]
+def _column_derivative_t(P, W, lev, j, k):
+    """dP_j/dq_k as a tuple."""
+    if lev[k] <= lev[j]:
+        return _cross_t(_col3(W, k), _col3(P, j))
+    return _cross_t(_col3(W, j), _col3(P, k))
 
 
 @njit(**_JIT)
@@ -412,13 +462,15 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
             for k in range(nv):
                 Rq[rr + r, k] = 0.0
                 Rv[rr + r, k] = 0.0
+        lam_c = (lam[row], lam[row + 1], lam[row + 2])
         for k in range(nd):
+            dja = (0.0, 0.0, 0.0)
             for j in range(nd):
-                column_derivative(P, W, lev, j, k, t)
-                lt = lam[row] * t[0] + lam[row + 1] * t[1] + lam[row + 2] * t[2]
-                Rq[dofs[j], dofs[k]] -= lt  # -(d(J^T lam)/dq)[j, k]
-                for r in range(3):
-                    Rq[rr + r, dofs[k]] += ac[j] * t[r]  # d(J a)/dq_k
+                dpjk = _column_derivative_t(P, W, lev, j, k)
+                Rq[dofs[j], dofs[k]] -= _dot_t(lam_c, dpjk)  # -(d(J^T lam)/dq)[j, k]
+                dja = _add_t(dja, _scale_t(dpjk, ac[j]))
+            for r in range(3):
+                Rq[rr + r, dofs[k]] += dja[r]  # d(J a)/dq_k
         _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE)
         for k in range(nd):  # d(J v)/dq_k = sum_j v_j dP(j, k) = w_k x PGE + CWlt x P_k
             _cross(W[:, k], PGE[lev[k]], t)
@@ -470,6 +522,22 @@ def _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE):
     return nlev
 
 
+@njit(forceinline=True, **_JIT)
+def _drift_term_derivative(P, W, lev, CWle, CWlt, PGE, j, l):
+    """L_l g_j for the drift's term of DoF j, g_j = Omega_j x P_j + w_j x Psi_j (Omega_j =
+    CWle[lev_j], Psi_j = PGE[lev_j + 1], :func:`_level_sums`), as a tuple, by the rules of
+    :func:`_drift_derivative`."""
+    L, lj = lev[l], lev[j]
+    wl, pl, cl = _col3(W, l), _col3(P, l), _row3(CWlt, L)
+    om, ps, wj, pj = _row3(CWle, lj), _row3(PGE, lj + 1), _col3(W, j), _col3(P, j)
+    if L <= lj:  # d Omega_j x P_j + Omega_j x dP_j + dw_j x Psi_j + w_j x dPsi_j
+        x = _add_t(_cross_t(_cross_t(wl, _sub_t(om, cl)), pj), _cross_t(om, _cross_t(wl, pj)))
+        return _add_t(x, _add_t(_cross_t(_cross_t(wl, wj), ps), _cross_t(wj, _cross_t(wl, ps))))
+    # Omega_j x dP_j + w_j x dPsi_j
+    return _add_t(_cross_t(om, _cross_t(wj, pl)),
+                  _cross_t(wj, _add_t(_cross_t(wl, _row3(PGE, L)), _cross_t(_sub_t(cl, om), pl))))
+
+
 @njit(**_JIT)
 def _drift_derivative(P, W, lev, nd, vc, CWle, CWlt, PGE, Dq):
     """Dq[:, l] = d/dq_l of the drift sum_jk v_j v_k dP(j, k) = sum_j v_j (Omega_j x P_j + w_j x
@@ -477,40 +545,13 @@ def _drift_derivative(P, W, lev, nd, vc, CWle, CWlt, PGE, Dq):
     of the module docstring: for L = lev_l <= lev_j, d Omega_j = w_l x (Omega_j - CWlt[L]),
     dP_j = w_l x P_j, dw_j = w_l x w_j, dPsi_j = w_l x Psi_j; for L > lev_j, dP_j = w_j x P_l
     and dPsi_j = w_l x PGE[L] + (CWlt[L] - Omega_j) x P_l (the others 0)."""
-    t = np.empty(3)
-    x = np.empty(3)
-    d = np.empty(3)
     for l in range(nd):
-        L = lev[l]
-        wl, pl = W[:, l], P[:, l]
-        for r in range(3):
-            Dq[r, l] = 0.0
+        dq = (0.0, 0.0, 0.0)
         for j in range(nd):
-            if vc[j] == 0.0:
-                continue
-            lj = lev[j]
-            om, ps, wj, pj = CWle[lj], PGE[lj + 1], W[:, j], P[:, j]
-            if L <= lj:
-                for r in range(3):
-                    d[r] = om[r] - CWlt[L, r]
-                _cross(wl, d, t)
-                _cross(t, pj, x)            # d Omega_j x P_j
-                _cross(wl, pj, t)
-                _cross_add(om, t, x)        # Omega_j x dP_j
-                _cross(wl, wj, t)
-                _cross_add(t, ps, x)        # dw_j x Psi_j
-                _cross(wl, ps, t)
-                _cross_add(wj, t, x)        # w_j x dPsi_j
-            else:
-                _cross(wj, pl, t)
-                _cross(om, t, x)            # Omega_j x dP_j
-                _cross(wl, PGE[L], t)
-                for r in range(3):
-                    d[r] = CWlt[L, r] - om[r]
-                _cross_add(d, pl, t)
-                _cross_add(wj, t, x)        # w_j x dPsi_j
-            for r in range(3):
-                Dq[r, l] += vc[j] * x[r]
+            if vc[j] != 0.0:
+                dq = _add_t(dq, _scale_t(_drift_term_derivative(P, W, lev, CWle, CWlt, PGE, j, l),
+                                         vc[j]))
+        Dq[0, l], Dq[1, l], Dq[2, l] = dq
 
 
 @njit(fastmath=_FMA, **_JIT)
@@ -599,12 +640,12 @@ def constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam,
 def _angular_derivatives(W, lev, nd, dW):
     """dW[j, k] = dw_j/dq_k = [lev_k <= lev_j] w_k x w_j (module docstring)."""
     for j in range(nd):
+        wj = _col3(W, j)
         for k in range(nd):
             if lev[k] <= lev[j]:
-                _cross(W[:, k], W[:, j], dW[j, k])
+                dW[j, k, 0], dW[j, k, 1], dW[j, k, 2] = _cross_t(_col3(W, k), wj)
             else:
-                for r in range(3):
-                    dW[j, k, r] = 0.0
+                dW[j, k, 0], dW[j, k, 1], dW[j, k, 2] = 0.0, 0.0, 0.0
 
 
 @njit(**_JIT)
@@ -755,31 +796,27 @@ def _surface_residual(P, W, lev, nd, vc, ac, lam_w, kd, dofs, rr, Rq, Rv):
     nlev = _chain_levels(lev, nd)
     CWlt, DWlt = np.empty((nlev + 1, 3)), np.empty((nlev + 1, nd, 3))
     _angular_level_sums(W, lev, nd, vc, dW, nlev, CWlt, DWlt)
-    t, x, dpd = np.empty(3), np.empty(3), np.empty(3)
+    t, x = np.empty(3), np.empty(3)
     for r in range(3):
         for k in range(nv):
             Rq[rr + 3 + r, k] = 0.0
             Rv[rr + 3 + r, k] = 0.0
+    omt, pdt = _tup3(om), _tup3(pd)
     for l in range(nd):
-        dom = DWlt[nlev, l]
-        for r in range(3):
-            dpd[r] = 0.0
+        dom = _row3_at(DWlt, nlev, l)
+        dpd = (0.0, 0.0, 0.0)
         for j in range(nd):
-            column_derivative(P, W, lev, j, l, t)
-            for r in range(3):
-                dpd[r] += vc[j] * t[r]
-        _cross(dom, pd, t)
-        _cross_add(om, dpd, t)
-        for r in range(3):
-            Rq[rr + r, dofs[l]] -= t[r]
-            x[r] = kd * dom[r]
+            dpd = _add_t(dpd, _scale_t(_column_derivative_t(P, W, lev, j, l), vc[j]))
+        lin = _add_t(_cross_t(dom, pdt), _cross_t(omt, dpd))  # L_l (om x pd)
+        ang = _scale_t(dom, kd)
         for j in range(nd):  # W a and sum_j v_j (L_l U_j x w_j + U_j x dW(j, l))
-            _cross(DWlt[lev[j], l], W[:, j], t)
-            _cross_add(CWlt[lev[j]], dW[j, l], t)
-            for r in range(3):
-                x[r] += ac[j] * dW[j, l, r] + vc[j] * t[r]
+            dwj = _row3_at(dW, j, l)
+            u = _add_t(_cross_t(_row3_at(DWlt, lev[j], l), _col3(W, j)),
+                       _cross_t(_row3(CWlt, lev[j]), dwj))
+            ang = _add_t(ang, _add_t(_scale_t(dwj, ac[j]), _scale_t(u, vc[j])))
         for r in range(3):
-            Rq[rr + 3 + r, dofs[l]] = x[r]
+            Rq[rr + r, dofs[l]] -= lin[r]
+            Rq[rr + 3 + r, dofs[l]] = ang[r]
     for k in range(nd):
         for j in range(nd):
             Rq[dofs[j], dofs[k]] -= (lam_w[0] * dW[j, k, 0] + lam_w[1] * dW[j, k, 1]
@@ -799,131 +836,127 @@ def _surface_residual(P, W, lev, nd, vc, ac, lam_w, kd, dofs, rr, Rq, Rv):
 
 @njit(**_JIT)
 def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, Aqq, Avv, Aqv,
-                          Bqa, Bqw):
+                          Bqa, Bqw, cq):
     """A surface contact's terms of the Hessian of rho_a . r1 + rho . r2 beyond its origin's
     point terms (:func:`_point_second_order`, same blocks and chain indices): those of the
     torque lam_w, of -rho_l . (om x pd) and of rho_w . (W a + D + Kd om), D = sum_j v_j U_j x w_j;
-    Bqw (nd, 3) the (q, lam_w) block.  By the rules of the module docstring, with
+    Bqw (nd, 3) the (q, lam_w) block; the weights of its ddP terms are added to ``cq``, as for
+    the point terms.  By the rules of the module docstring, with
     ddW(j, k, l) = L_l dW(j, k) = [lev_k <= lev_j] (dW(k, l) x w_j + w_k x dW(j, l)).
 
     Every (q, q) term is a sum over the chain of a weight dotted with ddW(j, k, l) or ddP(j, k, l)
     (the weights G_j and v_j om x rho_l below) or a product of first derivatives; the sums over
     j then run over levels (suffix sums from lev_k on), so that no third-order tensor is formed:
-    O(nd^2) but for one O(nd^3) product of (nd, 3) slices."""
-    t = np.empty(3)
+    O(nd^2) but for one O(nlev nd^2) product (nlev: the chain's levels)."""
     dW = np.empty((nd, nd, 3))
     _angular_derivatives(W, lev, nd, dW)
     nlev = _chain_levels(lev, nd)
-    om, pd = np.empty(3), np.empty(3)
-    _twist(P, W, nd, vc, om, pd)
+    om_, pd_ = np.empty(3), np.empty(3)
+    _twist(P, W, nd, vc, om_, pd_)
+    om, pd = _tup3(om_), _tup3(pd_)
+    rl, rw = _tup3(rho_l), _tup3(rho_w)
     CWlt, DWlt = np.empty((nlev + 1, 3)), np.empty((nlev + 1, nd, 3))
     _angular_level_sums(W, lev, nd, vc, dW, nlev, CWlt, DWlt)
     dpd = np.zeros((nd, 3))  # L_l pd
     for l in range(nd):
         for j in range(nd):
-            column_derivative(P, W, lev, j, l, t)
+            t = _column_derivative_t(P, W, lev, j, l)
             for r in range(3):
                 dpd[l, r] += vc[j] * t[r]
     # (q, a), (q, lam_w), (v, v)
     for k in range(nd):
         for j in range(nd):
-            Bqa[k, j] += rho_w[0] * dW[j, k, 0] + rho_w[1] * dW[j, k, 1] + rho_w[2] * dW[j, k, 2]
+            Bqa[k, j] += _dot_t(rw, _row3_at(dW, j, k))
             for r in range(3):
                 Bqw[k, r] -= rac[j] * dW[j, k, r]
     for m_ in range(nd):
+        wm, pm = _col3(W, m_), _col3(P, m_)
         for n_ in range(nd):
-            _cross(W[:, m_], P[:, n_], t)
-            _cross_add(W[:, n_], P[:, m_], t)
-            Avv[m_, n_] += -(rho_l[0] * t[0] + rho_l[1] * t[1] + rho_l[2] * t[2]) + (
-                rho_w[0] * (dW[m_, n_, 0] + dW[n_, m_, 0]) + rho_w[1] * (dW[m_, n_, 1]
-                + dW[n_, m_, 1]) + rho_w[2] * (dW[m_, n_, 2] + dW[n_, m_, 2]))
+            t = _add_t(_cross_t(wm, _col3(P, n_)), _cross_t(_col3(W, n_), pm))
+            Avv[m_, n_] += -_dot_t(rl, t) + _dot_t(rw, _add_t(_row3_at(dW, m_, n_),
+                                                              _row3_at(dW, n_, m_)))
     # (q, v): L_l of d/dv_m, with sum_k v_k ddW(m, k, l) = DWle(l) x w_m + CWle x dW(m, l)
     # and sum_k v_k ddW(k, m, l) = dW(m, l) x CWge + w_m x DWge(l) (levels from lev_m)
-    dP = np.empty(3)
-    x = np.empty(3)
+    cw_all = _row3(CWlt, nlev)
     for l in range(nd):
+        dwl_all, dpdl = _row3_at(DWlt, nlev, l), _row3(dpd, l)
         for m_ in range(nd):
             M = lev[m_]
-            column_derivative(P, W, lev, m_, l, dP)
-            _cross(dW[m_, l], pd, t)
-            _cross_add(DWlt[nlev, l], P[:, m_], t)
-            _cross_add(W[:, m_], dpd[l], t)
-            _cross_add(om, dP, t)
-            h = -(rho_l[0] * t[0] + rho_l[1] * t[1] + rho_l[2] * t[2])
-            _cross(DWlt[M + 1, l], W[:, m_], x)
-            _cross_add(CWlt[M + 1], dW[m_, l], x)
-            for r in range(3):
-                t[r] = CWlt[nlev, r] - CWlt[M, r]
-            _cross_add(dW[m_, l], t, x)
-            for r in range(3):
-                t[r] = DWlt[nlev, l, r] - DWlt[M, l, r]
-            _cross_add(W[:, m_], t, x)
-            for r in range(3):
-                h += rho_w[r] * (x[r] + kd * dW[m_, l, r])
-            Aqv[l, m_] += h
+            wm, dwml = _col3(W, m_), _row3_at(dW, m_, l)
+            dP = _column_derivative_t(P, W, lev, m_, l)
+            t = _add_t(_add_t(_cross_t(dwml, pd), _cross_t(dwl_all, _col3(P, m_))),
+                       _add_t(_cross_t(wm, dpdl), _cross_t(om, dP)))
+            h = -_dot_t(rl, t)
+            x = _add_t(_cross_t(_row3_at(DWlt, M + 1, l), wm),
+                       _cross_t(_row3(CWlt, M + 1), dwml))
+            x = _add_t(x, _cross_t(dwml, _sub_t(cw_all, _row3(CWlt, M))))
+            x = _add_t(x, _cross_t(wm, _sub_t(dwl_all, _row3_at(DWlt, M, l))))
+            Aqv[l, m_] += h + _dot_t(rw, _add_t(x, _scale_t(dwml, kd)))
     # (q, q).  The weights of ddW(j, k, l): G_j = (a_j + Kd v_j) rho_w - rho_a,j lam_w (W a,
     # Kd om, the torque) + v_j XW[lev_j] (L_l L_k U_i in rho_w . D) + v_j rho_l x pd
     # (-rho_l . L_lL_k om x pd) + v_j rho_w x U_j (rho_w . U_j x L_l L_k w_j)
     XW = np.zeros((nlev + 1, 3))  # XW[L] = sum_{lev_j > L} v_j w_j x rho_w
     for j in range(nd):
-        _cross(W[:, j], rho_w, t)
+        t = _cross_t(_col3(W, j), rw)
         for L in range(lev[j]):
             for r in range(3):
                 XW[L, r] += vc[j] * t[r]
-    rp = np.empty(3)
-    _cross(rho_l, pd, rp)
+    rp = _cross_t(rl, pd)
     G = np.empty((nd, 3))
     for j in range(nd):
-        _cross(rho_w, CWlt[lev[j]], t)
+        t = _add_t(_add_t(_row3(XW, lev[j]), rp), _cross_t(rw, _row3(CWlt, lev[j])))
         for r in range(3):
-            G[j, r] = ((ac[j] + kd * vc[j]) * rho_w[r] - rac[j] * lam_w[r]
-                       + vc[j] * (XW[lev[j], r] + rp[r] + t[r]))
+            G[j, r] = (ac[j] + kd * vc[j]) * rw[r] - rac[j] * lam_w[r] + vc[j] * t[r]
     # sum_j G_j . ddW(j, k, l) = dW(k, l) . A[lev_k] + w_k . B[lev_k, l], suffix sums over the
     # levels of A = w_j x G_j and B[., l] = dW(j, l) x G_j
     A = np.zeros((nlev + 1, 3))
     B = np.zeros((nlev + 1, nd, 3))
     for j in range(nd):
-        _cross(W[:, j], G[j], t)
+        gj, L = _row3(G, j), lev[j]
+        t = _cross_t(_col3(W, j), gj)
         for r in range(3):
-            A[lev[j], r] += t[r]
+            A[L, r] += t[r]
         for l in range(nd):
-            _cross(dW[j, l], G[j], t)
+            t = _cross_t(_row3_at(dW, j, l), gj)
             for r in range(3):
-                B[lev[j], l, r] += t[r]
+                B[L, l, r] += t[r]
     for L in range(nlev - 1, -1, -1):
         for r in range(3):
             A[L, r] += A[L + 1, r]
             for l in range(nd):
                 B[L, l, r] += B[L + 1, l, r]
     # rho_w . v_j (L_k U_j x dW(j, l) + L_l U_j x dW(j, k)) = S[k, l] + S[l, k] with
-    # S[k, l] = sum_j v_j L_k U_j . (dW(j, l) x rho_w), L_k U_j = DWlt[lev_j, k]
-    S = np.zeros((nd, nd))
-    E = np.empty((nd, 3))
+    # S[k, l] = sum_j v_j L_k U_j . (dW(j, l) x rho_w), L_k U_j = DWlt[lev_j, k]: the j of one
+    # level share it (zero at level 0), so S[k, l] = sum_L DWlt[L, k] . E[L, l] with E[L, l] the
+    # sum of v_j dW(j, l) x rho_w over the j at level L, in O(nlev nd^2)
+    E = np.zeros((nlev, nd, 3))
     for j in range(nd):
-        if vc[j] == 0.0:
+        L, vj = lev[j], vc[j]
+        if L == 0 or vj == 0.0:
             continue
         for l in range(nd):
-            _cross(dW[j, l], rho_w, E[l])
-        U = DWlt[lev[j]]
+            e = _scale_t(_cross_t(_row3_at(dW, j, l), rw), vj)
+            for r in range(3):
+                E[L, l, r] += e[r]
+    S = np.zeros((nd, nd))
+    for L in range(1, nlev):
         for k in range(nd):
+            u = _row3_at(DWlt, L, k)
             for l in range(nd):
-                S[k, l] += vc[j] * (U[k, 0] * E[l, 0] + U[k, 1] * E[l, 1] + U[k, 2] * E[l, 2])
+                S[k, l] += _dot_t(u, _row3_at(E, L, l))
     for k in range(nd):
         K = lev[k]
+        ak, wk, dwk, dpdk = _row3(A, K), _col3(W, k), _row3_at(DWlt, nlev, k), _row3(dpd, k)
         for l in range(nd):
-            h = S[k, l] + S[l, k]
-            for r in range(3):
-                h += dW[k, l, r] * A[K, r] + W[r, k] * B[K, l, r]
-            _cross(DWlt[nlev, k], dpd[l], t)
-            _cross_add(DWlt[nlev, l], dpd[k], t)
-            Aqq[k, l] += h - (rho_l[0] * t[0] + rho_l[1] * t[1] + rho_l[2] * t[2])
-    # -rho_l . om x ddpd = sum_j (v_j om x rho_l) . ddP(j, k, l)
-    cp = np.empty((nd, 3))
-    _cross(om, rho_l, t)
+            h = S[k, l] + S[l, k] + _dot_t(_row3_at(dW, k, l), ak) + _dot_t(wk, _row3_at(B, K, l))
+            t = _add_t(_cross_t(dwk, _row3(dpd, l)), _cross_t(_row3_at(DWlt, nlev, l), dpdk))
+            Aqq[k, l] += h - _dot_t(rl, t)
+    # -rho_l . om x ddpd = sum_j (v_j om x rho_l) . ddP(j, k, l): weights of the caller's
+    # weighted Hessian (cq, as for the point terms)
+    t = _cross_t(om, rl)
     for j in range(nd):
         for r in range(3):
-            cp[j, r] = vc[j] * t[r]
-    _weighted_hessian(P, W, lev, nd, cp, nlev, Aqq)
+            cq[j, r] += vc[j] * t[r]
 
 
 # ---------------------------------------------------------------------------------- batches
@@ -979,13 +1012,6 @@ def constrained_derivatives_batch(ints, floats, cints, cfloats, Q, V, TAU, dampi
 
 
 # ---------------------------------------------------------------------------------- second order
-@njit(forceinline=True, **_JIT)
-def _dot_cross(r, x, y):
-    """r . (x x y)."""
-    return (r[0] * (x[1] * y[2] - x[2] * y[1]) + r[1] * (x[2] * y[0] - x[0] * y[2])
-            + r[2] * (x[0] * y[1] - x[1] * y[0]))
-
-
 @njit(**_JIT)
 def _weighted_hessian(P, W, lev, nd, c, nlev, H):
     """H[k, l] += L_l L_k F for F = sum_j c_j . P_j with constant weights c (nd, 3), that is
@@ -1007,21 +1033,16 @@ def _weighted_hessian(P, W, lev, nd, c, nlev, H):
     sWC = np.zeros(nlev + 1)
     for j in range(nd):  # per level first
         L = lev[j]
-        c0, c1, c2 = c[j, 0], c[j, 1], c[j, 2]
-        p0, p1, p2 = P[0, j], P[1, j], P[2, j]
-        w0, w1, w2 = W[0, j], W[1, j], W[2, j]
-        Xge[L, 0] += p1 * c2 - p2 * c1
-        Xge[L, 1] += p2 * c0 - p0 * c2
-        Xge[L, 2] += p0 * c1 - p1 * c0
-        Ylt[L + 1, 0] += c1 * w2 - c2 * w1
-        Ylt[L + 1, 1] += c2 * w0 - c0 * w2
-        Ylt[L + 1, 2] += c0 * w1 - c1 * w0
-        sPC[L] += p0 * c0 + p1 * c1 + p2 * c2
-        sWC[L + 1] += w0 * c0 + w1 * c1 + w2 * c2
+        cj, pj, wj = _row3(c, j), _col3(P, j), _col3(W, j)
+        X, Y = _cross_t(pj, cj), _cross_t(cj, wj)
         for a in range(3):
+            Xge[L, a] += X[a]
+            Ylt[L + 1, a] += Y[a]
             for b in range(3):
-                MPC[L, a, b] += P[a, j] * c[j, b]
-                MWC[L + 1, a, b] += W[a, j] * c[j, b]
+                MPC[L, a, b] += pj[a] * cj[b]
+                MWC[L + 1, a, b] += wj[a] * cj[b]
+        sPC[L] += _dot_t(pj, cj)
+        sWC[L + 1] += _dot_t(wj, cj)
     for L in range(nlev - 1, -1, -1):
         sPC[L] += sPC[L + 1]
         for a in range(3):
@@ -1034,39 +1055,29 @@ def _weighted_hessian(P, W, lev, nd, c, nlev, H):
             Ylt[L, a] += Ylt[L - 1, a]
             for b in range(3):
                 MWC[L, a, b] += MWC[L - 1, a, b]
-    t = np.empty(3)
-    u = np.empty(3)
-    dkl = np.empty(3)
     for k in range(nd):
         K = lev[k]
-        wk, pk = W[:, k], P[:, k]
+        wk, pk = _col3(W, k), _col3(P, k)
+        xk, yk = _row3(Xge, K), _row3(Ylt, K)
         for l in range(nd):
             L = lev[l]
-            wl, pl = W[:, l], P[:, l]
+            wl, pl = _col3(W, l), _col3(P, l)
             M = max(K, L)
-            h = 0.0
+            h = _dot_t(_column_derivative_t(P, W, lev, k, l), yk)
             if L <= K:
-                _cross(wl, wk, t)
-                h += t[0] * Xge[K, 0] + t[1] * Xge[K, 1] + t[2] * Xge[K, 2]
-            column_derivative(P, W, lev, k, l, dkl)
-            h += dkl[0] * Ylt[K, 0] + dkl[1] * Ylt[K, 1] + dkl[2] * Ylt[K, 2]
-            for a in range(3):  # u = MPC>=(M) w_l - w_l sPC>=(M)
-                u[a] = (MPC[M, a, 0] * wl[0] + MPC[M, a, 1] * wl[1] + MPC[M, a, 2] * wl[2]
-                        - wl[a] * sPC[M])
+                h += _dot_t(_cross_t(wl, wk), xk)
+            s_ = sPC[M]  # u = MPC>=(M) w_l - w_l sPC>=(M)
+            u = _sub_t(_matvec_at(MPC, M, wl), _scale_t(wl, s_))
             if L > K:  # + P_l sWC[K, L) - MWC[K, L) P_l
                 s_ = sWC[L] - sWC[K]
-                for a in range(3):
-                    u[a] += pl[a] * s_ - ((MWC[L, a, 0] - MWC[K, a, 0]) * pl[0]
-                                          + (MWC[L, a, 1] - MWC[K, a, 1]) * pl[1]
-                                          + (MWC[L, a, 2] - MWC[K, a, 2]) * pl[2])
-            h += wk[0] * u[0] + wk[1] * u[1] + wk[2] * u[2]
+                u = _add_t(u, _add_t(_sub_t(_scale_t(pl, s_), _matvec_at(MWC, L, pl)),
+                                     _matvec_at(MWC, K, pl)))
+            h += _dot_t(wk, u)
             if K > L:  # + P_k . (w_l sWC[L, K) - MWC[L, K) w_l)
                 s_ = sWC[K] - sWC[L]
-                for a in range(3):
-                    u[a] = wl[a] * s_ - ((MWC[K, a, 0] - MWC[L, a, 0]) * wl[0]
-                                         + (MWC[K, a, 1] - MWC[L, a, 1]) * wl[1]
-                                         + (MWC[K, a, 2] - MWC[L, a, 2]) * wl[2])
-                h += pk[0] * u[0] + pk[1] * u[1] + pk[2] * u[2]
+                u = _add_t(_sub_t(_scale_t(wl, s_), _matvec_at(MWC, K, wl)),
+                           _matvec_at(MWC, L, wl))
+                h += _dot_t(pk, u)
             H[k, l] += h
 
 
@@ -1092,30 +1103,26 @@ def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
     B1 = np.zeros((n1, n1 + 1, 3))
     C1 = np.zeros((n1, n1 + 1, 3))  # [K, L]: over j with lev_j < L (prefix in L)
     D1 = np.zeros((n1, n1 + 1, 3))
-    z = np.empty(3)
-    t = np.empty(3)
+    rh = _tup3(rho)
     for j in range(nd):
-        if vc[j] == 0.0:
+        vj = vc[j]
+        if vj == 0.0:
             continue
         lj = lev[j]
-        _cross(P[:, j], rho, z)
-        pr = P[0, j] * rho[0] + P[1, j] * rho[1] + P[2, j] * rho[2]
-        wr = W[0, j] * rho[0] + W[1, j] * rho[1] + W[2, j] * rho[2]
+        pj, wj = _col3(P, j), _col3(W, j)
+        z = _cross_t(pj, rh)
+        pr, wr = _dot_t(pj, rh), _dot_t(wj, rh)
         for K in range(lj + 1):  # S_j(K) = 0 for K > lev_j
-            sK = S[j, K]
-            _cross(sK, z, t)
+            sK = _row3_at(S, j, K)
+            qK, aK, dK = _cross_t(sK, z), _cross_t(sK, pj), _cross_t(sK, wj)
             for r in range(3):
-                Q[K, r] += vc[j] * t[r]
+                Q[K, r] += vj * qK[r]
                 for c in range(3):
-                    R[K, r, c] += vc[j] * sK[r] * z[c]
-            _cross(sK, P[:, j], t)
-            for r in range(3):
-                A1[K, lj, r] += vc[j] * t[r]
-                B1[K, lj, r] += vc[j] * pr * sK[r]
-                C1[K, lj + 1, r] += vc[j] * wr * sK[r]
-            _cross(sK, W[:, j], t)
-            for r in range(3):
-                D1[K, lj + 1, r] += vc[j] * t[r]
+                    R[K, r, c] += vj * sK[r] * z[c]
+                A1[K, lj, r] += vj * aK[r]
+                B1[K, lj, r] += vj * pr * sK[r]
+                C1[K, lj + 1, r] += vj * wr * sK[r]
+                D1[K, lj + 1, r] += vj * dK[r]
     for K in range(n1):
         for L in range(nlev - 1, -1, -1):
             for r in range(3):
@@ -1128,50 +1135,43 @@ def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
     T2 = np.empty((nd, nd))
     for k in range(nd):
         K = lev[k]
-        wk = W[:, k]
+        wk = _col3(W, k)
         for l in range(nd):
             L = lev[l]
-            wl, pl = W[:, l], P[:, l]
-            wlr = wl[0] * rho[0] + wl[1] * rho[1] + wl[2] * rho[2]
-            plr = pl[0] * rho[0] + pl[1] * rho[1] + pl[2] * rho[2]
-            _cross(wl, wk, t)
-            g = wlr * (wk[0] * A1[K, L, 0] + wk[1] * A1[K, L, 1] + wk[2] * A1[K, L, 2])
-            g -= t[0] * B1[K, L, 0] + t[1] * B1[K, L, 1] + t[2] * B1[K, L, 2]
-            g += _dot_cross(pl, wk, C1[K, L])
-            g -= plr * (wk[0] * D1[K, L, 0] + wk[1] * D1[K, L, 1] + wk[2] * D1[K, L, 2])
-            T2[k, l] = g
+            wl, pl = _col3(W, l), _col3(P, l)
+            T2[k, l] = (_dot_t(wl, rh) * _dot_t(wk, _row3_at(A1, K, L))
+                        - _dot_t(_cross_t(wl, wk), _row3_at(B1, K, L))
+                        + _dot_t(pl, _cross_t(wk, _row3_at(C1, K, L)))
+                        - _dot_t(pl, rh) * _dot_t(wk, _row3_at(D1, K, L)))
     for k in range(nd):
         K = lev[k]
-        wk = W[:, k]
+        wk = _col3(W, k)
         for l in range(nd):
             L = lev[l]
             M = max(K, L)
-            wl = W[:, l]
+            wl = _col3(W, l)
             h = T2[k, l] + T2[l, k]
             if L <= K:
-                _cross(wl, wk, t)
-                h += t[0] * Q[K, 0] + t[1] * Q[K, 1] + t[2] * Q[K, 2]
-            tr = R[M, 0, 0] + R[M, 1, 1] + R[M, 2, 2]
-            for r in range(3):
-                h += wk[r] * (R[M, r, 0] * wl[0] + R[M, r, 1] * wl[1] + R[M, r, 2] * wl[2])
-            h -= tr * (wk[0] * wl[0] + wk[1] * wl[1] + wk[2] * wl[2])
+                h += _dot_t(_cross_t(wl, wk), _row3(Q, K))
+            h += _dot_t(wk, _matvec_at(R, M, wl))
+            h -= (R[M, 0, 0] + R[M, 1, 1] + R[M, 2, 2]) * _dot_t(wk, wl)
             H[k, l] += h
 
 
 @njit(**_JIT)
 def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv, Aqv, Bqa,
-                        Bql):
+                        Bql, cq):
     """The contact's terms of the Hessian of rho_a . r1 + rho . r2 (rho: the contact's part of
     rho_lam) over its chain (module docstring, second order), in chain indices: Aqq (nd, nd)
     [k, l] = L_l L_k, Avv, Aqv (q_l, v_m), Bqa (q_k, a_j), Bql (q_k, 3): the contact's force
     columns.  ``rac``: rho_a on the chain, ``lam_c`` the contact's force.
 
     The terms linear in the columns P_j with constant weights (J a, Kd J v, -lam . J rho_a, and
-    the drift's U_j x ddP part) are one weighted Hessian (:func:`_weighted_hessian`, O(nd^2));
+    the drift's U_j x ddP part) are one weighted Hessian (:func:`_weighted_hessian`, O(nd^2)):
+    their weights are added to ``cq`` (nd, 3), whose Hessian the caller adds to Aqq (once for the
+    point and surface terms of a contact);
     the drift's other terms (with U_j = sum_i c_ij v_i w_i, written S_j(level) summed from a
     level on) take O(nd^3) small products."""
-    t = np.empty(3)
-    x = np.empty(3)
     nlev = _chain_levels(lev, nd)
     S = np.zeros((nd, nlev + 1, 3))  # S[j, l] = sum_{i: l <= lev_i <= lev_j} c_ij v_i w_i
     for j in range(nd):
@@ -1186,65 +1186,39 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
     dP = np.empty((nd, nd, 3))  # dP[j, k] = dP_j/dq_k
     for j in range(nd):
         for k in range(nd):
-            column_derivative(P, W, lev, j, k, dP[j, k])
+            dP[j, k, 0], dP[j, k, 1], dP[j, k, 2] = _column_derivative_t(P, W, lev, j, k)
+    rh = _tup3(rho)
     for k in range(nd):
         for j in range(nd):  # B: d/dq_k d/da_j of rho . J a, and d/dq_k d/dlam of -lam . J rho_a
-            Bqa[k, j] += rho[0] * dP[j, k, 0] + rho[1] * dP[j, k, 1] + rho[2] * dP[j, k, 2]
+            Bqa[k, j] += _dot_t(rh, _row3_at(dP, j, k))
             for r in range(3):
                 Bql[k, r] -= rac[j] * dP[j, k, r]
         for m_ in range(nd):  # vv: rho . (dP(m, n) + dP(n, m)) ; qv below
-            Avv[k, m_] += (rho[0] * (dP[k, m_, 0] + dP[m_, k, 0]) + rho[1] * (dP[k, m_, 1]
-                           + dP[m_, k, 1]) + rho[2] * (dP[k, m_, 2] + dP[m_, k, 2]))
-    # qq: the weighted Hessian of sum_j c_j . P_j, c_j = (a_j + Kd v_j) rho - rho_a,j lam
-    #     + v_j rho x U_j (the drift's U_j x ddP(j, k, l) term), and Kp rho . dP(k, l)
-    cw = np.empty((nd, 3))
+            Avv[k, m_] += _dot_t(rh, _add_t(_row3_at(dP, k, m_), _row3_at(dP, m_, k)))
+    # qq: the weights c_j (into cq) of the weighted Hessian of sum_j c_j . P_j, c_j = (a_j + Kd
+    #     v_j) rho - rho_a,j lam + v_j rho x U_j (the drift's U_j x ddP(j, k, l) term), and
+    #     Kp rho . dP(k, l)
     for j in range(nd):
-        _cross(rho, S[j, 0], t)
+        t = _cross_t(rh, _row3_at(S, j, 0))
         for r in range(3):
-            cw[j, r] = (ac[j] + kd * vc[j]) * rho[r] - rac[j] * lam_c[r] + vc[j] * t[r]
-    _weighted_hessian(P, W, lev, nd, cw, nlev, Aqq)
+            cq[j, r] += (ac[j] + kd * vc[j]) * rh[r] - rac[j] * lam_c[r] + vc[j] * t[r]
     _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, Aqq)
     for k in range(nd):
         for l in range(nd):
-            Aqq[k, l] += kp * (rho[0] * dP[k, l, 0] + rho[1] * dP[k, l, 1] + rho[2] * dP[k, l, 2])
+            Aqq[k, l] += kp * _dot_t(rh, _row3_at(dP, k, l))
     # qv: rho . [sum_i v_i ddP(i, m, l) + L_l g_m + Kd dP(m, l)], g_m = sum_i v_i dP(m, i)
     cv = np.empty((nd, 3))
     for i in range(nd):
         for r in range(3):
-            cv[i, r] = vc[i] * rho[r]
+            cv[i, r] = vc[i] * rh[r]
     Hv = np.zeros((nd, nd))  # Hv[m, l] = sum_i v_i rho . ddP(i, m, l)
     _weighted_hessian(P, W, lev, nd, cv, nlev, Hv)
     CWle, CWlt, PGE = np.empty((nlev + 1, 3)), np.empty((nlev + 1, 3)), np.empty((nlev + 1, 3))
     _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE)
-    d = np.empty(3)
     for l in range(nd):
-        L = lev[l]
-        wl, pl = W[:, l], P[:, l]
-        for m_ in range(nd):
-            lm = lev[m_]
-            om, ps, wm, pm = CWle[lm], PGE[lm + 1], W[:, m_], P[:, m_]
-            # L_l g_m, g_m = Omega_m x P_m + w_m x Psi_m (as in _drift_derivative)
-            if L <= lm:
-                for r in range(3):
-                    d[r] = om[r] - CWlt[L, r]
-                _cross(wl, d, t)
-                _cross(t, pm, x)
-                _cross(wl, pm, t)
-                _cross_add(om, t, x)
-                _cross(wl, wm, t)
-                _cross_add(t, ps, x)
-                _cross(wl, ps, t)
-                _cross_add(wm, t, x)
-            else:
-                _cross(wm, pl, t)
-                _cross(om, t, x)
-                _cross(wl, PGE[L], t)
-                for r in range(3):
-                    d[r] = CWlt[L, r] - om[r]
-                _cross_add(d, pl, t)
-                _cross_add(wm, t, x)
-            Aqv[l, m_] += (rho[0] * (x[0] + kd * dP[m_, l, 0]) + rho[1] * (x[1] + kd * dP[m_, l, 1])
-                           + rho[2] * (x[2] + kd * dP[m_, l, 2]) + Hv[m_, l])
+        for m_ in range(nd):  # L_l g_m, g_m = Omega_m x P_m + w_m x Psi_m
+            x = _drift_term_derivative(P, W, lev, CWle, CWlt, PGE, m_, l)
+            Aqv[l, m_] += _dot_t(rh, _add_t(x, _scale_t(_row3_at(dP, m_, l), kd))) + Hv[m_, l]
 
 
 @njit(**_JIT)
@@ -1310,35 +1284,38 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
     rho = np.empty(3)
     lam_c = np.empty(3)
     Rr, pr, g6, D6 = np.empty((3, 3)), np.empty(3), np.empty(6), np.empty((6, nv))
+    chain = np.empty((3, nv))  # v, a and rho_a on a contact's chain
+    blocks = np.empty((4, nv, nv))  # its (q, q), (v, v), (q, v), (q, a) blocks
+    forces = np.empty((2, nv, 3))  # its (q, lam) blocks: force, torque
+    cq = np.empty((nv, 3))  # the weights of its weighted Hessian
     for c in range(cints[0]):
         joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
         contact_placement(oR, op, cfloats, c, joint, Rf, pf)
         nd = chain_dofs(m, joint, dofs, lev)
         point_columns(S0, dofs, nd, pf, P, W)
-        vc = np.empty(nd)
-        ac = np.empty(nd)
-        rac = np.empty(nd)
+        vc, ac, rac = chain[0, :nd], chain[1, :nd], chain[2, :nd]
         for i in range(nd):
             vc[i], ac[i], rac[i] = v[dofs[i]], a[dofs[i]], rho_a[dofs[i]]
         for r in range(3):
             rho[r] = rho_l[row + r]
             lam_c[r] = lam[row + r]
-        cqq = np.zeros((nd, nd))
-        cvv = np.zeros((nd, nd))
-        cqv = np.zeros((nd, nd))
-        cqa = np.zeros((nd, nd))
-        cql = np.zeros((nd, 3))
+        blocks[:, :nd, :nd] = 0.0
+        forces[:, :nd] = 0.0
+        cq[:nd] = 0.0
+        cqq, cvv, cqv, cqa = blocks[0, :nd, :nd], blocks[1, :nd, :nd], blocks[2, :nd, :nd], \
+            blocks[3, :nd, :nd]
+        cql, cqw = forces[0, :nd], forces[1, :nd]
         surface, kpp, kps, kd = contact_gains(cints, cfloats, c)
         _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kpp, kd, cqq, cvv, cqv, cqa,
-                            cql)
-        cqw = np.zeros((nd, 3))
+                            cql, cq)
         if surface:
             _surface_second_order(P, W, lev, nd, vc, ac, rac, lam[row + 3:row + 6], rho,
-                                  rho_l[row + 3:row + 6], kd, cqq, cvv, cqv, cqa, cqw)
+                                  rho_l[row + 3:row + 6], kd, cqq, cvv, cqv, cqa, cqw, cq)
             if kps != 0.0:
                 contact_reference(cfloats, c, Rr, pr)
                 rho6 = rho_l[row:row + 6] * kps
                 surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho6, 2, g6, D6, cqq)
+        _weighted_hessian(P, W, lev, nd, cq, _chain_levels(lev, nd), cqq)
         for i in range(nd):
             di = dofs[i]
             for k in range(nd):

@@ -32,7 +32,7 @@ from numba import njit, prange
 from .inverse import idsva_forward_pass
 from .layout import chunk_range, prange_only, unpack
 from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matvec6, motion_cross,
-                      tup6)
+                      row6, tup6)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -342,11 +342,10 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
                 if j == i:  # the DoFs of p's own joint: output at r only
                     _sym_tr_matvec(A1, A3, sg, P1, P3)
                     for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
-                        st = S0[pb]
-                        pdt = Psid[pb]
-                        Hq[pa, pb] += dot6(P3, pdt) + dot6(P1, Psidd[pb]) - dot6(cs[pb], w5)
-                        Hqv[pb, pa] += dot6(P1, pdt) - dot6(cpd[pb], w0) - dot6(cs[pb], w7)
-                        G[pa, pb] -= dot6(cs[pb], w0)
+                        st, pdt, cst = row6(S0, pb), row6(Psid, pb), row6(cs, pb)
+                        Hq[pa, pb] += dot6(P3, pdt) + dot6(P1, row6(Psidd, pb)) - dot6(cst, w5)
+                        Hqv[pb, pa] += dot6(P1, pdt) - dot6(row6(cpd, pb), w0) - dot6(cst, w7)
+                        G[pa, pb] -= dot6(cst, w0)
                         matvec6(I, st, x6)  # u4 = s x* (I s_t) + s_t x* w0
                         force_cross(s, x6, u4)
                         force_cross_add(st, w0, u4)
@@ -358,14 +357,13 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
                     for r in range(6):
                         YB[r] = C1[r] - YB[r]
                     for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
-                        st = S0[pb]
-                        pdt = Psid[pb]
-                        x = dot6(C3, pdt) + dot6(C1, Psidd[pb]) - dot6(cs[pb], w5)
-                        z2 = -dot6(cs[pb], w0)
+                        st, pdt, cst = row6(S0, pb), row6(Psid, pb), row6(cs, pb)
+                        x = dot6(C3, pdt) + dot6(C1, row6(Psidd, pb)) - dot6(cst, w5)
+                        z2 = -dot6(cst, w0)
                         Hq[pa, pb] += x
                         Hq[pb, pa] += x
-                        Hqv[pa, pb] += dot6(C3, st) + dot6(C1, PsSd[pb])
-                        Hqv[pb, pa] += dot6(YB, pdt) - dot6(cpd[pb], w0) - dot6(cs[pb], w7)
+                        Hqv[pa, pb] += dot6(C3, st) + dot6(C1, row6(PsSd, pb))
+                        Hqv[pb, pa] += dot6(YB, pdt) - dot6(row6(cpd, pb), w0) - dot6(cst, w7)
                         G[pa, pb] += z2
                         G[pb, pa] += dot6(C1, st)
                         y = dot6(YB, st) + z2
@@ -401,9 +399,8 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
             k = j
             while k > 0:
                 for pc in range(m.iv[k], m.iv[k] + m.nvj[k]):
-                    sr = S0[pc]
-                    pdr = Psid[pc]
-                    p2 = dot6(x5, pdr) + dot6(x9, Psidd[pc])
+                    sr, pdr = row6(S0, pc), row6(Psid, pc)
+                    p2 = dot6(x5, pdr) + dot6(x9, row6(Psidd, pc))
                     Hq[pb, pc] += p2
                     Hqv[pc, pb] -= dot6(x11, pdr)
                     if k != j:
@@ -411,7 +408,7 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
                         y = dot6(x11, sr)
                         Hv[pb, pc] -= y
                         Hv[pc, pb] -= y
-                        Hqv[pb, pc] += dot6(x5, sr) + dot6(x9, PsSd[pc])
+                        Hqv[pb, pc] += dot6(x5, sr) + dot6(x9, row6(PsSd, pc))
                         G[pc, pb] += dot6(x9, sr)
                     else:
                         Hv[pb, pc] -= dot6(xa, sr)

@@ -86,6 +86,13 @@ def tup6(x):
 
 
 @njit(**_JIT)
+def row6(A, i):
+    """Row i of an (n, 6) array as a tuple, without the array view that ``A[i]`` builds (and
+    counts) at every use."""
+    return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5])
+
+
+@njit(**_JIT)
 def dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
