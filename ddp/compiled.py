@@ -29,7 +29,7 @@ from .kernels import passes as _passes
 from .kernels.costs import kinematics_buffers
 from .kernels.records import (Box, CostDerivatives, Costs, FDTensors, Forces, Knots, Program,
                               Programs, Rollout, SecondOrder, SecondOrderMode,
-                              empty_step_derivatives)
+                              empty_step_derivatives, kkt_factors)
 
 #: the empty ``kin`` of a rollout that keeps no kinematics (numpy's run of the kernel's function)
 _NO_KINEMATICS = kinematics_buffers.py_func(0, 0, 0)
@@ -167,8 +167,12 @@ class CompiledEvaluation(Evaluation):
             lie_H = self._unused("lie_H", lambda: np.zeros((T, nblocks, 6, 12, 12)))
         else:
             lie_H = np.zeros((T, nblocks, 6, 12, 12))
+        if mode == SecondOrderMode.CONTRACTED and self.nc:  # the contact knots' KKT factors
+            kkt = kkt_factors(T, n, self.nc, int(P.integrator.kernel_model.ints[0]))
+        else:
+            kkt = self._unused("kkt", lambda: kkt_factors(0, 0, 0, 0))
         second_order = SecondOrder(int(mode), self.inner, OUTER_DTM, tensors, knots.q, knots.v,
-                                   *point, lie_H)
+                                   *point, lie_H, kkt)
         step = empty_step_derivatives(T, n, nu, self.nc)
         costs = Costs(CostDerivatives.empty(T, ndx, nu), CostDerivatives.empty(1, ndx, nu))
         return knots, step, second_order, costs

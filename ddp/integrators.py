@@ -26,7 +26,7 @@ from dynamics import lie, robots
 from .kernels import assemble_step_derivatives, num_chunks, step_velocities
 from .kernels import passes as _passes
 from .kernels.records import (FDTensors, Model, SecondOrder, SecondOrderMode, Step,
-                              StepDerivatives, empty_step_derivatives)
+                              StepDerivatives, empty_step_derivatives, kkt_factors)
 from .local_model import second_order_mode
 from .phases import Phase, knot_contacts
 
@@ -141,7 +141,7 @@ class SemiImplicitEuler:
         contracted = mode == SecondOrderMode.CONTRACTED
         so = SecondOrder(int(mode), 0, 0, tensors, q, v, a if contracted else np.zeros((T, 0)),
                          da_dtau if contracted else np.zeros((T, 0, 0)),
-                         np.ascontiguousarray(e.H, dtype=float))
+                         np.ascontiguousarray(e.H, dtype=float), kkt_factors(0, 0, 0, 0))
         return d, so
 
     def hessians(self, x, u, lam, derivatives: StepDerivatives, second_order: SecondOrder,

@@ -79,7 +79,9 @@ for pkg in (dynamics.kernels, ddp.kernels):
             if isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__ and f._cache:
                 print(name, len(f._cache._cache_file._load_index()))
 """
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    # two threads fixed: on a busy machine ``threads.available()`` would give one chunk, and the
+    # parallel doors would not run (nor compile)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SODDP_THREADS="2")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout
     counts = {name: int(n) for name, n in (line.split() for line in out.splitlines())}

@@ -12,6 +12,7 @@ import pytest
 
 import ddp
 import dynamics as dyn
+from ddp.kernels.records import kkt_factors
 from ddp.local_model import exact_model
 from dynamics import robots
 from helpers import rel_err
@@ -49,7 +50,8 @@ def test_the_step_of_a_contact_knot_has_a_third_order_taylor_remainder(feet, imp
     """h(dz) = F(x (+) dx, u + du) (-) F(x, u) at a knot with three of HyQ's feet in contact
     (Baumgarte gains) or Talos's two flat feet, or an impact on them: lam . h - lam . (J dz) -
     1/2 dz^T H dz is O(eps^3), with J the step derivatives and H DDP's second-order terms of the
-    backward pass."""
+    backward pass.  Those read the KKT factors and kinematics that the derivative call kept;
+    without them (``kkt`` of no knots) the pass forms them again, to the same terms."""
     if feet == "points":
         m, x = standing_hyq()
         contacts = [dyn.Contact3D(f, reference=(0.1, 0.0, 0.0), gains=(5.0, 2.0))
@@ -67,8 +69,12 @@ def test_the_step_of_a_contact_knot_has_a_third_order_taylor_remainder(feet, imp
     xs = P.rollout(u[None])
     d = P.calc_diff(xs, u[None], exact_model("ddp", "exact", ddp.SecondOrderMode.CONTRACTED))
     lam = rng.normal(size=P.ndx)
+    assert d.second_order.kkt.LM.shape[0] == 1  # kept
     Fxx, Fxu, Fuu = P.integrator.hessians(x, u, lam, d.step, d.second_order, 0)
     H = np.block([[Fxx, Fxu], [Fxu.T, Fuu]])
+    formed = d.second_order._replace(kkt=kkt_factors(0, 0, 0, 0))
+    Fxx, Fxu, Fuu = P.integrator.hessians(x, u, lam, d.step, formed, 0)
+    assert rel_err(np.block([[Fxx, Fxu], [Fxu.T, Fuu]]), H) < 1e-12
     J = np.concatenate([d.step.Fx[0], d.step.Fu[0]], axis=1)
     dz = rng.normal(size=P.ndx + P.nu)
     errs = []

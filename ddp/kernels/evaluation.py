@@ -28,10 +28,10 @@ from dynamics.kernels.lie_group import integrate_expansion_point
 from dynamics.kernels.step import assemble_impact, assemble_knot, step_displacement
 
 from .costs import cost_knots, forces_of, has_frame_terms, kinematics_buffers, no_forces
-from .passes import knot_contact_set, rollout
-from .records import (IMPACT, CostDerivatives, Costs, FDTensors, Forces, KnotContacts, Knots,
-                      Model, Program, Programs, SecondOrder, SecondOrderMode, Step,
-                      StepDerivatives)
+from .passes import knot_contact_set, rollout, store_kkt
+from .records import (IMPACT, CostDerivatives, Costs, FDTensors, Forces, KKTFactors,
+                      KnotContacts, Knots, Model, Program, Programs, SecondOrder,
+                      SecondOrderMode, Step, StepDerivatives)
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -48,10 +48,11 @@ def _zero_rows(out, t0, t1):
 
 @njit(**_JIT)
 def _contact_knot(m, m0, contacts, t, q, v, tau, B, a, da_dq, da_dv, da_dtau, forces, S0, oR,
-                  op):
+                  op, kkt):
     """The dynamics derivatives of a knot with contacts or an impact (its forces into
     ``forces`` at t; for an impact v+ in a, dv+/dq, dv+/dv in da_dq, da_dv), the forward
-    kinematics into S0, oR, op; returns the status of the KKT solve."""
+    kinematics into S0, oR, op, and the KKT factors with them into ``kkt`` at t if it keeps
+    any (:func:`~.passes.store_kkt`); returns the status of the KKT solve."""
     nc = contacts.size[t]
     n = v.shape[0]
     nj = m.parent.shape[0]
@@ -60,12 +61,15 @@ def _contact_knot(m, m0, contacts, t, q, v, tau, B, a, da_dq, da_dv, da_dtau, fo
     work = (M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op)
     lam, dlq, dlv = forces.lam[t, :nc], forces.dlam_dq[t, :nc], forces.dlam_dv[t, :nc]
     dlt, dlu = forces.dlam_dtau[t, :nc], forces.dlam_du[t, :nc]
+    kept = kkt[0].shape[0] > 0
     if contacts.kind[t] == IMPACT:
         status = impulse_derivatives_point(m0, ci, cf, q, v, contacts.restitution[t],
                                            contacts.damping[t], a, lam, da_dq, da_dv, dlq, dlv,
                                            work)
         dlt[:, :] = 0.0
         dlu[:, :] = 0.0
+        if status == OK and kept:
+            store_kkt(kkt, t, work)
         return status
     status = constrained_derivatives_point(m, ci, cf, q, v, tau, contacts.damping[t], a, lam, da_dq,
                                            da_dv, da_dtau, dlq, dlv, dlt, work)
@@ -76,6 +80,8 @@ def _contact_knot(m, m0, contacts, t, q, v, tau, B, a, da_dq, da_dv, da_dtau, fo
                 for r in range(n):
                     s += dlt[i, r] * B[r, c]
                 dlu[i, c] = s
+        if kept:
+            store_kkt(kkt, t, work)
     return status
 
 
@@ -126,7 +132,7 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
         impact = contacts.kind[t] == IMPACT
         if impact or contacts.size[t] > 0:
             status = _contact_knot(m, m0, contacts, t, Q[t], V[t], TAU[t], B, a, da_dq[t],
-                                   da_dv[t], da_dtau, forces, S0t, oRt, opt)
+                                   da_dv[t], da_dtau, forces, S0t, oRt, opt, second_order.kkt)
             forces.status[t] = status
             if status != OK:  # NaN derivatives: the solver reports the knot
                 Fx[t, :, :] = np.nan
@@ -210,6 +216,8 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
       ``outer`` methods of :func:`~dynamics.kernels.forward_so.fdsva_so_point`; free knots
       only), or each knot's acceleration (v+ at an impact) and da_dtau (CONTRACTED); with
       either, the Hessians of (+) into lie_H (T, nblocks, 6, 12, 12) (zeroed by the caller);
+      at the knots with contacts, their KKT factors and kinematics into ``kkt`` if it has
+      knots (:data:`~.records.KKTFactors`, for the contracted sweep);
     * ``costs.running`` (T knots): the running cost program times the knot's cost weight (dt;
       1 at an impact, whose control derivatives are zero), its gradient in the forces into
       ``derivatives.forces.dl_dlam``, and ``costs.terminal`` (one knot): the terminal program
@@ -228,8 +236,9 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
     term_ints, term_floats, term_starts = programs.terminal
     Fx, Fu, da_dq, da_dv, da_du, Jq, Jw, forces = derivatives
     lam, dlam_dq, dlam_dv, dlam_dtau, dlam_du, dl_dlam, status = forces
-    mode, inner, outer, tensors, sq, sv, a, da_dtau, lie_H = second_order
+    mode, inner, outer, tensors, sq, sv, a, da_dtau, lie_H, kkt = second_order
     d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq = tensors
+    kLM, kY, kLL, kS0, koR, kop = kkt
     l, lx, lu, lxx, lxu, luu = costs.running
     lT, lxT, luT, lxxT, lxuT, luuT = costs.terminal
     nchunks = chunks[2]
@@ -249,7 +258,7 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
                                    status)),
             SecondOrder(mode, inner, outer,
                         FDTensors(d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq), sq, sv, a,
-                        da_dtau, lie_H),
+                        da_dtau, lie_H, KKTFactors(kLM, kY, kLL, kS0, koR, kop)),
             Costs(CostDerivatives(l, lx, lu, lxx, lxu, luu),
                   CostDerivatives(lT, lxT, luT, lxxT, lxuT, luuT)),
             np.int64(c), nchunks))

@@ -443,11 +443,43 @@ def _borrowed_derivatives(d):
                            Forces(lam, dlq, dlv, dlt, dlu, dl_dlam, status))
 
 
+@njit(**_JIT)
+def store_kkt(kkt, t, work):
+    """Keep knot t's KKT factors and forward kinematics (the ``work`` of
+    :func:`~dynamics.kernels.contact.contact_workspace`) in the :data:`~.records.KKTFactors`
+    ``kkt``, for DDP's contracted sweep (:func:`load_kkt`)."""
+    _, LM, _, Y, _, LL, _, _, S0, oR, op = work
+    kLM, kY, kLL, kS0, koR, kop = kkt
+    n, nc = Y.shape
+    kLM[t] = LM
+    kY[t, :n * nc] = Y.reshape(n * nc)
+    kLL[t, :nc * nc] = LL.reshape(nc * nc)
+    kS0[t] = S0
+    koR[t] = oR
+    kop[t] = op
+
+
+@njit(**_JIT)
+def load_kkt(kkt, t, work):
+    """Knot t's KKT factors and forward kinematics that :func:`store_kkt` kept, into
+    ``work``."""
+    _, LM, _, Y, _, LL, _, _, S0, oR, op = work
+    kLM, kY, kLL, kS0, koR, kop = kkt
+    n, nc = Y.shape
+    LM[:, :] = kLM[t]
+    Y[:, :] = kY[t, :n * nc].reshape((n, nc))
+    LL[:, :] = kLL[t, :nc * nc].reshape((nc, nc))
+    S0[:, :] = kS0[t]
+    oR[:, :, :] = koR[t]
+    op[:, :] = kop[t]
+
+
 @njit(inline="always", **_JIT)
 def _borrowed_second_order(so):
     """The record ``so`` with its arrays borrowed (its scalars as they are)."""
     return SecondOrder(so.mode, so.inner, so.outer, borrowed(so.tensors), borrowed(so.q),
-                       borrowed(so.v), borrowed(so.a), borrowed(so.da_dtau), borrowed(so.lie_H))
+                       borrowed(so.v), borrowed(so.a), borrowed(so.da_dtau), borrowed(so.lie_H),
+                       borrowed(so.kkt))
 
 
 @njit(forceinline=True, **_JIT)
@@ -514,16 +546,23 @@ def _contact_second_order(t, m, m0, step, d, so, lam, mu, Lq, Lv, Lqv, LtB):
     """DDP's second-order dynamics terms at a knot with contacts or an impact, contracted with
     mu over the acceleration (v+ at an impact) and with the running cost's gradient in the
     forces over them: Lq, Lv, Lqv and LtB as in :func:`_add_second_order_terms` (Lv and LtB
-    zero at an impact).  The knot's KKT factors are formed again (they depend on q only)."""
+    zero at an impact).  The knot's KKT factors and forward kinematics are those the
+    derivative call kept in ``so.kkt`` (:func:`store_kkt`), or formed again if it kept none
+    (they depend on q only)."""
     contacts = step.contacts
     n = mu.shape[0]
     nc = contacts.size[t]
     ci, cf = knot_contact_set(contacts, t)
     impact = contacts.kind[t] == IMPACT
     work = contact_workspace(m.parent.shape[0], n, nc)
-    if kkt_at(m0 if impact else m, ci, cf, so.q[t], so.v[t], contacts.damping[t], work) != KKT_OK:
-        return
     F = d.forces
+    if so.kkt[0].shape[0] > 0:  # kept by the derivative call
+        if F.status[t] != KKT_OK:
+            return
+        load_kkt(so.kkt, t, work)
+    elif kkt_at(m0 if impact else m, ci, cf, so.q[t], so.v[t], contacts.damping[t],
+                work) != KKT_OK:
+        return
     # the forces' cost gradient is weighted as the cost; the step's terms are dt times mu's
     mu_l = F.dl_dlam[t, :nc] / (1.0 if impact else step.dt)
     if impact:

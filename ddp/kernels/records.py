@@ -31,7 +31,12 @@ record               what it holds
                      int: an IntEnum in a record sends numba's dispatch down its slow path,
                      about 20 us per call) and its data (full FD-SO tensors, or each knot's q,
                      v, a and da_dtau = M^-1 for the contracted sweep; the Hessians of ⊕ on the
-                     Lie-group joints)
+                     Lie-group joints; the :data:`KKTFactors` of the knots with contacts)
+:data:`KKTFactors`   per knot with contacts or an impact, what the derivative call formed and
+                     the contracted sweep reads again: the Cholesky factors of M (T, n, n) and
+                     of J M^-1 J^T (T, nc * nc), Y = M^-1 J^T (T, n * nc), and the forward
+                     kinematics S0 (T, n, 6), oR (T, nj, 3, 3), op (T, nj, 3) (knots: 0 when
+                     nothing is kept)
 :data:`CostDerivatives`  l (T,), lx (T, ndx), lu (T, nu), lxx, lxu, luu of a cost at T knots
 :data:`Costs`        the running costs (T knots, scaled by dt) and the terminal cost (1 knot)
 :data:`Regularization`  the shifts on Q_uu, inside Q_uu / Q_ux (on V'_xx), on every V_xx, and
@@ -79,7 +84,8 @@ Knots = namedtuple("Knots", "q v u tau q_T v_T")
 Forces = namedtuple("Forces", "lam dlam_dq dlam_dv dlam_dtau dlam_du dl_dlam status")
 StepDerivatives = namedtuple("StepDerivatives", "Fx Fu da_dq da_dv da_du Jq Jw forces")
 FDTensors = namedtuple("FDTensors", "d2a_dq2 d2a_dv2 d2a_dqdv d2a_dtaudq")
-SecondOrder = namedtuple("SecondOrder", "mode inner outer tensors q v a da_dtau lie_H")
+SecondOrder = namedtuple("SecondOrder", "mode inner outer tensors q v a da_dtau lie_H kkt")
+KKTFactors = namedtuple("KKTFactors", "LM Y LL S0 oR op")
 Costs = namedtuple("Costs", "running terminal")
 Regularization = namedtuple("Regularization", "u x v safeguard",
                             defaults=(0.0, 0.0, 0.0, False))
@@ -130,6 +136,13 @@ def empty_forces(T, nc, n, nu):
     return Forces(np.zeros((T, nc)), np.zeros((T, nc, n)), np.zeros((T, nc, n)),
                   np.zeros((T, nc, n)), np.zeros((T, nc, nu)), np.zeros((T, nc)),
                   np.zeros(T, dtype=np.int64))
+
+
+def kkt_factors(T, n, nc, nj):
+    """:data:`KKTFactors` of T knots with at most nc force components, nj joints (zeros; T = 0:
+    none kept)."""
+    return KKTFactors(np.zeros((T, n, n)), np.zeros((T, n * nc)), np.zeros((T, nc * nc)),
+                      np.zeros((T, n, 6)), np.zeros((T, nj, 3, 3)), np.zeros((T, nj, 3)))
 
 
 def empty_step_derivatives(T, n, nu, nc=0):
