@@ -50,7 +50,7 @@ def compile_passes() -> None:
     P.cost(xs, us)
     models = solver.warm_models(P)
     derivatives = [P.evaluation.unevaluated_derivatives(xs, us, m) for m in models]
-    solver.warm_up_passes(P, derivatives, models, closed_loop=False)
+    solver.warm_up_passes(P, derivatives, models)
 
 
 def compile_protocol() -> None:

@@ -165,20 +165,18 @@ def warm_up_closed_loop(problem, xs, us) -> None:
     P.closed_loop_cost(xs, us, np.zeros((P.T, P.nu)), np.zeros((P.T, P.nu, P.ndx)), 0.5)
 
 
-def warm_up_passes(problem, derivatives, models, closed_loop=True) -> None:
-    """Run every compiled kernel of a solve of ``problem`` but the knots' derivatives (the
-    initial guess, rollouts, backward passes, the gradient, the costs alone, the diagnosis of a
-    failure, and with ``closed_loop`` the closed-loop rollout and its cost), on the derivatives
-    ``derivatives`` of the local models ``models``."""
+def warm_up_passes(problem, derivatives, models) -> None:
+    """Run every compiled kernel of a solve of ``problem`` but the knots' derivatives and the
+    closed-loop rollout with its cost (:func:`warm_up_closed_loop`, which the warm-up runs while
+    the process aside compiles these): the initial guess, rollouts, backward passes, the
+    gradient, the costs alone, the diagnosis of a failure, on the derivatives ``derivatives`` of
+    the local models ``models``."""
     P = problem
     us, _ = _initial_guess(P, None, None)
     xs = P.rollout(us)
     P.failure(xs, us)
-    policy = None
     for d, local in zip(derivatives, models):
-        policy, _ = backward(P, xs, us, d, local, Regularization(1.0))
-    if policy is not None and closed_loop:
-        P.closed_loop_cost(xs, us, policy.k, policy.K, 0.5)
+        backward(P, xs, us, d, local, Regularization(1.0))
     gradient_norm(P, us, d)
     d.all_finite()
     P.cost_derivatives(xs, us, "gauss-newton", d.step.forces)
