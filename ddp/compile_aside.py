@@ -27,12 +27,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .kernels import contact_knots as _contact_knots
 from .kernels import costs as _kcosts
 from .kernels import is_cached
 from .kernels import passes as _passes
 
 #: what the process aside can compile, and the kernel whose cache entry says it is compiled
-GROUPS = {"passes": _passes.backward_pass, "protocol": _kcosts.cost_batch}
+GROUPS = {"passes": _passes.backward_pass, "protocol": _kcosts.cost_batch,
+          "contacts": _contact_knots.contact_second_order}
 
 _ROOT = Path(__file__).resolve().parent.parent  # the folder that holds the ddp package
 

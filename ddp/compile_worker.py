@@ -10,7 +10,11 @@ the group's name when they are cached.
   costs and rollouts of a problem on the finite-difference backend, and the expansion of (+)
   that the CasADi backend's problems take from the kernels.  ``soddp compare`` compiles them in
   its own process while the process aside compiles the passes
-  (``compile_aside.start(meanwhile=...)``).
+  (``compile_aside.start(meanwhile=...)``);
+* ``contacts``: DDP's second-order terms at the knots with contacts
+  (:func:`~ddp.kernels.contact_knots.contact_second_order`, which the backward pass of a problem
+  with contacts links), on a floating random tree with one point contact, while the solver's
+  warm-up compiles the contact knots' derivatives and steps.
 
 A kernel has one compiled signature whatever the robot, so the small problem (a random tree of
 three bodies, four knots) compiles what any problem of the same backend loads.
@@ -21,12 +25,15 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+import pinocchio
 
 import dynamics
 from dynamics import lie
 
 from . import costs as _costs
 from . import solver
+from .kernels.records import LINKED_SECOND_ORDER
+from .phases import Phase
 from .problem import ShootingProblem
 
 
@@ -66,7 +73,25 @@ def compile_protocol() -> None:
     lie.integrate_second_order(P.dynamics.model, q, np.zeros((P.T, P.nv)))  # the AD backend's
 
 
-GROUPS = {"passes": compile_passes, "protocol": compile_protocol}
+def compile_contacts() -> None:
+    m = dynamics.robots.random_tree(3, floating_base=True, seed=0)
+    d = dynamics.AnalyticalDynamics(m)
+    x0 = np.concatenate([m.neutral(), np.zeros(m.nv)])
+    running = _costs.Sum([_costs.StateRegularization(d, x0, 1.0),
+                          _costs.ControlRegularization(m.nv, 1e-3)])
+    foot = pinocchio.Frame("foot", m.njoints - 1, pinocchio.SE3.Identity(),
+                           pinocchio.FrameType.OP_FRAME)
+    m.pin_model.addFrame(foot)
+    P = ShootingProblem(d, x0, None, 0.01, running, _costs.StateRegularization(d, x0, 1.0),
+                        phases=[Phase(2, (foot.name,))])
+    us = np.zeros((P.T, P.nu))
+    xs = np.repeat(P.x0[None], P.T + 1, axis=0)
+    derivatives = P.evaluation.unevaluated_derivatives(xs, us, solver.warm_models(P)[0])
+    P.integrator.link_contact_kernel(LINKED_SECOND_ORDER, derivatives=derivatives.step,
+                                     second_order=derivatives.second_order)
+
+
+GROUPS = {"passes": compile_passes, "protocol": compile_protocol, "contacts": compile_contacts}
 
 
 def main(groups) -> int:

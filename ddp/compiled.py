@@ -27,9 +27,9 @@ from .kernels import evaluation as _kev
 from .kernels import num_chunks, run_in_chunks
 from .kernels import passes as _passes
 from .kernels.costs import kinematics_buffers
-from .kernels.records import (Box, CostDerivatives, Costs, FDTensors, Forces, Knots, Program,
-                              Programs, Rollout, SecondOrder, SecondOrderMode,
-                              empty_step_derivatives, kkt_factors)
+from .kernels.records import (LINKED_DERIVATIVES, LINKED_STEP, Box, CostDerivatives, Costs,
+                              FDTensors, Forces, Knots, Program, Programs, Rollout, SecondOrder,
+                              SecondOrderMode, empty_step_derivatives, kkt_factors)
 
 #: the empty ``kin`` of a rollout that keeps no kinematics (numpy's run of the kernel's function)
 _NO_KINEMATICS = kinematics_buffers.py_func(0, 0, 0)
@@ -102,6 +102,7 @@ class CompiledEvaluation(Evaluation):
         P = self.problem
         xs = np.empty((P.T + 1, P.nx))
         un = np.empty_like(loop.us)
+        P.integrator.link_contact_kernel(LINKED_STEP)
         with np.errstate(all="ignore"):
             _passes.rollout(P.integrator.kernel_model, P.integrator.record, x0, loop, self._box(),
                             P.gaps_record(gaps), xs, un, _NO_KINEMATICS,
@@ -112,6 +113,7 @@ class CompiledEvaluation(Evaluation):
         P = self.problem
         out = Rollout(np.empty((P.T + 1, P.nx)), np.empty_like(loop.us), np.empty(P.T + 1),
                       np.empty((P.T, self.nc)))
+        P.integrator.link_contact_kernel(LINKED_STEP)
         with np.errstate(all="ignore"):
             cost = _kev.rollout_cost(P.integrator.kernel_model, P.integrator.record, x0, loop,
                                      self._box(), P.gaps_record(gaps), self.programs, out,
@@ -126,6 +128,8 @@ class CompiledEvaluation(Evaluation):
         knots, step, second_order, costs = self._derivative_records(xs, us, local)
         args = (P.integrator.kernel_model, P.integrator.record, knots, self.programs,
                 local.hessians == "exact", step, second_order, costs)
+        P.integrator.link_contact_kernel(LINKED_DERIVATIVES, knots=knots, derivatives=step,
+                                         second_order=second_order)
         run_in_chunks(_kev.knot_derivatives, _kev.derivatives_chunk, args, num_chunks(P.T))
         run = costs.running
         for c, k in self.running_others:
@@ -185,6 +189,7 @@ class CompiledEvaluation(Evaluation):
         state."""
         P = self.problem
         out, lam = np.empty((len(us), P.nx)), np.zeros((len(us), self.nc))
+        P.integrator.link_contact_kernel(LINKED_STEP)
         with np.errstate(all="ignore"):
             _passes.knot_steps(P.integrator.kernel_model, P.integrator.record,
                                np.ascontiguousarray(xs, dtype=float),

@@ -19,14 +19,18 @@ through the same kernel.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from dynamics import lie, robots
 
 from .kernels import assemble_step_derivatives, num_chunks, step_velocities
+from .kernels import contact_knots as _contact_knots
 from .kernels import passes as _passes
-from .kernels.records import (FDTensors, Model, SecondOrder, SecondOrderMode, Step,
-                              StepDerivatives, empty_step_derivatives, kkt_factors)
+from .kernels.records import (LINKED_SECOND_ORDER, FDTensors, Model, SecondOrder,
+                              SecondOrderMode, Step, StepDerivatives, empty_step_derivatives,
+                              kkt_factors)
 from .local_model import second_order_mode
 from .phases import Phase, knot_contacts
 
@@ -67,6 +71,19 @@ class SemiImplicitEuler:
         if contacts is None:  # free flight (a problem gives the contacts of each of its knots)
             contacts = knot_contacts(model, [Phase(1)], self.dt)[0]
         self.record = Step(self.dt, self.B, offsets, sizes, contacts)
+        #: whether some knot has contacts (or is an impact)
+        self.has_contacts = bool(np.any(contacts.size > 0))
+        self._linked = set()
+
+    def link_contact_kernel(self, which, **records):
+        """Link the compiled kernel of the knots with contacts ``which`` (a slot of
+        :mod:`ddp.kernels.records`: LINKED_STEP, LINKED_DERIVATIVES, LINKED_SECOND_ORDER) for
+        the ``records`` of the call that reaches it (:func:`ddp.kernels.contact_knots.link`), once
+        per process; nothing when no knot has contacts (the kernels then never compile)."""
+        key = (which, os.getpid())
+        if self.has_contacts and key not in self._linked:
+            _contact_knots.link(which, self.kernel_model, self.record, **records)
+            self._linked.add(key)
 
     def second_order_mode(self, second_order: str) -> SecondOrderMode:
         """The :class:`~ddp.kernels.records.SecondOrderMode` of DDP for a ``second_order``
@@ -150,8 +167,10 @@ class SemiImplicitEuler:
         compiled function as the backward pass."""
         if second_order.mode == SecondOrderMode.NONE:
             raise ValueError("second_order: derivatives computed without second-order data")
-        return _passes.step_hessians(t, np.asarray(lam, dtype=float), self.kernel_model,
-                                     self.record, derivatives, second_order)
+        self.link_contact_kernel(LINKED_SECOND_ORDER, derivatives=derivatives,
+                                 second_order=second_order)
+        return _passes.step_hessians(t, np.ascontiguousarray(lam, dtype=float),
+                                     self.kernel_model, self.record, derivatives, second_order)
 
 
 def _returned(method, field, x, shape):

@@ -134,8 +134,10 @@ def warm_up(problem) -> None:
         compiled = problem.dynamics.compiled
         kernel = _kev.derivatives_chunk if compiled else _passes.backward_pass
         # measured: 3.2 min (soddp compare ur3, cold, 2 cores, with the process aside)
-        if compile_notice(kernel, "the solver's kernels", 3) and compiled:
-            compile_aside.start(("passes",))
+        cold = compile_notice(kernel, "the solver's kernels", 3)
+        contacts = compiled and problem.integrator.has_contacts
+        if compiled and (cold or contacts):  # start() checks which groups are not cached
+            compile_aside.start(("passes", "contacts") if contacts else ("passes",))
         P = problem
         try:
             with np.errstate(all="ignore"):

@@ -52,7 +52,8 @@ def test_the_solver_compiles_each_kernel_once():
     protocol path on a small random tree while this one compiles UR3's derivatives; then the
     worker's problems run here too.  Each door of the compiled solver must have the same one
     signature for both problems (on the analytical and the finite-difference backends), or the
-    process aside would compile code that no solve loads."""
+    process aside would compile code that no solve loads.  None of these problems has contacts:
+    the kernels of the contact knots are never linked (:mod:`ddp.kernels.contact_knots`)."""
     code = """
 import importlib, pkgutil
 import numpy as np
@@ -78,6 +79,7 @@ for pkg in (dynamics.kernels, ddp.kernels):
         for name, f in vars(mod).items():
             if isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__ and f._cache:
                 print(name, len(f._cache._cache_file._load_index()))
+print("linked_in_this_process", len(dynamics.kernels.layout._LINKED))
 """
     # two threads fixed: on a busy machine ``threads.available()`` would give one chunk, and the
     # parallel doors would not run (nor compile)
@@ -89,6 +91,8 @@ for pkg in (dynamics.kernels, ddp.kernels):
                if (k.endswith("_chunk") or k in _ONCE or k in _DOORS) and n}
     assert len(checked) >= 8 and set(_ONCE) | set(_DOORS) <= set(checked), counts
     assert all(n == 1 for n in checked.values()), {k: n for k, n in checked.items() if n > 1}
+    # problems without contacts never link (nor compile) the kernels of the contact knots
+    assert counts["linked_in_this_process"] == 0
 
 
 def test_a_first_compile_says_so_once(tmp_path, capsys):
@@ -124,8 +128,8 @@ def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(mo
     from ddp import compile_aside
 
     monkeypatch.setattr(compile_aside, "_ASIDE", None)
-    with pytest.raises(ValueError, match=r"groups: expected names of \['passes', 'protocol'\]; "
-                                         r"got \['nope'\]"):
+    with pytest.raises(ValueError, match=r"groups: expected names of \['contacts', 'passes', "
+                                         r"'protocol'\]; got \['nope'\]"):
         compile_aside.start(("nope",))
     monkeypatch.setenv("SODDP_COMPILE_ASIDE", "0")
     assert not compile_aside.start(("passes",))

@@ -193,3 +193,55 @@ def test_run_in_chunks_calls_the_chunk_by_its_address_for_the_argument_types():
     # a door that passes other types than the chunk was compiled for never calls the address
     with pytest.raises(layout.StaleChunk, match="_wrong_door passes _row_sums other argument"):
         layout.run_in_chunks(_wrong_door, _row_sums, (pair,), 2)
+
+
+@njit
+def _scaled_row(x, t, s):
+    x[t] *= s
+    return np.int64(t + 100)
+
+
+_TOY_SLOT = layout.LINKED_SLOTS - 1  # a slot no kernel of the solver uses
+
+
+@njit
+def _scale_rows_linked(x, s):
+    got = np.empty(x.shape[0], np.int64)
+    for t in range(x.shape[0]):
+        got[t] = layout.call_linked(_TOY_SLOT, (x, np.int64(t), s))
+    return got
+
+
+def test_a_linked_kernel_is_called_only_for_the_types_it_was_linked_for():
+    """:func:`dynamics.kernels.layout.call_linked` calls the kernel that :func:`~dynamics.kernels.
+    layout.link` put in its slot and returns its value; with nothing linked there, or a kernel
+    linked for other argument types, it calls nothing and returns NOT_LINKED."""
+    from numba import typeof
+
+    x = np.ones((3, 2))
+    layout._TABLE[2 * _TOY_SLOT + 1] = 0  # an empty slot (whatever an earlier test linked)
+    layout._LINKED.pop(_TOY_SLOT, None)
+    np.testing.assert_array_equal(_scale_rows_linked(x, 2.0), [layout.NOT_LINKED] * 3)
+    np.testing.assert_array_equal(x, 1.0)
+    layout.link(_TOY_SLOT, _scaled_row, (typeof(x), typeof(np.int64(0)), typeof(2.0)))
+    assert layout.is_linked(_TOY_SLOT)
+    np.testing.assert_array_equal(_scale_rows_linked(x, 2.0), [100, 101, 102])
+    np.testing.assert_array_equal(x, 2.0)
+    layout.link(_TOY_SLOT, _scaled_row, (typeof(x), typeof(np.int64(0)), typeof(np.float32(2))))
+    np.testing.assert_array_equal(_scale_rows_linked(x, 2.0), [layout.NOT_LINKED] * 3)
+    np.testing.assert_array_equal(x, 2.0)
+
+
+def test_the_contact_knots_link_one_signature_which_the_process_aside_compiles():
+    """A problem with contacts links each kernel of its contact knots
+    (:mod:`ddp.kernels.contact_knots`) for one set of argument types, and the process aside's
+    ``contacts`` group (on a small problem of its own) compiles that same one: otherwise it
+    would compile code that no solve loads."""
+    from ddp import compile_worker
+    from ddp.kernels import contact_knots
+
+    ddp.solve(problems.get("hyq-jump"), method="ddp", max_iter=1)
+    compile_worker.compile_contacts()
+    for kernel in (contact_knots.contact_step, contact_knots.contact_knot_derivatives,
+                   contact_knots.contact_second_order):
+        assert len(kernel.signatures) == 1, (kernel.__name__, kernel.signatures)

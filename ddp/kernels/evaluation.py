@@ -17,20 +17,19 @@ small robot these cost as much as the arithmetic (UR3, T = 100: about 0.3 ms of 
 import numpy as np
 from numba import njit, prange
 
-from dynamics.kernels.contact import (OK, constrained_derivatives_point, contact_workspace,
-                                     impulse_derivatives_point)
+from dynamics.kernels.contact import OK
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.forward_so import fdsva_so_point
 from dynamics.kernels.kinematics import forward_kinematics
-from dynamics.kernels.layout import (borrowed, call_chunk, chunk_range, keep_alive, prange_only,
-                                     unpack)
+from dynamics.kernels.layout import (borrowed, call_chunk, call_linked, chunk_range, keep_alive,
+                                     prange_only, unpack)
 from dynamics.kernels.lie_group import integrate_expansion_point
 from dynamics.kernels.step import assemble_impact, assemble_knot, step_displacement
 
 from .costs import cost_knots, forces_of, has_frame_terms, kinematics_buffers, no_forces
-from .passes import knot_contact_set, rollout, store_kkt
-from .records import (IMPACT, CostDerivatives, Costs, FDTensors, Forces, KKTFactors,
-                      KnotContacts, Knots, Model, Program, Programs, SecondOrder,
+from .passes import NOT_LINKED_MESSAGE, rollout
+from .records import (IMPACT, LINKED_DERIVATIVES, CostDerivatives, Costs, FDTensors, Forces,
+                      KKTFactors, KnotContacts, Knots, Model, Program, Programs, SecondOrder,
                       SecondOrderMode, Step, StepDerivatives)
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -47,45 +46,6 @@ def _zero_rows(out, t0, t1):
 
 
 @njit(**_JIT)
-def _contact_knot(m, m0, contacts, t, q, v, tau, B, a, da_dq, da_dv, da_dtau, forces, S0, oR,
-                  op, kkt):
-    """The dynamics derivatives of a knot with contacts or an impact (its forces into
-    ``forces`` at t; for an impact v+ in a, dv+/dq, dv+/dv in da_dq, da_dv), the forward
-    kinematics into S0, oR, op, and the KKT factors with them into ``kkt`` at t if it keeps
-    any (:func:`~.passes.store_kkt`); returns the status of the KKT solve."""
-    nc = contacts.size[t]
-    n = v.shape[0]
-    nj = m.parent.shape[0]
-    ci, cf = knot_contact_set(contacts, t)
-    M, LM, J, Y, Lam, LL, gamma, b, _, _, _ = contact_workspace(nj, n, nc)
-    work = (M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op)
-    lam, dlq, dlv = forces.lam[t, :nc], forces.dlam_dq[t, :nc], forces.dlam_dv[t, :nc]
-    dlt, dlu = forces.dlam_dtau[t, :nc], forces.dlam_du[t, :nc]
-    kept = kkt[0].shape[0] > 0
-    if contacts.kind[t] == IMPACT:
-        status = impulse_derivatives_point(m0, ci, cf, q, v, contacts.restitution[t],
-                                           contacts.damping[t], a, lam, da_dq, da_dv, dlq, dlv,
-                                           work)
-        dlt[:, :] = 0.0
-        dlu[:, :] = 0.0
-        if status == OK and kept:
-            store_kkt(kkt, t, work)
-        return status
-    status = constrained_derivatives_point(m, ci, cf, q, v, tau, contacts.damping[t], a, lam, da_dq,
-                                           da_dv, da_dtau, dlq, dlv, dlt, work)
-    if status == OK:
-        for i in range(nc):
-            for c in range(B.shape[1]):
-                s = 0.0
-                for r in range(n):
-                    s += dlt[i, r] * B[r, c]
-                dlu[i, c] = s
-        if kept:
-            store_kkt(kkt, t, work)
-    return status
-
-
-@njit(**_JIT)
 def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives, second_order,
                       costs, chunk, nchunks):
     """The knots of chunk ``chunk`` of ``nchunks`` of :func:`knot_derivatives` (same
@@ -96,7 +56,6 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
     program, running = programs.running, costs.running
     m = unpack(model.ints, model.floats)
     contacts = step.contacts
-    m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
     nj, n = model.ints[0], model.ints[1]
     dt = step.dt
     T = knots.q.shape[0]
@@ -131,8 +90,11 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
             S0t, oRt, opt = KS[t], KR[t], Kp[t]
         impact = contacts.kind[t] == IMPACT
         if impact or contacts.size[t] > 0:
-            status = _contact_knot(m, m0, contacts, t, Q[t], V[t], TAU[t], B, a, da_dq[t],
-                                   da_dv[t], da_dtau, forces, S0t, oRt, opt, second_order.kkt)
+            status = call_linked(LINKED_DERIVATIVES, (model, step, knots, derivatives,
+                                                      second_order, t, a, da_dtau, S0t, oRt,
+                                                      opt))
+            if status < 0:
+                raise RuntimeError(NOT_LINKED_MESSAGE)
             forces.status[t] = status
             if status != OK:  # NaN derivatives: the solver reports the knot
                 Fx[t, :, :] = np.nan

@@ -28,61 +28,29 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from dynamics.kernels.contact import (OK as KKT_OK, constrained_dynamics_point,
-                                     contact_workspace, impulse_dynamics_point,
-                                     impulse_so_terms, kkt_at, so_contracted_terms)
 from dynamics.kernels.dense import (back_substitution, cholesky, cholesky_solve,
                                     forward_substitution, gemm_nt, gemm_tn)
 from dynamics.kernels.forward import aba_sweeps
 from dynamics.kernels.forward_so import fdsva_so_lam_terms
 from dynamics.kernels.inverse import kinematics_and_inertias
 from dynamics.kernels.kinematics import difference_point, integrate_point
-from dynamics.kernels.layout import borrowed, keep_alive, unpack
+from dynamics.kernels.layout import borrowed, call_linked, keep_alive, unpack
 from dynamics.kernels.step import (acceleration_weights, add_impact_hessian, add_step_hessian,
                                    euler_step, step_quadratic)
 
-from .records import IMPACT, Forces, SecondOrder, SecondOrderMode, StepDerivatives
+from .records import (IMPACT, LINKED_SECOND_ORDER, LINKED_STEP, Forces, SecondOrder,
+                      SecondOrderMode, StepDerivatives)
 
 _JIT = dict(cache=True, error_model="numpy")
 
 #: statuses of the backward pass
 OK, NOT_POSITIVE_DEFINITE = 0, 1
+#: what the passes raise at a knot with contacts whose kernel Python did not link (a bug)
+NOT_LINKED_MESSAGE = ("a knot with contacts reached a contact kernel that is not linked for its "
+                      "argument types (ddp.kernels.contact_knots.link) or that raised")
 
 
 # ---------------------------------------------------------------------------------- rollout
-@njit(**_JIT)
-def knot_contact_set(contacts, t):
-    """The packed contact set (ints, floats) of knot t of a :data:`~.records.KnotContacts`."""
-    return contacts.ints[contacts.int_offsets[t]:], contacts.floats[contacts.float_offsets[t]:]
-
-
-@njit(**_JIT)
-def _contact_step(m, m0, contacts, t, q, v, tau, dt, acc, lam, S0, oR, op, q_next, v_next, w):
-    """The step of a knot with contacts (the KKT dynamics, then the Euler step) or of an impact
-    ((q, v+)), its forces into lam and its forward kinematics into S0, oR, op; False when the
-    KKT system is singular or the step is not finite."""
-    n = v.shape[0]
-    nc = contacts.size[t]
-    ci, cf = knot_contact_set(contacts, t)
-    M, LM, J, Y, Lam, LL, gamma, b, _, _, _ = contact_workspace(m.parent.shape[0], n, nc)
-    work = (M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op)
-    if contacts.kind[t] == IMPACT:
-        if impulse_dynamics_point(m0, ci, cf, q, v, contacts.restitution[t],
-                                  contacts.damping[t], acc, lam, work) != KKT_OK:
-            return False
-        for r in range(q.shape[0]):
-            q_next[r] = q[r]
-        ok = True
-        for r in range(n):
-            v_next[r] = acc[r]
-            ok = ok and np.isfinite(acc[r])
-        return ok
-    if constrained_dynamics_point(m, ci, cf, q, v, tau, contacts.damping[t], acc, lam,
-                                  work) != KKT_OK:
-        return False
-    return euler_step(m, q, v, acc, dt, q_next, v_next, w)
-
-
 @njit(**_JIT)
 def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
     """States xs (T + 1, nx) from x0 under the controls of ``loop`` (:data:`~.records.ClosedLoop`:
@@ -97,11 +65,10 @@ def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
     of each knot's dynamics (for its costs: :func:`~ddp.kernels.costs.cost_knots`), or empty
     arrays.  The knots of ``step.contacts`` with contacts step the KKT contact dynamics, the
     impacts map v to v+ (their forces and impulses into ``lam`` (T, nc)); a singular KKT system
-    stops the rollout as a non-finite step does.
+    stops the rollout as a non-finite step does (:func:`~.contact_knots.contact_step`, linked).
     """
     m = unpack(model.ints, model.floats)
     contacts = step.contacts
-    m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
     nj = model.ints[0]
     n = model.ints[1]
     nq = x0.shape[0] - n
@@ -144,8 +111,11 @@ def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
         if keep:
             oRt, opt, S0t = KR[t], Kp[t], KS[t]
         if contacts.kind[t] == IMPACT or contacts.size[t] > 0:
-            ok = _contact_step(m, m0, contacts, t, q, v, tau, dt, acc, lam[t, :contacts.size[t]],
-                               S0t, oRt, opt, xs[t + 1, :nq], xs[t + 1, nq:], w)
+            stepped = call_linked(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0t, oRt, opt,
+                                                xs[t + 1, :nq], xs[t + 1, nq:], w))
+            if stepped < 0:
+                raise RuntimeError(NOT_LINKED_MESSAGE)
+            ok = stepped == 1
         else:
             kinematics_and_inertias(m, q, oRt, opt, S0t, I0)
             aba_sweeps(m, v, tau, acc, S0t, I0, U, Dinv)
@@ -168,7 +138,6 @@ def knot_steps(model, step, xs, us, next_xs, lam):
     NaN where a step fails (the gaps of multiple shooting, the forces of given states)."""
     m = unpack(model.ints, model.floats)
     contacts = step.contacts
-    m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
     nj, n = model.ints[0], model.ints[1]
     nq = xs.shape[1] - n
     T, nu = us.shape
@@ -183,9 +152,11 @@ def knot_steps(model, step, xs, us, next_xs, lam):
                 s += step.B[r, c] * us[t, c]
             tau[r] = s
         if contacts.kind[t] == IMPACT or contacts.size[t] > 0:
-            ok = _contact_step(m, m0, contacts, t, q, v, tau, step.dt, acc,
-                               lam[t, :contacts.size[t]], S0, oR, op, next_xs[t, :nq],
-                               next_xs[t, nq:], w)
+            stepped = call_linked(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0, oR, op,
+                                                next_xs[t, :nq], next_xs[t, nq:], w))
+            if stepped < 0:
+                raise RuntimeError(NOT_LINKED_MESSAGE)
+            ok = stepped == 1
         else:
             kinematics_and_inertias(m, q, oR, op, S0, I0)
             aba_sweeps(m, v, tau, acc, S0, I0, U, Dinv)
@@ -390,7 +361,6 @@ def backward_pass(model, step, derivatives, second_order, costs, regularization,
     # otherwise the general form of Tassa et al. (2012, eq. 11)
     schur = not box.bounded and regularization.x == 0.0
     contacts = step.contacts
-    m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
     for t in range(T - 1, -1, -1):
         impact = contacts.kind[t] == IMPACT
         _form_q(t, d, run, 0.0 if impact else step.dt, lie_offsets, lie_sizes, Vx, Vxx,
@@ -404,7 +374,7 @@ def backward_pass(model, step, derivatives, second_order, costs, regularization,
                 w.Qxx_gn[:, :] = w.Qxx
                 w.Qux_gn[:, :] = w.Qux
                 w.Quu_gn[:, :] = w.Quu
-            _add_second_order_terms(t, m, m0, step, d, so, Vx, w.Qxx, w.Qux, w.Quu)
+            _add_second_order_terms(t, model, m, step, d, so, Vx, w.Qxx, w.Qux, w.Quu)
         _regularized(w.Quu, w.Qux, w.F, d.Fu[t], regularization.u, regularization.x, w.VFr,
                      w.Qzr, w.Quu_r, w.Qux_r)
         factored = False  # whether L holds the Cholesky factor of Quu_r
@@ -441,37 +411,6 @@ def _borrowed_derivatives(d):
     lam, dlq, dlv, dlt, dlu, dl_dlam, status = borrowed(d.forces)
     return StepDerivatives(Fx, Fu, da_dq, da_dv, da_du, Jq, Jw,
                            Forces(lam, dlq, dlv, dlt, dlu, dl_dlam, status))
-
-
-@njit(**_JIT)
-def store_kkt(kkt, t, work):
-    """Keep knot t's KKT factors and forward kinematics (the ``work`` of
-    :func:`~dynamics.kernels.contact.contact_workspace`) in the :data:`~.records.KKTFactors`
-    ``kkt``, for DDP's contracted sweep (:func:`load_kkt`)."""
-    _, LM, _, Y, _, LL, _, _, S0, oR, op = work
-    kLM, kY, kLL, kS0, koR, kop = kkt
-    n, nc = Y.shape
-    kLM[t] = LM
-    kY[t, :n * nc] = Y.reshape(n * nc)
-    kLL[t, :nc * nc] = LL.reshape(nc * nc)
-    kS0[t] = S0
-    koR[t] = oR
-    kop[t] = op
-
-
-@njit(**_JIT)
-def load_kkt(kkt, t, work):
-    """Knot t's KKT factors and forward kinematics that :func:`store_kkt` kept, into
-    ``work``."""
-    _, LM, _, Y, _, LL, _, _, S0, oR, op = work
-    kLM, kY, kLL, kS0, koR, kop = kkt
-    n, nc = Y.shape
-    LM[:, :] = kLM[t]
-    Y[:, :] = kY[t, :n * nc].reshape((n, nc))
-    LL[:, :] = kLL[t, :nc * nc].reshape((nc, nc))
-    S0[:, :] = kS0[t]
-    oR[:, :, :] = koR[t]
-    op[:, :] = kop[t]
 
 
 @njit(inline="always", **_JIT)
@@ -542,48 +481,12 @@ def _form_q(t, d, run, dt, lie_offsets, lie_sizes, Vx, Vxx, structured, assemble
 
 
 @njit(**_JIT)
-def _contact_second_order(t, m, m0, step, d, so, lam, mu, Lq, Lv, Lqv, LtB):
-    """DDP's second-order dynamics terms at a knot with contacts or an impact, contracted with
-    mu over the acceleration (v+ at an impact) and with the running cost's gradient in the
-    forces over them: Lq, Lv, Lqv and LtB as in :func:`_add_second_order_terms` (Lv and LtB
-    zero at an impact).  The knot's KKT factors and forward kinematics are those the
-    derivative call kept in ``so.kkt`` (:func:`store_kkt`), or formed again if it kept none
-    (they depend on q only)."""
-    contacts = step.contacts
-    n = mu.shape[0]
-    nc = contacts.size[t]
-    ci, cf = knot_contact_set(contacts, t)
-    impact = contacts.kind[t] == IMPACT
-    work = contact_workspace(m.parent.shape[0], n, nc)
-    F = d.forces
-    if so.kkt[0].shape[0] > 0:  # kept by the derivative call
-        if F.status[t] != KKT_OK:
-            return
-        load_kkt(so.kkt, t, work)
-    elif kkt_at(m0 if impact else m, ci, cf, so.q[t], so.v[t], contacts.damping[t],
-                work) != KKT_OK:
-        return
-    # the forces' cost gradient is weighted as the cost; the step's terms are dt times mu's
-    mu_l = F.dl_dlam[t, :nc] / (1.0 if impact else step.dt)
-    if impact:
-        impulse_so_terms(m0, ci, cf, so.q[t], so.v[t], contacts.restitution[t], mu, mu_l, so.a[t],
-                         F.lam[t, :nc], d.da_dq[t], d.da_dv[t], F.dlam_dq[t, :nc],
-                         F.dlam_dv[t, :nc], Lq, Lqv, work)
-        return
-    Lt = np.zeros((n, n))
-    so_contracted_terms(m, ci, cf, so.q[t], so.v[t], mu, mu_l, so.a[t], F.lam[t, :nc],
-                        d.da_dq[t], d.da_dv[t], so.da_dtau[t], F.dlam_dq[t, :nc],
-                        F.dlam_dv[t, :nc], F.dlam_dtau[t, :nc], Lq, Lv, Lqv, Lt, work)
-    gemm_tn(Lt, step.B, LtB, 1.0, 0.0)
-
-
-@njit(**_JIT)
-def _add_second_order_terms(t, m, m0, step, d, so, lam, Qxx, Qux, Quu):
+def _add_second_order_terms(t, model, m, step, d, so, lam, Qxx, Qux, Quu):
     """Add the exact second-order dynamics terms of knot t contracted with lam (module
-    docstring) to Qxx, Qux, Quu.  ``so.mode`` CONTRACTED reads the knot's q, v, acceleration and
-    da_dtau = M^-1 (``so``) with the first-order da_dq, da_dv of the derivative phase; at a
-    knot with contacts or an impact, the contact dynamics' or impact map's terms
-    (:func:`_contact_second_order`)."""
+    docstring) to Qxx, Qux, Quu (``m``: the unpacked ``model``).  ``so.mode`` CONTRACTED reads
+    the knot's q, v, acceleration and da_dtau = M^-1 (``so``) with the first-order da_dq, da_dv
+    of the derivative phase; at a knot with contacts or an impact, the contact dynamics' or
+    impact map's terms (:func:`~.contact_knots.contact_second_order`, linked)."""
     dt, B, lie_offsets, lie_sizes = step.dt, step.B, step.lie_offsets, step.lie_sizes
     contacts = step.contacts
     n = d.da_dq.shape[1]
@@ -596,12 +499,14 @@ def _add_second_order_terms(t, m, m0, step, d, so, lam, Qxx, Qux, Quu):
     if contacts.kind[t] == IMPACT:  # x+ = (q, v+): mu = lam_v
         for i in range(n):
             mu[i] = lam[n + i]
-        _contact_second_order(t, m, m0, step, d, so, lam, mu, Lq, Lv, Lqv, LtB)
+        if call_linked(LINKED_SECOND_ORDER, (model, step, d, so, t, mu, Lq, Lv, Lqv, LtB)) < 0:
+            raise RuntimeError(NOT_LINKED_MESSAGE)
         add_impact_hessian(Lq, Lqv, Qxx)
         return
     acceleration_weights(lam, d.Jw[t], dt, mu)
     if contacts.size[t] > 0:
-        _contact_second_order(t, m, m0, step, d, so, lam, mu, Lq, Lv, Lqv, LtB)
+        if call_linked(LINKED_SECOND_ORDER, (model, step, d, so, t, mu, Lq, Lv, Lqv, LtB)) < 0:
+            raise RuntimeError(NOT_LINKED_MESSAGE)
     elif so.mode == SecondOrderMode.TENSORS:
         T2q, T2v, T2qv, T2t = so.tensors
         Lt = np.zeros((n, n))
@@ -797,11 +702,10 @@ def step_hessians(t, lam, model, step, derivatives, second_order):
     m = unpack(model.ints, model.floats)
     n = derivatives.Jw.shape[1]
     nu = step.B.shape[1]
-    m0 = unpack(step.contacts.impact_model.ints, step.contacts.impact_model.floats)
     Fxx = np.zeros((2 * n, 2 * n))
     Fux = np.zeros((nu, 2 * n))
     Fuu = np.zeros((nu, nu))
-    _add_second_order_terms(t, m, m0, step, _borrowed_derivatives(derivatives),
+    _add_second_order_terms(t, model, m, step, _borrowed_derivatives(derivatives),
                             _borrowed_second_order(second_order), lam, Fxx, Fux, Fuu)
     return Fxx, Fux.T.copy(), Fuu
 

@@ -76,6 +76,10 @@ class SecondOrderMode(IntEnum):
 #: with the knot's contacts (none: free flight), or an impact (no time passes, no control)
 STEP, IMPACT = 0, 1
 
+#: the slots of the contact kernels in the table of linked kernels
+#: (:func:`~dynamics.kernels.layout.call_linked`; :mod:`.contact_knots` links them)
+LINKED_STEP, LINKED_DERIVATIVES, LINKED_SECOND_ORDER = 0, 1, 2
+
 Model = namedtuple("Model", "ints floats")
 KnotContacts = namedtuple("KnotContacts", "kind ints floats int_offsets float_offsets size "
                                           "cost_scale damping restitution impact_model")

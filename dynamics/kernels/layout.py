@@ -42,10 +42,13 @@ floats = [axis (nj*3), place_R (nj*9), place_p (nj*3), mass (nj), com (nj*3), Ic
           S_local (nv*6), gravity (6), pitch (nj)]
 """
 
+import ctypes
 import hashlib
 from collections import namedtuple
 
+import llvmlite.binding as llvm
 import numpy as np
+from llvmlite import ir
 from numba import njit, typeof
 from numba.core import cgutils, types
 from numba.core.typing.typeof import Purpose
@@ -75,6 +78,17 @@ def _borrow(context, builder, aryty, value):
     context.populate_array(view, data=src.data, shape=src.shape, strides=src.strides,
                            itemsize=src.itemsize, meminfo=None)
     return view._getvalue()
+
+
+def _call_address(context, builder, address, restype, argtypes, packed):
+    """Call the machine code at ``address`` (an LLVM i64) with numba's calling convention on the
+    values of the LLVM tuple ``packed`` (of numba types ``argtypes``), their arrays borrowed:
+    (the call's status, its value)."""
+    values = [_borrow_all(context, builder, t, builder.extract_value(packed, i))
+              for i, t in enumerate(argtypes)]
+    fnty = context.call_conv.get_function_type(restype, argtypes)
+    fn = builder.inttoptr(address, fnty.as_pointer())
+    return context.call_conv.call_function(builder, fn, restype, argtypes, values)
 
 
 def _borrow_all(context, builder, ty, value):
@@ -228,15 +242,21 @@ def _types_key(argtypes):
 _CHUNKS = {}  # chunk kernel -> (address, key, library) for the argument types last used
 
 
+def _machine_code(kernel, argtypes):
+    """(address, library) of ``kernel``'s machine code for the numba types ``argtypes``, compiled
+    or loaded from the cache (the library holds the code: keep it)."""
+    kernel.compile(argtypes)
+    cres = kernel.overloads[argtypes]
+    return cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name), cres.library
+
+
 def _chunk_entry(kernel, args):
     """The machine code of ``kernel(*args, chunk, nchunks)`` for the types of ``args`` (then two
     int64), compiled or loaded from the cache: (address, key of the types, its library, which
     holds the code)."""
     argtypes = tuple(typeof(a, Purpose.argument) for a in args) + (types.int64, types.int64)
-    kernel.compile(argtypes)
-    cres = kernel.overloads[argtypes]
-    address = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
-    return address, _types_key(argtypes), cres.library
+    address, library = _machine_code(kernel, argtypes)
+    return address, _types_key(argtypes), library
 
 
 @intrinsic
@@ -260,12 +280,8 @@ def call_chunk(typingctx, chunks, args):
         given = builder.extract_value(llargs[0], 1)
         fresh = builder.icmp_signed("==", given, context.get_constant(types.int64, key))
         with builder.if_then(fresh, likely=True):
-            values = [_borrow_all(context, builder, t, builder.extract_value(llargs[1], i))
-                      for i, t in enumerate(argtypes)]
-            fnty = context.call_conv.get_function_type(types.none, argtypes)
-            fn = builder.inttoptr(builder.extract_value(llargs[0], 0), fnty.as_pointer())
-            called, _ = context.call_conv.call_function(builder, fn, types.none, argtypes,
-                                                        values)
+            called, _ = _call_address(context, builder, builder.extract_value(llargs[0], 0),
+                                      types.none, argtypes, llargs[1])
             builder.store(builder.select(called.is_error,
                                          context.get_constant(types.int64, CHUNK_RAISED),
                                          context.get_constant(types.int64, CHUNK_RAN)), status)
@@ -321,3 +337,78 @@ def run_in_chunks(door, kernel, args, nchunks):
 def chunk_range(T, chunk, nchunks):
     """The knots [t0, t1) of chunk ``chunk`` of ``nchunks`` over T knots (sizes differ by <= 1)."""
     return (chunk * T) // nchunks, ((chunk + 1) * T) // nchunks
+
+
+# --------------------------------------------------------------------------------- linked kernels
+# A kernel that only some problems reach (the knots with contacts: their KKT dynamics, their
+# derivatives, their second-order terms) is called through a table of addresses that Python
+# fills when a problem needs it (:func:`link`), not by name.  Called by name, numba would compile
+# its whole call tree into every caller, for every problem: on a cold first run of a problem
+# without contacts, a quarter of the compile time (``docs/design.md``).  The table is one array
+# of this process, which the compiled code finds by its symbol name (LLVM resolves it when it
+# loads the code, compiled now or from the cache), so that an address never leaves the process
+# that made it (a record holding one could be pickled to another process).
+
+#: the slots of the table (one per linked kernel; :mod:`ddp.kernels.contact_knots` names its own)
+LINKED_SLOTS = 8
+#: what :func:`call_linked` returns instead of the kernel's value: nothing was linked in the slot
+#: for these argument types; the kernel raised
+NOT_LINKED, LINKED_RAISED = -1001, -1002
+_TABLE_SYMBOL = "soddp_linked_kernels"
+_TABLE = (ctypes.c_int64 * (2 * LINKED_SLOTS))()  # (address, key of the types) per slot
+llvm.add_symbol(_TABLE_SYMBOL, ctypes.addressof(_TABLE))
+_LINKED = {}  # slot -> (kernel, key, library) linked in this process
+
+
+def link(slot, kernel, argtypes):
+    """Put the machine code of ``kernel`` for the numba types ``argtypes`` (compiled now, or
+    loaded from the cache) in slot ``slot`` of the table that :func:`call_linked` calls through.
+    Once per slot, kernel and types in a process."""
+    key = _types_key(argtypes)
+    held = _LINKED.get(slot)
+    if held is not None and held[0] is kernel and held[1] == key:
+        return
+    address, library = _machine_code(kernel, tuple(argtypes))
+    _LINKED[slot] = (kernel, key, library)
+    _TABLE[2 * slot] = address
+    _TABLE[2 * slot + 1] = key
+
+
+def is_linked(slot) -> bool:
+    """Whether slot ``slot`` holds a kernel in this process."""
+    return slot in _LINKED
+
+
+@intrinsic
+def call_linked(typingctx, slot, args):
+    """The int64 that the kernel linked in slot ``slot`` (:func:`link`) returns for ``args`` (a
+    tuple), its arrays borrowed as :func:`call_chunk`'s; :data:`NOT_LINKED` if the slot holds no
+    kernel for the types of ``args`` (it is not called then), :data:`LINKED_RAISED` if it
+    raised.  The caller must hold the arrays of ``args`` for the call."""
+    if not (isinstance(slot, types.Integer) and isinstance(args, types.BaseTuple)):
+        return None
+    argtypes = tuple(args)
+    key = _types_key(argtypes)
+
+    def codegen(context, builder, signature, llargs):
+        module = builder.module
+        try:
+            table = module.get_global(_TABLE_SYMBOL)
+        except KeyError:
+            table = ir.GlobalVariable(module, ir.ArrayType(ir.IntType(64), 2 * LINKED_SLOTS),
+                                      _TABLE_SYMBOL)
+            table.linkage = "external"
+        i64 = ir.IntType(64)
+        at = builder.mul(builder.sext(llargs[0], i64) if llargs[0].type != i64 else llargs[0],
+                         i64(2))
+        address = builder.load(builder.gep(table, [i64(0), at]))
+        given = builder.load(builder.gep(table, [i64(0), builder.add(at, i64(1))]))
+        result = cgutils.alloca_once_value(builder, i64(NOT_LINKED))
+        fresh = builder.icmp_signed("==", given, i64(key))
+        with builder.if_then(fresh, likely=True):
+            called, value = _call_address(context, builder, address, types.int64, argtypes,
+                                          llargs[1])
+            builder.store(builder.select(called.is_error, i64(LINKED_RAISED), value), result)
+        return builder.load(result)
+
+    return types.int64(slot, args), codegen

@@ -1,0 +1,228 @@
+"""The knots with contacts or an impact, in the solver's compiled calls: kernels that the
+rollouts, the knots' derivatives and the backward pass call through the table of linked kernels
+(:func:`~dynamics.kernels.layout.call_linked`, in the slots of :mod:`.records`), which
+:func:`link` fills when a problem has such knots.  So a problem without contacts never compiles
+them, nor the contact kernels of :mod:`dynamics.kernels.contact` they call: on a cold first run
+of ``soddp compare ur3`` that is about a quarter of the compile time (``docs/design.md``).
+
+* :func:`contact_step`: the knot's step (the KKT contact dynamics then the Euler step, or the
+  impact map);
+* :func:`contact_knot_derivatives`: its dynamics derivatives, forces and forward kinematics,
+  and its KKT factors for the contracted sweep (:func:`store_kkt`);
+* :func:`contact_second_order`: DDP's second-order dynamics terms at the knot.
+
+Each takes the records of the call it serves (their types are those Python gives them, so that
+:func:`link` can name the types it compiles for) and returns an int64 status.
+"""
+
+import numpy as np
+from numba import njit, typeof
+from numba.core import types
+from numba.core.typing.typeof import Purpose
+
+from dynamics.kernels import compile_notice, is_cached
+from dynamics.kernels.contact import (OK, constrained_derivatives_point, constrained_dynamics_point,
+                                     contact_workspace, impulse_derivatives_point,
+                                     impulse_dynamics_point, impulse_so_terms, kkt_at,
+                                     so_contracted_terms)
+from dynamics.kernels.dense import gemm_tn
+from dynamics.kernels.layout import link as _link
+from dynamics.kernels.layout import unpack
+from dynamics.kernels.step import euler_step
+
+from .records import IMPACT, LINKED_DERIVATIVES, LINKED_SECOND_ORDER, LINKED_STEP
+
+_JIT = dict(cache=True, error_model="numpy")
+
+
+@njit(**_JIT)
+def knot_contact_set(contacts, t):
+    """The packed contact set (ints, floats) of knot t of a :data:`~.records.KnotContacts`."""
+    return contacts.ints[contacts.int_offsets[t]:], contacts.floats[contacts.float_offsets[t]:]
+
+
+@njit(**_JIT)
+def contact_step(model, step, t, q, v, tau, acc, lam, S0, oR, op, q_next, v_next, w):
+    """The step of knot t with contacts (the KKT dynamics, then the Euler step) or an impact
+    ((q, v+)) into q_next, v_next, its forces into lam[t] (lam (T, nc)) and its forward
+    kinematics into S0, oR, op; 1, or 0 when the KKT system is singular or the step is not
+    finite."""
+    m = unpack(model.ints, model.floats)
+    contacts = step.contacts
+    n = v.shape[0]
+    nc = contacts.size[t]
+    ci, cf = knot_contact_set(contacts, t)
+    M, LM, J, Y, Lam, LL, gamma, b, _, _, _ = contact_workspace(m.parent.shape[0], n, nc)
+    work = (M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op)
+    force = lam[t, :nc]
+    if contacts.kind[t] == IMPACT:
+        m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
+        if impulse_dynamics_point(m0, ci, cf, q, v, contacts.restitution[t],
+                                  contacts.damping[t], acc, force, work) != OK:
+            return np.int64(0)
+        for r in range(q.shape[0]):
+            q_next[r] = q[r]
+        ok = True
+        for r in range(n):
+            v_next[r] = acc[r]
+            ok = ok and np.isfinite(acc[r])
+        return np.int64(1 if ok else 0)
+    if constrained_dynamics_point(m, ci, cf, q, v, tau, contacts.damping[t], acc, force,
+                                  work) != OK:
+        return np.int64(0)
+    return np.int64(1 if euler_step(m, q, v, acc, step.dt, q_next, v_next, w) else 0)
+
+
+@njit(**_JIT)
+def store_kkt(kkt, t, work):
+    """Keep knot t's KKT factors and forward kinematics (the ``work`` of
+    :func:`~dynamics.kernels.contact.contact_workspace`) in the :data:`~.records.KKTFactors`
+    ``kkt``, for DDP's contracted sweep (:func:`load_kkt`)."""
+    _, LM, _, Y, _, LL, _, _, S0, oR, op = work
+    kLM, kY, kLL, kS0, koR, kop = kkt
+    n, nc = Y.shape
+    kLM[t] = LM
+    kY[t, :n * nc] = Y.reshape(n * nc)
+    kLL[t, :nc * nc] = LL.reshape(nc * nc)
+    kS0[t] = S0
+    koR[t] = oR
+    kop[t] = op
+
+
+@njit(**_JIT)
+def load_kkt(kkt, t, work):
+    """Knot t's KKT factors and forward kinematics that :func:`store_kkt` kept, into
+    ``work``."""
+    _, LM, _, Y, _, LL, _, _, S0, oR, op = work
+    kLM, kY, kLL, kS0, koR, kop = kkt
+    n, nc = Y.shape
+    LM[:, :] = kLM[t]
+    Y[:, :] = kY[t, :n * nc].reshape((n, nc))
+    LL[:, :] = kLL[t, :nc * nc].reshape((nc, nc))
+    S0[:, :] = kS0[t]
+    oR[:, :, :] = koR[t]
+    op[:, :] = kop[t]
+
+
+@njit(**_JIT)
+def contact_knot_derivatives(model, step, knots, derivatives, second_order, t, a, da_dtau, S0,
+                             oR, op):
+    """The dynamics derivatives of knot t with contacts or an impact (the records of
+    :func:`~.evaluation.knot_derivatives`): a, da_dq[t], da_dv[t], da_dtau and the forces at t
+    (for an impact v+ in a, dv+/dq, dv+/dv in da_dq[t], da_dv[t]), the forward kinematics into
+    S0, oR, op, and the KKT factors with them into ``second_order.kkt`` at t if it keeps any
+    (:func:`store_kkt`); returns the status of the KKT solve."""
+    m = unpack(model.ints, model.floats)
+    contacts = step.contacts
+    B = step.B
+    forces = derivatives.forces
+    kkt = second_order.kkt
+    q, v, tau = knots.q[t], knots.v[t], knots.tau[t]
+    da_dq, da_dv = derivatives.da_dq[t], derivatives.da_dv[t]
+    nc = contacts.size[t]
+    n = v.shape[0]
+    ci, cf = knot_contact_set(contacts, t)
+    M, LM, J, Y, Lam, LL, gamma, b, _, _, _ = contact_workspace(m.parent.shape[0], n, nc)
+    work = (M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op)
+    lam, dlq, dlv = forces.lam[t, :nc], forces.dlam_dq[t, :nc], forces.dlam_dv[t, :nc]
+    dlt, dlu = forces.dlam_dtau[t, :nc], forces.dlam_du[t, :nc]
+    kept = kkt[0].shape[0] > 0
+    if contacts.kind[t] == IMPACT:
+        m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
+        status = impulse_derivatives_point(m0, ci, cf, q, v, contacts.restitution[t],
+                                           contacts.damping[t], a, lam, da_dq, da_dv, dlq, dlv,
+                                           work)
+        dlt[:, :] = 0.0
+        dlu[:, :] = 0.0
+        if status == OK and kept:
+            store_kkt(kkt, t, work)
+        return np.int64(status)
+    status = constrained_derivatives_point(m, ci, cf, q, v, tau, contacts.damping[t], a, lam,
+                                           da_dq, da_dv, da_dtau, dlq, dlv, dlt, work)
+    if status == OK:
+        for i in range(nc):
+            for c in range(B.shape[1]):
+                s = 0.0
+                for r in range(n):
+                    s += dlt[i, r] * B[r, c]
+                dlu[i, c] = s
+        if kept:
+            store_kkt(kkt, t, work)
+    return np.int64(status)
+
+
+@njit(**_JIT)
+def contact_second_order(model, step, d, so, t, mu, Lq, Lv, Lqv, LtB):
+    """DDP's second-order dynamics terms at knot t with contacts or an impact, contracted with
+    mu over the acceleration (v+ at an impact) and with the running cost's gradient in the
+    forces over them: Lq, Lv, Lqv and LtB as in :func:`~.passes.add_second_order_terms` (Lv and
+    LtB zero at an impact).  The knot's KKT factors and forward kinematics are those the
+    derivative call kept in ``so.kkt`` (:func:`store_kkt`), or formed again if it kept none
+    (they depend on q only).  Returns the status of the knot's KKT solve (the terms are zero if
+    it failed)."""
+    m = unpack(model.ints, model.floats)
+    contacts = step.contacts
+    m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
+    n = mu.shape[0]
+    nc = contacts.size[t]
+    ci, cf = knot_contact_set(contacts, t)
+    impact = contacts.kind[t] == IMPACT
+    work = contact_workspace(m.parent.shape[0], n, nc)
+    F = d.forces
+    if so.kkt[0].shape[0] > 0:  # kept by the derivative call
+        if F.status[t] != OK:
+            return np.int64(F.status[t])
+        load_kkt(so.kkt, t, work)
+    else:
+        status = kkt_at(m0 if impact else m, ci, cf, so.q[t], so.v[t], contacts.damping[t], work)
+        if status != OK:
+            return np.int64(status)
+    # the forces' cost gradient is weighted as the cost; the step's terms are dt times mu's
+    mu_l = F.dl_dlam[t, :nc] / (1.0 if impact else step.dt)
+    if impact:
+        impulse_so_terms(m0, ci, cf, so.q[t], so.v[t], contacts.restitution[t], mu, mu_l, so.a[t],
+                         F.lam[t, :nc], d.da_dq[t], d.da_dv[t], F.dlam_dq[t, :nc],
+                         F.dlam_dv[t, :nc], Lq, Lqv, work)
+        return np.int64(OK)
+    Lt = np.zeros((n, n))
+    so_contracted_terms(m, ci, cf, so.q[t], so.v[t], mu, mu_l, so.a[t], F.lam[t, :nc],
+                        d.da_dq[t], d.da_dv[t], so.da_dtau[t], F.dlam_dq[t, :nc],
+                        F.dlam_dv[t, :nc], F.dlam_dtau[t, :nc], Lq, Lv, Lqv, Lt, work)
+    gemm_tn(Lt, step.B, LtB, 1.0, 0.0)
+    return np.int64(OK)
+
+
+# ------------------------------------------------------------------------------------ linking
+def _arrays(*ndims):
+    """The numba types of C-contiguous float arrays of these dimensions."""
+    return tuple(typeof(np.empty((0,) * k), Purpose.argument) for k in ndims)
+
+
+def _types(*records):
+    return tuple(typeof(r, Purpose.argument) for r in records)
+
+
+def link(which, model, step, derivatives=None, second_order=None, knots=None):
+    """Link the contact kernels ``which`` (slots of :mod:`.records`: LINKED_STEP,
+    LINKED_DERIVATIVES, LINKED_SECOND_ORDER) for the records of a problem (``model``, ``step``
+    and, for the last two, the ``derivatives`` and ``second_order`` records of its derivative
+    call, and its ``knots`` for LINKED_DERIVATIVES): compiled on a machine's first run, else
+    loaded from the cache."""
+    i64 = types.int64
+    if which == LINKED_STEP:
+        kernel = contact_step
+        argtypes = (*_types(model, step), i64, *_arrays(1, 1, 1, 1, 2, 2, 3, 2, 1, 1, 1))
+    elif which == LINKED_DERIVATIVES:
+        kernel = contact_knot_derivatives
+        argtypes = (*_types(model, step, knots, derivatives, second_order), i64,
+                    *_arrays(1, 2, 2, 3, 2))
+    elif which == LINKED_SECOND_ORDER:
+        kernel = contact_second_order
+        argtypes = (*_types(model, step, derivatives, second_order), i64,
+                    *_arrays(1, 2, 2, 2, 2))
+    else:
+        raise ValueError(f"which: expected LINKED_STEP, LINKED_DERIVATIVES or "
+                         f"LINKED_SECOND_ORDER; got {which!r}")
+    if not is_cached(kernel):  # measured: about 1.5 min for the three (cold, 2 cores)
+        compile_notice(kernel, "the kernels of the knots with contacts", 1.5)
+    _link(which, kernel, argtypes)
