@@ -133,8 +133,8 @@ def warm_up(problem) -> None:
         _WARM.add(key)
         compiled = problem.dynamics.compiled
         kernel = _kev.derivatives_chunk if compiled else _passes.backward_pass
-        # measured: 3.2 min (soddp compare ur3, cold, 2 cores, with the process aside)
-        cold = compile_notice(kernel, "the solver's kernels", 3)
+        # measured: 3.9 min (soddp compare ur3, cold, 2 cores, with the process aside)
+        cold = compile_notice(kernel, "the solver's kernels", 4)
         contacts = compiled and problem.integrator.has_contacts
         if compiled and (cold or contacts):  # start() checks which groups are not cached
             compile_aside.start(("passes", "contacts") if contacts else ("passes",))
