@@ -37,15 +37,16 @@ from .phases import Phase
 from .problem import ShootingProblem
 
 
-def small_problem(backend) -> ShootingProblem:
-    """Four knots of a three-body random tree on ``backend`` (a Dynamics class taking the
-    model), with state and control regularization."""
-    m = dynamics.robots.random_tree(3, seed=0)
+def small_problem(backend, model=None, phases=None) -> ShootingProblem:
+    """Four knots of a three-body random tree (or of ``model``, over ``phases``) on ``backend``
+    (a Dynamics class taking the model), with state and control regularization."""
+    m = dynamics.robots.random_tree(3, seed=0) if model is None else model
     d = backend(m)
     x0 = np.concatenate([m.neutral(), np.zeros(m.nv)])
     running = _costs.Sum([_costs.StateRegularization(d, x0, 1.0),
                           _costs.ControlRegularization(m.nv, 1e-3)])
-    return ShootingProblem(d, x0, 4, 0.01, running, _costs.StateRegularization(d, x0, 1.0))
+    return ShootingProblem(d, x0, None if phases else 4, 0.01, running,
+                           _costs.StateRegularization(d, x0, 1.0), phases=phases)
 
 
 def compile_passes() -> None:
@@ -75,15 +76,10 @@ def compile_protocol() -> None:
 
 def compile_contacts() -> None:
     m = dynamics.robots.random_tree(3, floating_base=True, seed=0)
-    d = dynamics.AnalyticalDynamics(m)
-    x0 = np.concatenate([m.neutral(), np.zeros(m.nv)])
-    running = _costs.Sum([_costs.StateRegularization(d, x0, 1.0),
-                          _costs.ControlRegularization(m.nv, 1e-3)])
     foot = pinocchio.Frame("foot", m.njoints - 1, pinocchio.SE3.Identity(),
                            pinocchio.FrameType.OP_FRAME)
     m.pin_model.addFrame(foot)
-    P = ShootingProblem(d, x0, None, 0.01, running, _costs.StateRegularization(d, x0, 1.0),
-                        phases=[Phase(2, (foot.name,))])
+    P = small_problem(dynamics.AnalyticalDynamics, m, [Phase(2, (foot.name,))])
     us = np.zeros((P.T, P.nu))
     xs = np.repeat(P.x0[None], P.T + 1, axis=0)
     derivatives = P.evaluation.unevaluated_derivatives(xs, us, solver.warm_models(P)[0])
