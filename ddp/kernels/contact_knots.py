@@ -155,18 +155,19 @@ def contact_knot_derivatives(model, step, knots, derivatives, second_order, t, a
 def contact_second_order(model, step, d, so, t, mu, Lq, Lv, Lqv, LtB):
     """DDP's second-order dynamics terms at knot t with contacts or an impact, contracted with
     mu over the acceleration (v+ at an impact) and with the running cost's gradient in the
-    forces over them: Lq, Lv, Lqv and LtB as in :func:`~.passes.add_second_order_terms` (Lv and
+    forces over them: Lq, Lv, Lqv and LtB as in :func:`~.passes._add_second_order_terms` (Lv and
     LtB zero at an impact).  The knot's KKT factors and forward kinematics are those the
     derivative call kept in ``so.kkt`` (:func:`store_kkt`), or formed again if it kept none
     (they depend on q only).  Returns the status of the knot's KKT solve (the terms are zero if
     it failed)."""
-    m = unpack(model.ints, model.floats)
     contacts = step.contacts
-    m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
+    impact = contacts.kind[t] == IMPACT
+    m = unpack(model.ints, model.floats)
+    if impact:  # the model without gravity
+        m = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
     n = mu.shape[0]
     nc = contacts.size[t]
     ci, cf = knot_contact_set(contacts, t)
-    impact = contacts.kind[t] == IMPACT
     work = contact_workspace(m.parent.shape[0], n, nc)
     F = d.forces
     if so.kkt[0].shape[0] > 0:  # kept by the derivative call
@@ -174,13 +175,13 @@ def contact_second_order(model, step, d, so, t, mu, Lq, Lv, Lqv, LtB):
             return np.int64(F.status[t])
         load_kkt(so.kkt, t, work)
     else:
-        status = kkt_at(m0 if impact else m, ci, cf, so.q[t], so.v[t], contacts.damping[t], work)
+        status = kkt_at(m, ci, cf, so.q[t], so.v[t], contacts.damping[t], work)
         if status != OK:
             return np.int64(status)
     # the forces' cost gradient is weighted as the cost; the step's terms are dt times mu's
     mu_l = F.dl_dlam[t, :nc] / (1.0 if impact else step.dt)
     if impact:
-        impulse_so_terms(m0, ci, cf, so.q[t], so.v[t], contacts.restitution[t], mu, mu_l, so.a[t],
+        impulse_so_terms(m, ci, cf, so.q[t], so.v[t], contacts.restitution[t], mu, mu_l, so.a[t],
                          F.lam[t, :nc], d.da_dq[t], d.da_dv[t], F.dlam_dq[t, :nc],
                          F.dlam_dv[t, :nc], Lq, Lqv, work)
         return np.int64(OK)

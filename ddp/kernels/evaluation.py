@@ -21,13 +21,13 @@ from dynamics.kernels.contact import OK
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.forward_so import fdsva_so_point
 from dynamics.kernels.kinematics import forward_kinematics
-from dynamics.kernels.layout import (borrowed, call_chunk, call_linked, chunk_range, keep_alive,
+from dynamics.kernels.layout import (borrowed, call_chunk, chunk_range, keep_alive,
                                      prange_only, unpack)
 from dynamics.kernels.lie_group import integrate_expansion_point
 from dynamics.kernels.step import assemble_impact, assemble_knot, step_displacement
 
 from .costs import cost_knots, forces_of, has_frame_terms, kinematics_buffers, no_forces
-from .passes import NOT_LINKED_MESSAGE, rollout
+from .passes import call_contact_kernel, rollout
 from .records import (IMPACT, LINKED_DERIVATIVES, CostDerivatives, Costs, FDTensors, Forces,
                       KKTFactors, KnotContacts, Knots, Model, Program, Programs, SecondOrder,
                       SecondOrderMode, Step, StepDerivatives)
@@ -90,11 +90,9 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
             S0t, oRt, opt = KS[t], KR[t], Kp[t]
         impact = contacts.kind[t] == IMPACT
         if impact or contacts.size[t] > 0:
-            status = call_linked(LINKED_DERIVATIVES, (model, step, knots, derivatives,
-                                                      second_order, t, a, da_dtau, S0t, oRt,
-                                                      opt))
-            if status < 0:
-                raise RuntimeError(NOT_LINKED_MESSAGE)
+            status = call_contact_kernel(LINKED_DERIVATIVES, (model, step, knots, derivatives,
+                                                              second_order, t, a, da_dtau, S0t,
+                                                              oRt, opt))
             forces.status[t] = status
             if status != OK:  # NaN derivatives: the solver reports the knot
                 Fx[t, :, :] = np.nan

@@ -50,6 +50,17 @@ NOT_LINKED_MESSAGE = ("a knot with contacts reached a contact kernel that is not
                       "argument types (ddp.kernels.contact_knots.link) or that raised")
 
 
+@njit(forceinline=True, **_JIT)
+def call_contact_kernel(slot, args):
+    """The status that the contact kernel linked in ``slot`` returns for ``args``
+    (:func:`~dynamics.kernels.layout.call_linked`); RuntimeError if none is linked for their
+    types, or if it raised."""
+    status = call_linked(slot, args)
+    if status < 0:
+        raise RuntimeError(NOT_LINKED_MESSAGE)
+    return status
+
+
 # ---------------------------------------------------------------------------------- rollout
 @njit(**_JIT)
 def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
@@ -111,11 +122,8 @@ def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
         if keep:
             oRt, opt, S0t = KR[t], Kp[t], KS[t]
         if contacts.kind[t] == IMPACT or contacts.size[t] > 0:
-            stepped = call_linked(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0t, oRt, opt,
-                                                xs[t + 1, :nq], xs[t + 1, nq:], w))
-            if stepped < 0:
-                raise RuntimeError(NOT_LINKED_MESSAGE)
-            ok = stepped == 1
+            ok = call_contact_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0t, oRt,
+                                                   opt, xs[t + 1, :nq], xs[t + 1, nq:], w)) == 1
         else:
             kinematics_and_inertias(m, q, oRt, opt, S0t, I0)
             aba_sweeps(m, v, tau, acc, S0t, I0, U, Dinv)
@@ -152,11 +160,8 @@ def knot_steps(model, step, xs, us, next_xs, lam):
                 s += step.B[r, c] * us[t, c]
             tau[r] = s
         if contacts.kind[t] == IMPACT or contacts.size[t] > 0:
-            stepped = call_linked(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0, oR, op,
-                                                next_xs[t, :nq], next_xs[t, nq:], w))
-            if stepped < 0:
-                raise RuntimeError(NOT_LINKED_MESSAGE)
-            ok = stepped == 1
+            ok = call_contact_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0, oR, op,
+                                                   next_xs[t, :nq], next_xs[t, nq:], w)) == 1
         else:
             kinematics_and_inertias(m, q, oR, op, S0, I0)
             aba_sweeps(m, v, tau, acc, S0, I0, U, Dinv)
@@ -496,17 +501,17 @@ def _add_second_order_terms(t, model, m, step, d, so, lam, Qxx, Qux, Quu):
     Lv = np.zeros((n, n))
     Lqv = np.zeros((n, n))
     LtB = np.zeros((n, nu))  # Lt^T B
-    if contacts.kind[t] == IMPACT:  # x+ = (q, v+): mu = lam_v
+    impact = contacts.kind[t] == IMPACT
+    if impact:  # x+ = (q, v+): mu = lam_v
         for i in range(n):
             mu[i] = lam[n + i]
-        if call_linked(LINKED_SECOND_ORDER, (model, step, d, so, t, mu, Lq, Lv, Lqv, LtB)) < 0:
-            raise RuntimeError(NOT_LINKED_MESSAGE)
-        add_impact_hessian(Lq, Lqv, Qxx)
-        return
-    acceleration_weights(lam, d.Jw[t], dt, mu)
-    if contacts.size[t] > 0:
-        if call_linked(LINKED_SECOND_ORDER, (model, step, d, so, t, mu, Lq, Lv, Lqv, LtB)) < 0:
-            raise RuntimeError(NOT_LINKED_MESSAGE)
+    else:
+        acceleration_weights(lam, d.Jw[t], dt, mu)
+    if impact or contacts.size[t] > 0:
+        call_contact_kernel(LINKED_SECOND_ORDER, (model, step, d, so, t, mu, Lq, Lv, Lqv, LtB))
+        if impact:
+            add_impact_hessian(Lq, Lqv, Qxx)
+            return
     elif so.mode == SecondOrderMode.TENSORS:
         T2q, T2v, T2qv, T2t = so.tensors
         Lt = np.zeros((n, n))

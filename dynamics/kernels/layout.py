@@ -374,11 +374,6 @@ def link(slot, kernel, argtypes):
     _TABLE[2 * slot + 1] = key
 
 
-def is_linked(slot) -> bool:
-    """Whether slot ``slot`` holds a kernel in this process."""
-    return slot in _LINKED
-
-
 @intrinsic
 def call_linked(typingctx, slot, args):
     """The int64 that the kernel linked in slot ``slot`` (:func:`link`) returns for ``args`` (a
