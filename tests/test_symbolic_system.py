@@ -125,9 +125,9 @@ def test_finite_differences_of_a_user_system(system, method, tol):
 
 
 class BatchedAbaOnly(dyn.EuclideanDynamics):
-    """The same, its aba taking a batch of points in one call (as a vectorized user system
-    does): the solver's finite differences of 100 knots are one call per derivative, not some
-    12000 calls of CasADi at one point each (115 s for this test instead of a few)."""
+    """:class:`AbaOnly` with an aba that takes a batch of points in one call, as a vectorized
+    user system does: the finite differences of 100 knots are then one call per derivative,
+    not some 12000 calls of CasADi at one point each."""
 
     nq = nv = 2
     _BATCHED = ()
