@@ -592,7 +592,6 @@ def test_casadi_and_finite_differences_carry_the_contact_model(name):
             backend.rnea(q, v, np.zeros(m.nv))
 
 
-@pytest.mark.xdist_group("solver")
 def test_every_backend_solves_a_standing_problem_to_one_optimum():
     """HyQ standing on four feet, one contact set for the horizon: DDP on the analytical
     kernels (compiled), on CasADi AD and on finite differences (through the protocol) from the

@@ -214,7 +214,6 @@ def test_the_paper_validation_tree():
     np.testing.assert_allclose(q[7:], 0.3)
 
 
-@pytest.mark.xdist_group("solver")
 def test_lqr_stabilizes_and_matches_ilqr_gains():
     """Infinite-horizon LQR about an equilibrium gives a stable closed loop; time-varying LQR on
     the discrete linearization of an iLQR solution, with the problem's cost Hessians (iLQR drops
