@@ -786,6 +786,13 @@ def split(cost):
     return None, [cost]
 
 
+def force_costs(cost) -> list:
+    """The costs on contact forces (:class:`ForceCost`) in ``cost`` (a Sum's terms included)."""
+    if isinstance(cost, Sum):
+        return [f for c in cost.costs for f in force_costs(c)]
+    return [cost] if isinstance(cost, ForceCost) else []
+
+
 def bind(cost, nq, nv, nu, model=None, contacts=None):
     """A copy of the cost sized for the problem's (nq, nv, nu) on ``model`` (its RobotModel, or
     None for a vector space) and, for the force costs, bound to the knots' ``contacts`` (a

@@ -5,8 +5,9 @@ them, and its implementation through the :class:`~dynamics.protocol.Dynamics` pr
 An :class:`Evaluation` is chosen once, when the problem is built, from what its backend declares
 (``dynamics.compiled``): :class:`~ddp.compiled.CompiledEvaluation` runs each phase over all
 knots in one compiled call on the analytical kernels; :class:`ProtocolEvaluation` steps knot by
-knot through the backend's ``aba`` and differentiates phase by phase through its batched
-``fd_derivatives`` and the costs' own calls.  Both give the same numbers to rounding
+knot through the backend's ``aba`` (at an impact its ``impulse_derivatives``) and differentiates
+phase by phase through its batched ``fd_derivatives`` and the costs' own calls, each phase on the
+backend with the phase's contacts (``with_contacts``).  Both give the same numbers to rounding
 (``tests/test_evaluation.py``).
 
 The phases, each for the whole trajectory:
@@ -27,6 +28,17 @@ import numpy as np
 from .kernels import all_finite as _all_finite
 from .kernels.records import CostDerivatives, SecondOrder, StepDerivatives
 from .local_model import LocalModel
+
+
+@dataclass(frozen=True)
+class PhaseSpan:
+    """The knots ``knots`` (a slice) of one phase and the backend that steps them: the
+    problem's on the phase's contacts; ``impact``: they are impacts (``restitution``)."""
+
+    knots: slice
+    dynamics: object
+    impact: bool = False
+    restitution: float = 0.0
 
 
 @dataclass
@@ -82,7 +94,33 @@ class Evaluation:
 
 class ProtocolEvaluation(Evaluation):
     """Through the Dynamics protocol: knot by knot for the rollouts, batched by phase for the
-    derivatives (the step's through ``fd_derivatives``, the costs' through their own calls)."""
+    derivatives (the step's through ``fd_derivatives``, an impact's through
+    ``impulse_derivatives``, the costs' through their own calls).  ``spans``: a
+    :class:`PhaseSpan` per phase, whose backend is the problem's on the phase's contacts
+    (``with_contacts``, made once per contact set); ``knot_span`` (T,): each knot's span."""
+
+    def __init__(self, problem):
+        super().__init__(problem)
+        P = problem
+        on_contacts = {}
+        self.spans, t = [], 0
+        for p in P.phases:
+            backend = P.dynamics
+            if hasattr(backend, "with_contacts"):
+                key = (p.contacts, p.damping)
+                if key not in on_contacts:
+                    on_contacts[key] = backend.with_contacts(p.contacts, p.damping)
+                backend = on_contacts[key]
+            self.spans.append(PhaseSpan(slice(t, t + p.knots), backend, p.impact,
+                                        p.restitution))
+            t += p.knots
+        self.knot_span = np.repeat(np.arange(len(self.spans)), [p.knots for p in P.phases])
+
+    def _step(self, span, x, u):
+        integrator = self.problem.integrator
+        if span.impact:
+            return integrator.impact_step(x, span.dynamics, span.restitution)
+        return integrator.step(x, u, span.dynamics)
 
     def rollout(self, x0, loop, gaps):
         P = self.problem
@@ -99,7 +137,7 @@ class ProtocolEvaluation(Evaluation):
                               + loop.K[t] @ integrator.difference(loop.xs_ref[t], xs[t])
                               if feedback else 0)
             un[t] = np.clip(u, P.u_min, P.u_max)
-            xs[t + 1] = integrator.step(xs[t], un[t])
+            xs[t + 1] = self._step(self.spans[self.knot_span[t]], xs[t], un[t])
             if gaps is not None:
                 xs[t + 1] = integrator.integrate(xs[t + 1], (alpha - 1) * gaps[t + 1])
             if not np.all(np.isfinite(xs[t + 1])):
@@ -135,12 +173,22 @@ class ProtocolEvaluation(Evaluation):
 
     def derivatives(self, xs, us, local):
         P = self.problem
-        step, second_order = P.integrator.derivatives(xs[:-1], us, local.second_order)
+        integrator, mode = P.integrator, local.second_order
+        parts = []
+        for s in self.spans:
+            k = s.knots
+            parts.append(integrator.impact_derivatives(xs[k], s.dynamics, s.restitution, mode)
+                         if s.impact else
+                         integrator.derivatives(xs[k], us[k], mode, s.dynamics))
+        step, second_order = parts[0] if len(parts) == 1 else _joined(parts)
         return KnotDerivatives(*self.cost_derivatives(xs, us, local.hessians), step,
                                second_order)
 
     def steps(self, xs, us):
-        return self.problem.integrator.step(xs, us)
+        out = np.empty_like(xs)
+        for s in self.spans:
+            out[s.knots] = self._step(s, xs[s.knots], us[s.knots])
+        return out
 
     def cost(self, xs, us):
         P = self.problem
@@ -153,6 +201,18 @@ class ProtocolEvaluation(Evaluation):
         run = weighted(P.knot_costs.calc_diff(xs[:-1], us, hessians), P.cost_weights, P.impacts)
         term = P.terminal_cost.calc_diff(xs[-1:], np.zeros((1, P.nu)), hessians)
         return run, term
+
+
+def _joined(records):
+    """The records of consecutive runs of knots (tuples of (StepDerivatives, SecondOrder)) as
+    one: their arrays concatenated along the knot axis, their numbers (the mode) the first's."""
+    first = records[0]
+    if isinstance(first, np.ndarray):
+        return np.concatenate(records)
+    if isinstance(first, tuple):
+        fields = [_joined(list(f)) for f in zip(*records)]
+        return type(first)(*fields) if hasattr(first, "_fields") else tuple(fields)
+    return first
 
 
 def add_costs(derivatives: CostDerivatives, costs, xs, us, hessians, scale=1.0):

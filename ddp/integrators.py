@@ -12,9 +12,11 @@ The formula, its Jacobians ``Fx``, ``Fu`` and its second-order terms (the Hessia
 ``Fxu``, ``Fuu`` of ``lam . h`` for a co-state ``lam`` at x+, with h(dx, du) = F(x (+) dx,
 u + du) (-) F(x, u)) are written once, in :mod:`dynamics.kernels.step`; this class evaluates
 them for any backend, knot by knot through its ``aba`` and batched through its
-``fd_derivatives``.  The solver evaluates the second-order terms inside its compiled backward
-pass (:mod:`ddp.kernels.passes`); :meth:`SemiImplicitEuler.hessians` gives them for one knot
-through the same kernel.
+``fd_derivatives``.  An impact knot maps x = (q, v) to (q, v+(q, v)) through the backend's
+``impulse_derivatives`` (:meth:`SemiImplicitEuler.impact_step`,
+:meth:`SemiImplicitEuler.impact_derivatives`).  The solver evaluates the second-order terms
+inside its compiled backward pass (:mod:`ddp.kernels.passes`);
+:meth:`SemiImplicitEuler.hessians` gives them for one knot through the same kernel.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ class SemiImplicitEuler:
         the ``records`` of the call that reaches it (:func:`ddp.kernels.contact_knots.link`), once
         per process; nothing when no knot has contacts (the kernels then never compile)."""
         key = (which, os.getpid())
-        if self.has_contacts and key not in self._linked:
+        if self.has_contacts and self.dynamics.compiled and key not in self._linked:
             _contact_knots.link(which, self.kernel_model, self.record, **records)
             self._linked.add(key)
 
@@ -89,7 +91,8 @@ class SemiImplicitEuler:
         """The :class:`~ddp.kernels.records.SecondOrderMode` of DDP for a ``second_order``
         setting on this backend."""
         try:
-            return second_order_mode(second_order, self.nv, self.dynamics.compiled)
+            return second_order_mode(second_order, self.nv, self.dynamics.compiled,
+                                     self.has_contacts)
         except ValueError as e:
             raise ValueError(str(e).replace("this backend",
                                             type(self.dynamics).__name__)) from None
@@ -108,15 +111,17 @@ class SemiImplicitEuler:
         return np.concatenate([dq, x1[..., self.nq:] - x0[..., self.nq:]], axis=-1)
 
     # ------------------------------------------------------------------ step
-    def step(self, x, u):
-        """F(x, u) for one knot (nx,), (nu,) or a batch (T, nx), (T, nu).  A diverged step gives
-        a NaN state (no exception: the solver reports it)."""
+    def step(self, x, u, dynamics=None):
+        """F(x, u) for one knot (nx,), (nu,) or a batch (T, nx), (T, nu), through ``dynamics``
+        (None: the integrator's; a phase's backend on its contacts).  A diverged step gives a
+        NaN state (no exception: the solver reports it)."""
+        dynamics = self.dynamics if dynamics is None else dynamics
         x, u = np.asarray(x, dtype=float), np.asarray(u, dtype=float)
         single = x.ndim == 1
         X, U = np.atleast_2d(x), np.atleast_2d(u)
         q, v = X[:, :self.nq], np.ascontiguousarray(X[:, self.nq:])
         with np.errstate(all="ignore"):
-            a = _returned("aba", "a", self.dynamics.aba(q, v, U @ self.B.T), v.shape)
+            a = _returned("aba", "a", dynamics.aba(q, v, U @ self.B.T), v.shape)
         v1, w = np.empty_like(v), np.empty_like(v)
         step_velocities(v, a, self.dt, v1, w)
         bad = ~np.all(np.isfinite(v1), axis=-1)
@@ -126,24 +131,76 @@ class SemiImplicitEuler:
         x1[bad] = np.nan
         return x1[0] if single else x1
 
-    def derivatives(self, xs, us, mode=SecondOrderMode.NONE):
+    def impact_step(self, x, dynamics, restitution=0.0):
+        """(q, v+) of the states x (nx,) or (T, nx) at an impact on the contacts of
+        ``dynamics`` (a backend with ``impulse_derivatives``); NaN where it diverged."""
+        x = np.asarray(x, dtype=float)
+        X = np.atleast_2d(x)
+        q, v = np.ascontiguousarray(X[:, :self.nq]), np.ascontiguousarray(X[:, self.nq:])
+        with np.errstate(all="ignore"):
+            e = dynamics.impulse_derivatives(q, v, restitution, 0)
+        v1 = _returned("impulse_derivatives", "v_plus", e.v_plus, v.shape)
+        x1 = np.concatenate([q, v1], axis=-1)
+        x1[~np.all(np.isfinite(v1), axis=-1)] = np.nan
+        return x1[0] if x.ndim == 1 else x1
+
+    def impact_derivatives(self, xs, dynamics, restitution=0.0, mode=SecondOrderMode.NONE):
+        """:meth:`derivatives` of a batch of impact knots (T, nx) on the contacts of
+        ``dynamics`` (a backend with ``impulse_derivatives``): Fx = [[I, 0], [dv+/dq, dv+/dv]],
+        Fu = 0 (da_dq, da_dv hold dv+/dq, dv+/dv), and with ``mode`` TENSORS the tensors of v+
+        in (q, q) and (q, v) as d2a_dq2 and d2a_dqdv (the others zero: v+ is linear in v at
+        fixed q and has no control)."""
+        xs = np.atleast_2d(xs)
+        mode = SecondOrderMode(mode)
+        if mode == SecondOrderMode.CONTRACTED:
+            raise ValueError("mode: an impact through the Dynamics protocol gives tensors "
+                             "(TENSORS) or none")
+        T, n = xs.shape[0], self.nv
+        q, v = np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:])
+        tensors = mode == SecondOrderMode.TENSORS
+        e = dynamics.impulse_derivatives(q, v, restitution, 2 if tensors else 1)
+        dv_dq, dv_dv = (_returned("impulse_derivatives", k, getattr(e, k), (T, n, n))
+                        for k in ("dv_dq", "dv_dv"))
+        d = empty_step_derivatives(T, n, self.nu)
+        eye = np.eye(n)
+        d.Fx[:] = 0.0
+        d.Fx[:, :n, :n] = eye
+        d.Fx[:, n:, :n], d.Fx[:, n:, n:] = dv_dq, dv_dv
+        d.Fu[:], d.da_du[:] = 0.0, 0.0
+        d.da_dq[:], d.da_dv[:] = dv_dq, dv_dv
+        d.Jq[:], d.Jw[:] = eye, eye
+        empty4 = np.zeros((T, 0, 0, 0))
+        held = FDTensors(empty4, empty4, empty4, empty4)
+        if tensors:  # the rows of v+ (the impulse's follow them)
+            d2q, d2qv = (np.ascontiguousarray(np.reshape(getattr(e, k), (T, -1, n, n))[:, :n])
+                         for k in ("d2_dq2", "d2_dqdv"))
+            zero = np.zeros((T, n, n, n))
+            held = FDTensors(d2q, zero, d2qv, zero)
+        H = self.dynamics.integrate_second_order(q, np.zeros((T, n)), hessian=tensors).H
+        so = SecondOrder(int(mode), 0, 0, held, q, v, np.zeros((T, 0)), np.zeros((T, 0, 0)),
+                         np.zeros(np.shape(H)), kkt_factors(0, 0, 0, 0))
+        return d, so
+
+    def derivatives(self, xs, us, mode=SecondOrderMode.NONE, dynamics=None):
         """(:data:`~ddp.kernels.records.StepDerivatives`, :data:`~ddp.kernels.records.SecondOrder`)
-        of a batch (T, nx), (T, nu), with one batched (parallel) FD call; with ``mode`` TENSORS
-        that call also returns the full FD-SO tensors, with CONTRACTED each knot's acceleration
-        and M^-1 are kept for the contracted sweep."""
+        of a batch (T, nx), (T, nu), with one batched (parallel) FD call of ``dynamics`` (None:
+        the integrator's; a phase's backend on its contacts); with ``mode`` TENSORS that call
+        also returns the full FD-SO tensors, with CONTRACTED each knot's acceleration and M^-1
+        are kept for the contracted sweep."""
+        dynamics = self.dynamics if dynamics is None else dynamics
         xs, us = np.atleast_2d(xs), np.atleast_2d(us)
         mode = SecondOrderMode(mode)
         T, n, dt = xs.shape[0], self.nv, self.dt
         q, v = np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:])
         tau = np.ascontiguousarray(us @ self.B.T)
-        fd = self.dynamics.fd_derivatives(q, v, tau,
-                                          order=2 if mode == SecondOrderMode.TENSORS else 1)
+        fd = dynamics.fd_derivatives(q, v, tau,
+                                     order=2 if mode == SecondOrderMode.TENSORS else 1)
         a = _returned("fd_derivatives", "a", fd.a, (T, n))
         da_dq, da_dv, da_dtau = (_returned("fd_derivatives", k, getattr(fd, k), (T, n, n))
                                  for k in ("da_dq", "da_dv", "da_dtau"))
         v1, w = np.empty_like(v), np.empty_like(v)
         step_velocities(v, a, dt, v1, w)
-        e = self.dynamics.integrate_second_order(q, w, hessian=mode != SecondOrderMode.NONE)
+        e = dynamics.integrate_second_order(q, w, hessian=mode != SecondOrderMode.NONE)
         d = empty_step_derivatives(T, n, self.nu)
         d.da_dq[:], d.da_dv[:] = da_dq, da_dv
         d.Jq[:], d.Jw[:] = e.Jq, e.Jw

@@ -42,18 +42,25 @@ class LocalModel:
 GAUSS_NEWTON = LocalModel()
 
 
-def second_order_mode(setting: str, nv: int, compiled: bool) -> SecondOrderMode:
+def second_order_mode(setting: str, nv: int, compiled: bool,
+                      contacts: bool = False) -> SecondOrderMode:
     """The :class:`SecondOrderMode` of DDP for a ``second_order`` setting ("auto", "tensor" or
     "contracted") on a system of ``nv`` DoFs; ``compiled``: whether the backend is the analytical
-    one (the contracted sweep needs its kernels)."""
+    one (the contracted sweep needs its kernels); ``contacts``: whether some knot has contacts
+    or is an impact (there the analytical backend's terms are the contracted ones only)."""
     if setting not in SECOND_ORDER:
         raise ValueError(f"second_order: expected one of {', '.join(SECOND_ORDER)}; got "
                          f"{setting!r}")
     if setting == "contracted" and not compiled:
         raise ValueError("second_order: 'contracted' needs the analytical backend; this backend "
                          "gives 'tensor' (or 'auto')")
+    if setting == "tensor" and compiled and contacts:
+        raise ValueError("second_order: 'tensor' is not available on the analytical backend with "
+                         "contacts (its contact knots' terms are contracted); use 'auto' or "
+                         "'contracted', or the CasADi or finite-difference backend for tensors")
     if setting == "auto":
-        setting = "contracted" if compiled and nv > TENSOR_MAX_NV else "tensor"
+        setting = ("contracted" if compiled and (nv > TENSOR_MAX_NV or contacts)
+                   else "tensor")
     return SecondOrderMode.TENSORS if setting == "tensor" else SecondOrderMode.CONTRACTED
 
 

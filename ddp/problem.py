@@ -40,9 +40,12 @@ class ShootingProblem:
 
     ``phases``: a sequence of :class:`~ddp.phases.Phase` (contacts, impacts and running costs
     per knot; ``horizon`` may then be None: the phases' knots).  Without phases the problem is
-    one free-flight phase, or, for a :class:`~dynamics.contact_dynamics.ContactDynamics`, one
-    phase on its contacts.  Contacts need the analytical kernels (the backend's ``model``
-    and ``compiled``)."""
+    one free-flight phase, or, for a backend that holds contacts (``dynamics.contacts``: a
+    :class:`~dynamics.contact_dynamics.ContactDynamics`, or the CasADi or finite-difference
+    backend built with ``contacts=``), one phase on them.  Contacts need the analytical kernels
+    (the backend's ``model`` and ``compiled``), or a backend that steps them through the
+    protocol (``with_contacts`` and ``impulse_derivatives``: the CasADi and finite-difference
+    backends, without costs on the contact forces)."""
 
     def __init__(self, dynamics, x0, horizon: int | None, dt: float, running_cost,
                  terminal_cost, actuation=None, u_min=None, u_max=None, phases=None):
@@ -57,10 +60,13 @@ class ShootingProblem:
             phases = [Phase(int(horizon), tuple(held.contacts) if held is not None else (),
                             damping=getattr(dynamics, "damping", 0.0))]
         self.phases, self.T = check_phases(phases, horizon)
-        if any(p.contacts for p in self.phases) and not (model is not None and dynamics.compiled):
-            raise ValueError(f"phases: contacts need the analytical backend "
-                             f"(dynamics.AnalyticalDynamics or dynamics.ContactDynamics); "
-                             f"{type(dynamics).__name__} has no contact model")
+        stepped = all(hasattr(dynamics, k) for k in ("with_contacts", "impulse_derivatives"))
+        if any(p.contacts for p in self.phases) and not (
+                model is not None and (dynamics.compiled or stepped)):
+            raise ValueError(f"phases: contacts need a backend with a contact model "
+                             f"(dynamics.ContactDynamics or dynamics.AnalyticalDynamics, or the "
+                             f"CasADi or finite-difference backend); {type(dynamics).__name__} "
+                             f"has none")
         self.contacts, self.contact_sets = knot_contacts(model, self.phases, dt)
         self.integrator = SemiImplicitEuler(dynamics, dt, actuation, self.contacts)
         self.dt = self.integrator.dt
@@ -74,6 +80,13 @@ class ShootingProblem:
                 raise ValueError(f"{where}: no running cost (give the problem a running_cost or "
                                  f"the phase a cost)")
             key = (id(cost), id(contacts))
+            forces = _costs.force_costs(cost)
+            if forces and not dynamics.compiled:
+                raise ValueError(f"{where}: {type(forces[0]).__name__} on {forces[0].frame!r} "
+                                 f"needs the derivatives of the contact forces, which only the "
+                                 f"analytical backend gives (dynamics.AnalyticalDynamics or "
+                                 f"dynamics.ContactDynamics); {type(dynamics).__name__} steps "
+                                 f"the contacts without them")
             if key not in bound:
                 try:
                     bound[key] = _costs.bind(cost, self.nq, self.nv, self.nu, model, contacts)

@@ -10,11 +10,13 @@ RNEA and ABA are written once in CasADi ``SX`` (:mod:`dynamics.symbolic`) from t
 * the ``lam``-contracted form: reverse mode on ``lam . f`` (one gradient) then ``jacobian``, without
   the n^3 tensor.
 
-With ``contacts`` (a list of :class:`~dynamics.contacts.Contact3D` / ``Contact6D``, one contact
-set for every knot), ``aba`` is the KKT contact dynamics of :mod:`dynamics.contacts` written in
-SX (:func:`dynamics.symbolic.contact_dynamics`) and its derivatives the same AD of it: the AD
-baseline of :class:`~dynamics.contact_dynamics.ContactDynamics` (a problem on one contact set,
-without costs on the contact forces, which only the analytical backend exposes).
+With ``contacts`` (a list of :class:`~dynamics.contacts.Contact3D` / ``Contact6D``), ``aba`` is
+the KKT contact dynamics of :mod:`dynamics.contacts` written in SX
+(:func:`dynamics.symbolic.contact_dynamics`) and its derivatives the same AD of it: the AD
+baseline of :class:`~dynamics.contact_dynamics.ContactDynamics`.  ``impulse_derivatives`` is the
+impact map on the contacts (:func:`dynamics.symbolic.impulse_dynamics`) and its AD, and
+``with_contacts`` the same backend on another contact set: what a problem of phases steps
+through (:mod:`ddp.phases`; costs on the contact forces need the analytical backend).
 
 Functions are built once per model and kind and kept in memory.  With ``codegen=True`` each one is
 turned into C (``casadi.CodeGenerator``), compiled by the system C compiler (``cc -O3 -shared``)
@@ -45,20 +47,24 @@ from pathlib import Path
 import casadi as cs
 import numpy as np
 
+from .contact_dynamics import ImpulseDerivatives, _restitution
+from .contacts import ContactSet
 from .inputs import prepare
 from .protocol import RobotConfigurationSpace, _check_order, robot_model
 from .results import FDDerivatives, IDDerivatives
-from .contacts import ContactSet
-from .symbolic import SymbolicTree, contact_dynamics, contact_specs
+from .symbolic import SymbolicTree, contact_dynamics, contact_specs, impulse_dynamics
 
 #: kinds of function a CasadiDynamics builds, named after the quantity: the value (``rnea``,
 #: ``aba``), its first derivatives (``_fo``), first and second derivatives (``_so``) and the
-#: second derivatives contracted with a co-state lam (``_so_lam``);
+#: second derivatives contracted with a co-state lam (``_so_lam``); ``impulse``: the impact map
+#: on the contacts (output (v+, impulse), inputs q, v and the restitution r);
 #: name -> (dynamics, order, contracted)
 KINDS = {
     "rnea": ("rnea", 0, False), "aba": ("aba", 0, False),
     "rnea_fo": ("rnea", 1, False), "rnea_so": ("rnea", 2, False), "rnea_so_lam": ("rnea", 2, True),
     "aba_fo": ("aba", 1, False), "aba_so": ("aba", 2, False), "aba_so_lam": ("aba", 2, True),
+    "impulse": ("impulse", 0, False), "impulse_fo": ("impulse", 1, False),
+    "impulse_so": ("impulse", 2, False),
 }
 
 
@@ -120,12 +126,13 @@ class CasadiDynamics(RobotConfigurationSpace):
                  cflags=("-O3",), n_threads: int | None = None, cache_dir=None, contacts=None,
                  damping: float = 0.0):
         self.model = robot_model(model, "CasadiDynamics")
-        #: the contacts of the constrained dynamics (module docstring), or None
-        self.contact_set = None if contacts is None else (
+        #: the :class:`~dynamics.contacts.ContactSet` of the constrained dynamics (module
+        #: docstring), or None (no contacts: free flight)
+        self.contacts = None if not contacts else (
             contacts if isinstance(contacts, ContactSet) else ContactSet(model, contacts))
         self.damping = _nonnegative("damping", damping)
-        self._specs = (None if self.contact_set is None else
-                       (contact_specs(model, self.contact_set.contacts), self.damping))
+        self._specs = (None if self.contacts is None else
+                       (contact_specs(model, self.contacts.contacts), self.damping))
         self.nq, self.nv = model.nq, model.nv
         self.codegen = bool(codegen)
         self.limits = limits or CodegenLimits()
@@ -138,12 +145,22 @@ class CasadiDynamics(RobotConfigurationSpace):
         self._buffers: dict[tuple, tuple] = {}
 
     def __repr__(self):
-        held = "" if self.contact_set is None else f", contacts={self.contact_set!r}"
+        held = "" if self.contacts is None else f", contacts={self.contacts!r}"
         return f"CasadiDynamics({self.model!r}, codegen={self.codegen}{held})"
+
+    def with_contacts(self, contacts, damping: float = 0.0):
+        """This backend (its codegen settings) on the contacts ``contacts`` (none: free
+        flight) with ``damping``; itself when they are its own."""
+        same = (tuple(contacts) == (tuple(self.contacts.contacts) if self.contacts else ())
+                and float(damping) == self.damping)
+        if same:
+            return self
+        return CasadiDynamics(self.model, self.codegen, self.limits, self.cflags,
+                              self.n_threads, self.cache_dir, contacts, damping)
 
     # ------------------------------------------------------------------ dynamics
     def _no_inverse(self):
-        if self.contact_set is not None:
+        if self.contacts is not None:
             raise NotImplementedError("CasadiDynamics with contacts: the contact forces are not "
                                       "determined by (q, v, a) alone; no inverse dynamics")
 
@@ -178,6 +195,30 @@ class CasadiDynamics(RobotConfigurationSpace):
             outs = self._eval("aba_so_lam", b, "q", "v", "tau", "lam")
         return FDDerivatives(*b.unbatch(tuple(outs)))
 
+    def impulse_derivatives(self, q, v, restitution: float = 0.0, order: int = 1):
+        """The impact map on the contacts at one knot or a batch (v the velocity before it) as
+        an :class:`~dynamics.contact_dynamics.ImpulseDerivatives`: ``order`` 0 the values
+        v_plus and impulse, 1 their first derivatives, 2 the second-derivative tensors of
+        (v+, impulse) too (``status`` is None: a singular system gives NaN)."""
+        if self.contacts is None:
+            raise ValueError("CasadiDynamics without contacts: an impact needs contacts "
+                             "(with_contacts)")
+        if order not in (0, 1, 2):
+            raise ValueError(f"order: expected 0, 1 or 2; got {order!r}")
+        r = _restitution(restitution)
+        b = prepare(self.model, sizes={"r": (1, "1")}, q=q, v=v,
+                    r=np.full(np.shape(q)[:-1] + (1,), r))
+        outs = self._eval(("impulse", "impulse_fo", "impulse_so")[order], b, "q", "v", "r")
+        n = self.nv
+        w, rest = outs[0], outs[1:]
+        fields = [w[:, :n], w[:, n:]]
+        if order >= 1:
+            Jq, Jv = rest[0], rest[1]
+            fields += [Jq[:, :n], Jv[:, :n], Jq[:, n:], Jv[:, n:], None]
+        if order == 2:
+            fields += [rest[2], rest[3]]
+        return ImpulseDerivatives(*b.unbatch(tuple(fields)))
+
     # ------------------------------------------------------------------ functions
     def function(self, kind: str) -> cs.Function:
         """The CasADi Function of ``kind`` (one of :data:`KINDS`), built (and with codegen
@@ -194,7 +235,10 @@ class CasadiDynamics(RobotConfigurationSpace):
 
     def output_shapes(self, kind: str):
         n = self.nv
-        _, order, contracted = KINDS[kind]
+        dyn, order, contracted = KINDS[kind]
+        if dyn == "impulse":
+            w = n + self.contacts.size
+            return [(w,), (w, n), (w, n), (w, n, n), (w, n, n)][:(1, 3, 5)[order]]
         shapes = [(n,)]
         if order >= 1:
             shapes += [(n, n)] * 3
@@ -352,30 +396,42 @@ def build_function(tree: SymbolicTree, kind: str, name: str | None = None,
                    contacts=None) -> cs.Function:
     """The CasADi Function of ``kind`` (see :data:`KINDS`) for a :class:`SymbolicTree`;
     ``contacts``: (the specs of :func:`dynamics.symbolic.contact_specs`, the damping) for the
-    contact dynamics in place of ABA (their drift needs one more perturbation, evaluated at 0).
+    contact dynamics in place of ABA (their drift needs one more perturbation, evaluated at 0)
+    and for the impact map (kind ``impulse``: output (v+, impulse), derivatives in q and v).
 
     The expressions hold the perturbations ``eps``, ``delta`` (:mod:`dynamics.symbolic`); they
     are inputs of an SX function that an MX wrapper evaluates at 0.  Substituting 0 into the
     expressions instead took half of the build and shortened them by nothing (ATLAS ``aba_so``:
     10 s against 5 s, 7,982,590 instructions either way, the same values bit for bit)."""
     dyn, order, contracted = KINDS[kind]
+    impulse = dyn == "impulse"
+    if impulse and contacts is None:
+        raise ValueError("kind: the impact map needs contacts")
     n, nq = tree.model.nv, tree.model.nq
-    q, v, x = cs.SX.sym("q", nq), cs.SX.sym("v", n), cs.SX.sym("a" if dyn == "rnea" else "tau", n)
+    x_name = {"rnea": "a", "aba": "tau", "impulse": "r"}[dyn]
+    q, v, x = cs.SX.sym("q", nq), cs.SX.sym("v", n), cs.SX.sym(x_name, 1 if impulse else n)
     eps, delta = cs.SX.sym("eps", n), cs.SX.sym("delta", n)
     drift = cs.SX.sym("drift", n)
     inputs = [q, v, x]
     held = contacts is not None and dyn == "aba"
     X = tree.placements(q, eps if order == 2 else None, delta if order >= 1 else None,
                         more=(drift,) if held else ())
-    if held:
+    if impulse:
+        f = cs.vertcat(*impulse_dynamics(tree, X, v, contacts[0], x, contacts[1]))
+    elif held:
         f = contact_dynamics(tree, X, drift, v, x, contacts[0], damping=contacts[1])[0]
     else:
         f = tree.rnea(X, v, x) if dyn == "rnea" else tree.aba(X, v, x)
     outs = [f]
     if order >= 1:
-        Jq, Jv, Jx = cs.jacobian(f, delta), cs.jacobian(f, v), cs.jacobian(f, x)
-        outs += [cs.vec(Jq), cs.vec(Jv), cs.vec(Jx)]
-    if order == 2 and not contracted:
+        Jq, Jv = cs.jacobian(f, delta), cs.jacobian(f, v)
+        outs += [cs.vec(Jq), cs.vec(Jv)]
+        if not impulse:
+            Jx = cs.jacobian(f, x)
+            outs.append(cs.vec(Jx))
+    if order == 2 and impulse:  # (q, q) and (q, v); (v, v) vanishes (linear in v)
+        outs += [cs.vec(cs.jacobian(cs.vec(Jq), eps)), cs.vec(cs.jacobian(cs.vec(Jq), v))]
+    elif order == 2 and not contracted:
         outs += [cs.vec(cs.jacobian(cs.vec(Jq), eps)), cs.vec(cs.jacobian(cs.vec(Jv), v)),
                  cs.vec(cs.jacobian(cs.vec(Jq), v)), cs.vec(cs.jacobian(cs.vec(Jx), eps))]
     elif order == 2:
@@ -386,7 +442,7 @@ def build_function(tree: SymbolicTree, kind: str, name: str | None = None,
         outs += [cs.vec(cs.jacobian(g_delta, eps)), cs.vec(cs.hessian(s, v)[0]),
                  cs.vec(cs.jacobian(g_delta, v)), cs.vec(cs.jacobian(g_x, eps))]
     outs = [cs.densify(o) for o in outs]  # dense outputs: buffers hold every entry
-    in_names = ["q", "v", "a" if dyn == "rnea" else "tau", "lam"][:len(inputs)]
+    in_names = ["q", "v", x_name, "lam"][:len(inputs)]
     out_names = [f"out{i}" for i in range(len(outs))]
     name = name or f"soddp_{kind}"
     pert = [(p, nm) for p, nm, used in ((eps, "eps", order == 2), (delta, "delta", order >= 1),

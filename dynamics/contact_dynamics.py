@@ -240,7 +240,8 @@ class ContactDynamics(RobotConfigurationSpace):
     """The contact dynamics of ``model`` with the contacts ``contacts`` (a list of
     :class:`~dynamics.contacts.Contact3D` or a :class:`~dynamics.contacts.ContactSet`) as a
     Dynamics backend: ``aba`` is the constrained forward dynamics, ``fd_derivatives`` its first
-    and second derivatives; ``forces`` and ``derivatives`` give the contact forces too.
+    and second derivatives; ``forces`` and ``derivatives`` give the contact forces too, and
+    ``impulse_derivatives`` the impact map on the contacts.
     ``damping``: added to J M^-1 J^T (Crocoddyl's ``JMinvJt_damping``).  The actuation is the
     problem's (``ddp.ShootingProblem(..., actuation=B)``), as for every backend; a
     ShootingProblem runs it in its compiled passes as one phase on these contacts."""
@@ -265,6 +266,16 @@ class ContactDynamics(RobotConfigurationSpace):
 
     def derivatives(self, q, v, tau) -> ContactDerivatives:
         return constrained_derivatives(self.model, self.contacts, q, v, tau, self.damping)
+
+    def impulse_derivatives(self, q, v, restitution: float = 0.0, order: int = 1):
+        """The impact map on the contacts (v the velocity before it) as an
+        :class:`ImpulseDerivatives` (:func:`impulse_dynamics`; ``order`` 0 its values)."""
+        if order == 0:
+            v_plus, imp, status = impulse_dynamics(self.model, self.contacts, q, v, restitution,
+                                                   self.damping)
+            return ImpulseDerivatives(v_plus, imp, status=status)
+        return impulse_dynamics(self.model, self.contacts, q, v, restitution, self.damping,
+                                order)
 
     def rnea(self, q, v, a):
         raise NotImplementedError("ContactDynamics: the contact forces are not determined by "

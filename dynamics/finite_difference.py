@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import algorithms as _alg
-from .contact_dynamics import (_contact_set, _damping, constrained_derivatives,
-                               constrained_dynamics)
+from .contact_dynamics import (ImpulseDerivatives, _contact_set, _damping, _restitution,
+                               constrained_derivatives, constrained_dynamics, impulse_dynamics)
 from .inputs import prepare
 from .model import RobotModel
 from .protocol import (Dynamics, EuclideanDynamics, RobotConfigurationSpace, _check_order,
@@ -87,7 +87,7 @@ def differentiate_function(model, f, q, v, x, h: float = FD1_STEP):
     Qall = cat([cat(Qqq), np.tile(Qb, (4, 1)), cat(Qv), cat(Qv)])
     Vall = cat([np.tile(Vb, (4, 1)), cat(VV), cat(Vq), np.tile(Vb, (4, 1))])
     Xall = cat([np.tile(Xb, (4, 1)), np.tile(Xb, (4, 1)), np.tile(Xb, (4, 1)), cat(Xq)])
-    F = f(Qall, Vall, Xall).reshape(4, 4, n, n, n)  # block, signs, outer, inner, output i
+    F = f(Qall, Vall, Xall).reshape(4, 4, n, n, -1)  # block, signs, outer, inner, output i
     mix = lambda b: (F[b, 0] - F[b, 1] - F[b, 2] + F[b, 3]) / (4 * h * h)
     Hqq = np.transpose(mix(0), (2, 1, 0))       # outer k, inner j -> [i, j, k]
     Hvv = np.transpose(mix(1), (2, 1, 0))
@@ -149,10 +149,12 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
     module docstring).  Values and, for "finite-diff-2", first derivatives come from the
     analytical kernels.  Batches are evaluated knot by knot; with ``lam`` the full tensors are
     contracted over the output index.  Given a user's system on a vector space instead of a
-    RobotModel, it is :class:`SystemFiniteDifferences` of that system.  With ``contacts`` (one
-    contact set for every knot, :mod:`dynamics.contacts`), ``aba`` is the KKT contact dynamics
-    and the differences are taken of it (or, for "finite-diff-2", of its analytical first
-    derivatives); ``damping`` as for :class:`~dynamics.contact_dynamics.ContactDynamics`."""
+    RobotModel, it is :class:`SystemFiniteDifferences` of that system.  With ``contacts``
+    (:mod:`dynamics.contacts`), ``aba`` is the KKT contact dynamics and the differences are
+    taken of it (or, for "finite-diff-2", of its analytical first derivatives), and
+    ``impulse_derivatives`` of the impact map on them; ``damping`` as for
+    :class:`~dynamics.contact_dynamics.ContactDynamics`; ``with_contacts``: the same backend on
+    another contact set (:mod:`ddp.phases`)."""
 
     def __new__(cls, model, method: str = "finite-diff-2", h=None, contacts=None,
                 damping: float = 0.0):
@@ -169,11 +171,13 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
         self.model = robot_model(model, "FiniteDifferenceDynamics")
         self.nq, self.nv = model.nq, model.nv
         self._aba, self._fd_first = _alg.aba, _alg.fd_derivatives
-        #: the contacts of the constrained dynamics (class docstring), or None
-        self.contact_set = None
-        if contacts is not None:
-            held, d = _contact_set(model, contacts), _damping(damping)
-            self.contact_set = held
+        #: the :class:`~dynamics.contacts.ContactSet` of the constrained dynamics (class
+        #: docstring), or None (no contacts: free flight)
+        self.contacts = None
+        self.damping = _damping(damping)
+        if contacts:
+            held, d = _contact_set(model, contacts), self.damping
+            self.contacts = held
             self._aba = lambda m, q, v, tau: constrained_dynamics(m, held, q, v, tau, d)[0]
 
             def first(m, q, v, tau):
@@ -183,15 +187,24 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
             self._fd_first = first
 
     def __repr__(self):
-        held = "" if self.contact_set is None else f", contacts={self.contact_set!r}"
+        held = "" if self.contacts is None else f", contacts={self.contacts!r}"
         return (f"FiniteDifferenceDynamics({self.model!r}, method={self.method!r}, "
                 f"h={self.h:g}{held})")
+
+    def with_contacts(self, contacts, damping: float = 0.0):
+        """This backend (its method and step) on the contacts ``contacts`` (none: free flight)
+        with ``damping``; itself when they are its own."""
+        same = (tuple(contacts) == (tuple(self.contacts.contacts) if self.contacts else ())
+                and float(damping) == self.damping)
+        if same:
+            return self
+        return FiniteDifferenceDynamics(self.model, self.method, self.h, contacts, damping)
 
     def aba(self, q, v, tau):
         return self._aba(self.model, q, v, tau)
 
     def _no_inverse(self):
-        if self.contact_set is not None:
+        if self.contacts is not None:
             raise NotImplementedError("FiniteDifferenceDynamics with contacts: the contact "
                                       "forces are not determined by (q, v, a) alone; no "
                                       "inverse dynamics")
@@ -228,6 +241,50 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
             res.append(d)
         return _stack(FDDerivatives, res, b)
 
+    def impulse_derivatives(self, q, v, restitution: float = 0.0, order: int = 1):
+        """The impact map on the contacts at one knot or a batch (v the velocity before it) as
+        an :class:`~dynamics.contact_dynamics.ImpulseDerivatives`: ``order`` 0 the values (of
+        the analytical kernels), 1 the first derivatives (analytical for "finite-diff-2",
+        central differences of the values for "finite-diff-1"), 2 the second-derivative
+        tensors of (v+, impulse) by the method's differences too."""
+        if self.contacts is None:
+            raise ValueError("FiniteDifferenceDynamics without contacts: an impact needs "
+                             "contacts (with_contacts)")
+        if order not in (0, 1, 2):
+            raise ValueError(f"order: expected 0, 1 or 2; got {order!r}")
+        r, held, d = _restitution(restitution), self.contacts, self.damping
+        b = prepare(self.model, q=q, v=v)
+        v_plus, imp, status = impulse_dynamics(self.model, held, b["q"], b["v"], r, d)
+        if order == 0:
+            return ImpulseDerivatives(*b.unbatch((v_plus, imp)), status=b.unbatch(status))
+        n = self.nv
+
+        def first(m, Q, V, X):  # (w, dw_dq, dw_dv, dw_dx) of w = (v+, impulse); x unused
+            e = impulse_dynamics(m, held, Q, V, r, d, order=1)
+            dx = np.zeros(np.shape(e.dv_dq)[:-2] + (n + held.size, n))
+            return (np.concatenate([e.v_plus, e.impulse], axis=-1),
+                    np.concatenate([e.dv_dq, e.dimpulse_dq], axis=-2),
+                    np.concatenate([e.dv_dv, e.dimpulse_dv], axis=-2), dx)
+
+        def value(m, Q, V, X):
+            return np.concatenate(impulse_dynamics(m, held, Q, V, r, d)[:2], axis=-1)
+
+        fields = []
+        for t in range(b.T):
+            qt, vt, x = b["q"][t], b["v"][t], np.zeros(n)
+            if order == 1 and self.method == "finite-diff-2":
+                w = first(self.model, qt, vt, x)
+            elif order == 1:
+                w = _central_first(self.model, value, qt, vt, x, self.h)
+            else:
+                w = _second_derivatives(self.model, qt, vt, x, self.method, self.h,
+                                        lambda m, Q, V, X: FDDerivatives(*first(m, Q, V, X)),
+                                        value, lambda *w: w)
+            fields.append((w[1][:n], w[2][:n], w[1][n:], w[2][n:]) + (
+                (w[4], w[6]) if order == 2 else ()))
+        out = [np.stack(k) for k in zip(*fields)]
+        return ImpulseDerivatives(*b.unbatch((v_plus, imp, *out[:4], status, *out[4:])))
+
     def _first_order(self, fn, q, v, x):
         if self.method == "finite-diff-2":
             return fn(self.model, q, v, x)
@@ -248,7 +305,7 @@ def _central_first(model, f, q, v, x, h):
     Q = np.concatenate([model.integrate(Qn, I), model.integrate(Qn, -I), np.tile(q, (4 * n, 1))])
     V = np.concatenate([np.tile(v, (2 * n, 1)), v + I, v - I, np.tile(v, (2 * n, 1))])
     X = np.concatenate([np.tile(x, (4 * n, 1)), x + I, x - I])
-    F = f(model, Q, V, X).reshape(6, n, n)
+    F = f(model, Q, V, X).reshape(6, n, -1)
     d = lambda p, m: ((F[p] - F[m]) / (2 * h)).T
     return f(model, q, v, x), d(0, 1), d(2, 3), d(4, 5)
 

@@ -37,11 +37,12 @@ class Batch:
         return self.arrays[name]
 
     def unbatch(self, x):
-        """Drop the knot axis of a result (or of every array in a tuple) for single-point input."""
+        """Drop the knot axis of a result (or of every array in a tuple, None kept) for
+        single-point input."""
         if not self.single:
             return x
         if isinstance(x, tuple):
-            return tuple([y[0] for y in x])
+            return tuple([None if y is None else y[0] for y in x])
         return x[0]
 
 

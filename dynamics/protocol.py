@@ -33,8 +33,14 @@ Besides its methods a backend declares what a solver may rely on:
 * ``check_configuration(q, name)``: q (nq,) or (T, nq) as floats, or ValueError naming ``name``
   (finite values; on a robot, unit quaternions and unit complex numbers);
 * optionally ``contacts``: the :class:`~dynamics.contacts.ContactSet` that the dynamics holds
-  fixed (:class:`~dynamics.contact_dynamics.ContactDynamics`; None or absent: none), with its
-  ``damping``;
+  fixed (:class:`~dynamics.contact_dynamics.ContactDynamics`, or the CasADi and finite-difference
+  backends built with ``contacts=``; None or absent: none), with its ``damping``;
+* optionally, for problems of phases through this protocol (:mod:`ddp.phases`; the CasADi and
+  finite-difference backends): ``with_contacts(contacts, damping)``, the same backend on another
+  contact set (none: free flight), and ``impulse_derivatives(q, v, restitution, order)``, the
+  impact map on its contacts as a :class:`~dynamics.contact_dynamics.ImpulseDerivatives`
+  (``order`` 0: v+ and the impulse; 1: their first derivatives; 2: the second-derivative
+  tensors of (v+, impulse) in (q, q) and (q, v));
 * optionally ``rollout_function(T, dt, B, u_min, u_max)``: a compiled closed-loop rollout of a
   system on a vector space (:meth:`~dynamics.symbolic_system.SymbolicSystem.rollout_function`;
   None or absent: the solver steps knot by knot through ``aba``).

@@ -370,15 +370,16 @@ def contact_dynamics(tree, X, d, v, tau, contacts, damping=0.0):
     return a_free + cs.mtimes(Y, lam), lam
 
 
-def impulse_dynamics(tree, X, v, contacts, restitution=0.0):
+def impulse_dynamics(tree, X, v, contacts, restitution=0.0, damping=0.0):
     """(v+, imp): the impact map of :mod:`dynamics.contacts` in SX for the placements X and the
     velocity v before the impact; ``contacts``: the specs of :func:`contact_specs` (gains
-    unused)."""
+    unused); ``damping`` is added to J M^-1 J^T; ``restitution`` a number or an SX scalar."""
     n = tree.model.nv
     a_sym = cs.SX.sym("a_imp", n)
     M = cs.jacobian(tree.rnea(X, cs.SX.zeros(n, 1), a_sym), a_sym)
     J = cs.vertcat(*[cs.jacobian(contact_velocity(tree, X, None, v, joint, fR, fp, s)[1], v)
                      for joint, fR, fp, *_, s in contacts])
     Y = spd_solve(M, J.T)
-    imp = spd_solve(cs.mtimes(J, Y), -(1 + restitution) * cs.mtimes(J, v))
+    imp = spd_solve(cs.mtimes(J, Y) + damping * cs.SX.eye(J.shape[0]),
+                    -(1 + restitution) * cs.mtimes(J, v))
     return v + cs.mtimes(Y, imp), imp

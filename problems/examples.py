@@ -235,8 +235,8 @@ def _gait(gait, backend, **options):
     """The HyQ ``gait`` problem of :mod:`problems.gaits` (Talos's walk for "biped"),
     Crocoddyl's parameters for the options left None."""
     if backend != "analytical":
-        raise ValueError(f"backend: the gaits need contacts, which the analytical backend has "
-                         f"(got {backend!r})")
+        raise ValueError(f"backend: the gaits' friction cones act on the contact forces, whose "
+                         f"derivatives only the analytical backend gives (got {backend!r})")
     given = {k: v for k, v in options.items() if v is not None}
     return _talos_walk(**given) if gait == "biped" else hyq_gait(gait, **given)
 
@@ -282,7 +282,8 @@ PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot"
             "hyq-jump": hyq_jump, "talos-walk": talos_walk}
 
 
-#: the problems with contacts, which only the analytical backend has
+#: the problems with contacts: their friction and wrench cones act on the contact forces, whose
+#: derivatives only the analytical backend gives
 CONTACT_PROBLEMS = ("hyq-walk", "hyq-trot", "hyq-jump", "talos-walk")
 
 

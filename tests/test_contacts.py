@@ -11,7 +11,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-import ddp
 import dynamics as dyn
 from dynamics import robots
 from dynamics.contact_dynamics import (constrained_derivatives, constrained_dynamics,
@@ -566,7 +565,10 @@ def test_casadi_and_finite_differences_carry_the_contact_model(name):
     """CasadiDynamics(contacts=) and FiniteDifferenceDynamics(contacts=) hold the same contacts
     as ContactDynamics: CasADi's AD of the KKT system in SX gives its values, first and
     contracted second derivatives of a to 1e-10, finite-diff-2 (central differences of the
-    analytical first derivatives) to 1e-5; neither has inverse dynamics."""
+    analytical first derivatives) to 1e-5; the same for the impact map on the contacts
+    (``impulse_derivatives``: v+, the impulse and their tensors, with a restitution and a
+    damping; finite-diff-1, differences of the values, to 1e-4); neither has inverse dynamics; ``with_contacts`` is the same backend on other
+    contacts (itself on its own)."""
     if name == "hyq-points":
         m, frames = _case("hyq-4")
         feet = [Contact3D(f, reference=(0.1, 0.0, 0.0), gains=(2.0, 1.0)) for f in frames]
@@ -590,31 +592,22 @@ def test_casadi_and_finite_differences_carry_the_contact_model(name):
             assert err < tol, (name, type(backend).__name__, k, err)
         with pytest.raises(NotImplementedError, match="with contacts.*no inverse dynamics"):
             backend.rnea(q, v, np.zeros(m.nv))
+    jump = exact.impulse_derivatives(q, v, 0.3, order=2)
+    fd1 = dyn.FiniteDifferenceDynamics(m, "finite-diff-1", contacts=feet, damping=1e-9)
+    for backend, tol in ((ad, 1e-10), (fd, 1e-5), (fd1, 1e-4)):
+        got = backend.impulse_derivatives(q, v, 0.3, order=2)
+        for k in ("v_plus", "impulse", "dv_dq", "dv_dv", "dimpulse_dq", "dimpulse_dv", "d2_dq2",
+                  "d2_dqdv"):
+            err = rel_err(getattr(got, k), getattr(jump, k))
+            assert err < tol, (name, type(backend).__name__, k, err)
+        assert rel_err(backend.impulse_derivatives(q, v, 0.3, order=0).v_plus,
+                       jump.v_plus) < 1e-12
+        if backend is fd1:
+            continue
+        assert backend.with_contacts(feet, 1e-9) is backend
+        other = backend.with_contacts(feet[:1])
+        assert type(other) is type(backend) and list(other.contacts.contacts) == feet[:1]
+        assert backend.with_contacts([]).contacts is None
+        with pytest.raises(ValueError, match="restitution: expected a number in"):
+            backend.impulse_derivatives(q, v, 1.5)
 
-
-def test_every_backend_solves_a_standing_problem_to_one_optimum():
-    """HyQ standing on four feet, one contact set for the horizon: DDP on the analytical
-    kernels (compiled), on CasADi AD and on finite differences (through the protocol) from the
-    same controls reach the same optimum; iLQR too."""
-    m, frames = _case("hyq-4")
-    feet = [Contact3D(f, gains=(0.0, 20.0)) for f in frames]
-    from problems.gaits import HYQ_STANDING
-
-    x0 = np.concatenate([HYQ_STANDING, np.zeros(m.nv)])
-    x0[m.nq:] = np.random.default_rng(3).normal(scale=0.2, size=m.nv)
-    B = np.eye(m.nv)[:, 6:]
-    cost = ddp.Sum([ddp.StateRegularization(m, np.concatenate([HYQ_STANDING, np.zeros(m.nv)]),
-                                            1.0), ddp.ControlRegularization(12, 1e-3)])
-    problem = lambda backend: ddp.ShootingProblem(backend, x0, 10, 0.02, cost, cost, actuation=B)
-    P = problem(dyn.ContactDynamics(m, feet))
-    us = P.quasi_static()
-    costs = {}
-    for label, backend in (("analytical", None), ("casadi", dyn.CasadiDynamics(m, contacts=feet)),
-                           ("fd", dyn.FiniteDifferenceDynamics(m, contacts=feet))):
-        Pb = P if backend is None else problem(backend)
-        for method in ("ddp", "ilqr"):
-            sol = ddp.solve(Pb, us=us, method=method, max_iter=100)
-            assert sol.status == "converged", (label, method, sol.status)
-            costs[label, method] = sol.cost
-    ref = costs["analytical", "ddp"]
-    assert all(abs(c - ref) < 1e-7 * ref for c in costs.values()), costs

@@ -4,7 +4,8 @@ run by the compiled passes.
 The step of a contact knot and of an impact is checked by its second-order Taylor model (an
 O(eps^3) remainder, with DDP's contracted terms including the forces' cost curvature), a
 zero-contact phase is today's free-flight problem bit for bit, and a standing HyQ solves to
-the same optimum by DDP and iLQR."""
+the same optimum by DDP and iLQR.  The CasADi and finite-difference backends step the same
+phases through the Dynamics protocol, with the same second-order terms at every kind of knot."""
 
 import numpy as np
 import pinocchio as pin
@@ -12,7 +13,7 @@ import pytest
 
 import ddp
 import dynamics as dyn
-from ddp.kernels.records import kkt_factors
+from ddp.kernels.records import SecondOrderMode, kkt_factors
 from ddp.local_model import exact_model
 from dynamics import robots
 from helpers import rel_err
@@ -126,7 +127,8 @@ def test_standing_hyq_solves_to_one_optimum_by_ddp_and_ilqr():
 
 def test_a_singular_contact_set_is_a_diverged_status_naming_the_knot():
     """Two contacts on one foot (a heel beside the foot): J has dependent rows and, without
-    damping, J M^-1 J^T is singular at every knot of the phase."""
+    damping, J M^-1 J^T is singular at every knot of the phase; the same status when the
+    finite-difference backend steps the phase, or an impact on them, through the protocol."""
     m, x0 = standing_hyq()
     pm = m.pin_model
     foot = pm.frames[pm.getFrameId("lf_foot")]
@@ -145,6 +147,14 @@ def test_a_singular_contact_set_is_a_diverged_status_naming_the_knot():
                                  phases=[ddp.Phase(3), ddp.Phase(4, ["lf_foot", "lf_heel"],
                                                                  damping=1e-6)])
     assert ddp.solve(damped, max_iter=3).status != "diverged"
+    fd = dyn.FiniteDifferenceDynamics(m)
+    for phases, kind in (([ddp.Phase(3), ddp.Phase(4, ["lf_foot", "lf_heel"])], "contacts"),
+                         ([ddp.Phase(3), ddp.Phase(1, ["lf_foot", "lf_heel"], impact=True),
+                           ddp.Phase(3, ["lf_foot"])], "impact")):
+        sol = ddp.solve(ddp.ShootingProblem(fd, x0, None, 0.02, run, term,
+                                            actuation=np.eye(m.nv)[:, 6:], phases=phases),
+                        max_iter=5)
+        assert sol.status == "diverged" and f"knot 3 ({kind}: lf_foot, lf_heel)" in sol.message
 
 
 def test_bad_phases_are_named():
@@ -168,8 +178,79 @@ def test_bad_phases_are_named():
         ddp.Phase(3, cost=[run, run])
     with pytest.raises(ValueError, match="restitution: expected a number in"):
         ddp.Phase(1, ["lf_foot"], impact=True, restitution=2.0)
-    with pytest.raises(ValueError, match="CasadiDynamics has no contact model"):
-        problem([ddp.Phase(2, ["lf_foot"])], dynamics=dyn.CasadiDynamics(m))
+
+    class NoContactModel(dyn.AnalyticalDynamics):
+        compiled = False  # a robot's backend stepped through the protocol, without contacts
+
+    with pytest.raises(ValueError, match="NoContactModel has none"):
+        problem([ddp.Phase(2, ["lf_foot"])], dynamics=NoContactModel(m))
+    push = ddp.ContactForce(m, "lf_foot", [0.0, 0.0, 100.0], 1e-2)
+    with pytest.raises(ValueError, match=r"phases\[0\].cost: ContactForce on 'lf_foot' needs the "
+                                         r"derivatives of the contact forces.*CasadiDynamics"):
+        problem([ddp.Phase(2, ["lf_foot"], cost=ddp.Sum([run, push]))],
+                dynamics=dyn.CasadiDynamics(m))
+    with pytest.raises(ValueError, match="second_order: 'tensor' is not available on the "
+                                         "analytical backend with contacts"):
+        ddp.solve(problem([ddp.Phase(2, ["lf_foot"])]), second_order="tensor", max_iter=1)
+
+
+def test_every_backend_steps_a_gait_with_the_same_second_order_terms():
+    """HyQ on four feet, then three (damped), an impact with restitution, four again: the
+    CasADi and finite-difference backends step each phase through the protocol (the contact
+    dynamics of ``with_contacts``, the impact map of ``impulse_derivatives``) and give the
+    compiled analytical passes' Fx, Fu and DDP's second-order terms (Fxx, Fxu, Fuu of a random
+    co-state) at every knot, CasADi's AD tensors to 1e-11, finite-diff-2's to 1e-7; from the
+    same controls DDP reaches one optimum on the three (iLQR too).  A backend built on contacts
+    without phases is one phase on them, stepped by that backend itself."""
+    m, x0 = standing_hyq()
+    rng = np.random.default_rng(5)
+    x0[m.nq:] = rng.normal(scale=0.2, size=m.nv)
+    run, term = _costs(m, standing_hyq()[1])
+    feet = [dyn.Contact3D(f, gains=(0.0, 20.0)) for f in FEET]
+    phases = [ddp.Phase(3, feet), ddp.Phase(3, feet[:3], damping=1e-6),
+              ddp.Phase(1, feet, impact=True, restitution=0.2), ddp.Phase(3, feet)]
+    B = np.eye(m.nv)[:, 6:]
+
+    def problem(backend, phases=phases):
+        return ddp.ShootingProblem(backend, x0, None if phases else 10, 0.02, run, term,
+                                   actuation=B, phases=phases)
+
+    exact = problem(dyn.AnalyticalDynamics(m))
+    us = exact.quasi_static() + rng.normal(scale=2.0, size=(exact.T, 12))
+    xs = exact.rollout(us)
+    lam = rng.normal(size=(exact.T, 2 * m.nv))
+
+    def terms(P, mode):
+        d = P.calc_diff(xs, us, exact_model("ddp", "exact", mode))
+        return d, [P.integrator.hessians(xs[t], us[t], lam[t], d.step, d.second_order, t)
+                   for t in range(P.T)]
+
+    d0, want = terms(exact, SecondOrderMode.CONTRACTED)
+    backends = {"casadi": dyn.CasadiDynamics(m), "fd": dyn.FiniteDifferenceDynamics(m)}
+    for label, tol in (("casadi", 1e-11), ("fd", 1e-7)):
+        P = problem(backends[label])
+        assert rel_err(P.rollout(us), xs) < 1e-12
+        d, got = terms(P, SecondOrderMode.TENSORS)
+        assert rel_err(d.step.Fx, d0.step.Fx) < 1e-12 and rel_err(d.step.Fu, d0.step.Fu) < 1e-12
+        for t in range(P.T):
+            for name, a, b in zip(("Fxx", "Fxu", "Fuu"), got[t], want[t]):
+                scale = max(np.abs(b).max(), np.abs(want[t][0]).max())
+                assert np.abs(a - b).max() < tol * scale, (label, t, name)
+    sols = {}
+    for label, backend in (("analytical", None), *backends.items()):
+        P = exact if backend is None else problem(backend)
+        for method in ("ddp", "ilqr"):
+            sols[label, method] = ddp.solve(P, us=us, method=method, max_iter=50)
+            assert sols[label, method].status == "converged", (label, method)
+    ref = sols["analytical", "ddp"]
+    assert all(abs(s.cost - ref.cost) < 1e-9 * ref.cost for s in sols.values())
+    assert all(sols[k, "ddp"].iterations == ref.iterations for k in backends)
+    held = dyn.FiniteDifferenceDynamics(m, contacts=feet)
+    P = problem(held, phases=None)
+    assert P.phases[0].contacts == tuple(feet) and P.evaluation.spans[0].dynamics is held
+    stand = ddp.solve(P, us=us[:10], max_iter=50)
+    same = ddp.solve(problem(dyn.ContactDynamics(m, feet), phases=None), us=us[:10], max_iter=50)
+    assert abs(stand.cost - same.cost) < 1e-9 * same.cost
 
 
 def _force_cost_case(name):

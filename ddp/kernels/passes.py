@@ -11,7 +11,8 @@ Second-order dynamics terms (DDP), contracted with the co-state lam = V'_x (tang
 ``mu = lam_v + dt J_w^T lam_q`` weights the FD-SO terms (Lq, Lv, Lqv, Lt: ``sum_i mu_i`` of
 d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq) and, on Lie-group joints, ``lam_q`` weights the Hessian of
 ``(q (+) dq) (+) (w + dw)``.  :class:`~.records.SecondOrderMode` says where the FD-SO terms come
-from: NONE (iLQR), TENSORS (full tensors of every knot, any backend, contracted here),
+from: NONE (iLQR), TENSORS (full tensors of every knot, any backend through the Dynamics
+protocol, contracted here; at an impact those of v+),
 CONTRACTED (the contracted IDSVA-SO sweep called at each knot, chained through the knot's
 first-order FDSVA from the derivative phase: the analytical backend; O(n d) pairs of DoFs and a
 few n^3 products per knot).
@@ -488,10 +489,12 @@ def _form_q(t, d, run, dt, lie_offsets, lie_sizes, Vx, Vxx, structured, assemble
 @njit(**_JIT)
 def _add_second_order_terms(t, model, m, step, d, so, lam, Qxx, Qux, Quu):
     """Add the exact second-order dynamics terms of knot t contracted with lam (module
-    docstring) to Qxx, Qux, Quu (``m``: the unpacked ``model``).  ``so.mode`` CONTRACTED reads
-    the knot's q, v, acceleration and da_dtau = M^-1 (``so``) with the first-order da_dq, da_dv
-    of the derivative phase; at a knot with contacts or an impact, the contact dynamics' or
-    impact map's terms (:func:`~.contact_knots.contact_second_order`, linked)."""
+    docstring) to Qxx, Qux, Quu (``m``: the unpacked ``model``).  ``so.mode`` TENSORS contracts
+    the knot's tensors, whatever its dynamics (at an impact: those of v+ in (q, q) and (q, v)).
+    CONTRACTED reads the knot's q, v, acceleration and da_dtau = M^-1 (``so``) with the
+    first-order da_dq, da_dv of the derivative phase; at a knot with contacts or an impact, the
+    contact dynamics' or impact map's terms (:func:`~.contact_knots.contact_second_order`,
+    linked)."""
     dt, B, lie_offsets, lie_sizes = step.dt, step.B, step.lie_offsets, step.lie_sizes
     contacts = step.contacts
     n = d.da_dq.shape[1]
@@ -507,12 +510,7 @@ def _add_second_order_terms(t, model, m, step, d, so, lam, Qxx, Qux, Quu):
             mu[i] = lam[n + i]
     else:
         acceleration_weights(lam, d.Jw[t], dt, mu)
-    if impact or contacts.size[t] > 0:
-        call_contact_kernel(LINKED_SECOND_ORDER, (model, step, d, so, t, mu, Lq, Lv, Lqv, LtB))
-        if impact:
-            add_impact_hessian(Lq, Lqv, Qxx)
-            return
-    elif so.mode == SecondOrderMode.TENSORS:
+    if so.mode == SecondOrderMode.TENSORS:
         T2q, T2v, T2qv, T2t = so.tensors
         Lt = np.zeros((n, n))
         for i in range(n):
@@ -524,11 +522,16 @@ def _add_second_order_terms(t, model, m, step, d, so, lam, Qxx, Qux, Quu):
                     Lqv[j, k] += c * T2qv[t, i, j, k]
                     Lt[j, k] += c * T2t[t, i, j, k]
         gemm_tn(Lt, B, LtB, 1.0, 0.0)
+    elif impact or contacts.size[t] > 0:
+        call_contact_kernel(LINKED_SECOND_ORDER, (model, step, d, so, t, mu, Lq, Lv, Lqv, LtB))
     else:  # Lt = -M^-1 G, so Lt^T B = -G^T (M^-1 B)
         G = np.empty((n, n))
         fdsva_so_lam_terms(m, so.q[t], so.v[t], so.a[t], d.da_dq[t], d.da_dv[t], so.da_dtau[t],
                            mu, Lq, Lv, Lqv, G)
         gemm_tn(G, d.da_du[t], LtB, -1.0, 0.0)
+    if impact:
+        add_impact_hessian(Lq, Lqv, Qxx)
+        return
     add_step_hessian(dt, lam, Lq, Lv, Lqv, LtB, d.da_dq[t], d.da_dv[t], d.da_du[t], lie_offsets,
                      lie_sizes, so.lie_H[t], Qxx, Qux, Quu)
 

@@ -64,11 +64,12 @@ class SecondOrderMode(IntEnum):
 
     #: none: iLQR, or a Gauss-Newton iteration of DDP
     NONE = 0
-    #: the full FD-SO tensors of every knot, from the batched derivative call, contracted in
-    #: the backward pass (any backend; O(n^4) per knot)
+    #: the full FD-SO tensors of every knot (at an impact those of v+), from the batched
+    #: derivative call, contracted in the backward pass (any backend on free-flight knots; with
+    #: contacts, the backends stepped through the Dynamics protocol; O(n^4) per knot)
     TENSORS = 1
-    #: the lam-contracted FDSVA-SO sweep at each knot inside the backward pass (the analytical
-    #: backend; O(n^3) per knot)
+    #: the lam-contracted FDSVA-SO sweep at each knot inside the backward pass, and the linked
+    #: contact kernels at the knots with contacts (the analytical backend; O(n^3) per knot)
     CONTRACTED = 2
 
 
