@@ -176,6 +176,7 @@ class SemiImplicitEuler:
                          for k in ("d2_dq2", "d2_dqdv"))
             zero = np.zeros((T, n, n, n))
             held = FDTensors(d2q, zero, d2qv, zero)
+        # no displacement at an impact: lie_H unused, zero, shaped as the steps' (to join them)
         H = self.dynamics.integrate_second_order(q, np.zeros((T, n)), hessian=tensors).H
         so = SecondOrder(int(mode), 0, 0, held, q, v, np.zeros((T, 0)), np.zeros((T, 0, 0)),
                          np.zeros(np.shape(H)), kkt_factors(0, 0, 0, 0))

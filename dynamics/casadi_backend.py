@@ -47,7 +47,7 @@ from pathlib import Path
 import casadi as cs
 import numpy as np
 
-from .contact_dynamics import ImpulseDerivatives, _restitution
+from .contact_dynamics import ImpulseDerivatives, _restitution, holds
 from .contacts import ContactSet
 from .inputs import prepare
 from .protocol import RobotConfigurationSpace, _check_order, robot_model
@@ -151,9 +151,7 @@ class CasadiDynamics(RobotConfigurationSpace):
     def with_contacts(self, contacts, damping: float = 0.0):
         """This backend (its codegen settings) on the contacts ``contacts`` (none: free
         flight) with ``damping``; itself when they are its own."""
-        same = (tuple(contacts) == (tuple(self.contacts.contacts) if self.contacts else ())
-                and float(damping) == self.damping)
-        if same:
+        if holds(self, contacts, damping):
             return self
         return CasadiDynamics(self.model, self.codegen, self.limits, self.cflags,
                               self.n_threads, self.cache_dir, contacts, damping)

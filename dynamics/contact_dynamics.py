@@ -175,6 +175,14 @@ class ImpulseDerivatives:
     d2_dqdv: np.ndarray = None
 
 
+def holds(backend, contacts, damping) -> bool:
+    """Whether ``backend`` (with ``contacts``: a ContactSet or None, and ``damping``) holds
+    exactly the contacts ``contacts`` (a sequence; empty: none) with ``damping``: a backend's
+    ``with_contacts`` returns itself then."""
+    held = tuple(backend.contacts.contacts) if backend.contacts is not None else ()
+    return tuple(contacts) == held and float(damping) == backend.damping
+
+
 def _restitution(r):
     x = float(r)
     if not (np.isfinite(x) and 0.0 <= x <= 1.0):

@@ -25,7 +25,8 @@ import numpy as np
 
 from . import algorithms as _alg
 from .contact_dynamics import (ImpulseDerivatives, _contact_set, _damping, _restitution,
-                               constrained_derivatives, constrained_dynamics, impulse_dynamics)
+                               constrained_derivatives, constrained_dynamics, holds,
+                               impulse_dynamics)
 from .inputs import prepare
 from .model import RobotModel
 from .protocol import (Dynamics, EuclideanDynamics, RobotConfigurationSpace, _check_order,
@@ -194,9 +195,7 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
     def with_contacts(self, contacts, damping: float = 0.0):
         """This backend (its method and step) on the contacts ``contacts`` (none: free flight)
         with ``damping``; itself when they are its own."""
-        same = (tuple(contacts) == (tuple(self.contacts.contacts) if self.contacts else ())
-                and float(damping) == self.damping)
-        if same:
+        if holds(self, contacts, damping):
             return self
         return FiniteDifferenceDynamics(self.model, self.method, self.h, contacts, damping)
 
@@ -253,6 +252,8 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
         if order not in (0, 1, 2):
             raise ValueError(f"order: expected 0, 1 or 2; got {order!r}")
         r, held, d = _restitution(restitution), self.contacts, self.damping
+        if order == 1 and self.method == "finite-diff-2":
+            return impulse_dynamics(self.model, held, q, v, r, d, order=1)
         b = prepare(self.model, q=q, v=v)
         v_plus, imp, status = impulse_dynamics(self.model, held, b["q"], b["v"], r, d)
         if order == 0:
@@ -272,9 +273,7 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
         fields = []
         for t in range(b.T):
             qt, vt, x = b["q"][t], b["v"][t], np.zeros(n)
-            if order == 1 and self.method == "finite-diff-2":
-                w = first(self.model, qt, vt, x)
-            elif order == 1:
+            if order == 1:
                 w = _central_first(self.model, value, qt, vt, x, self.h)
             else:
                 w = _second_derivatives(self.model, qt, vt, x, self.method, self.h,
