@@ -27,8 +27,10 @@ class SolverSettings:
             tensors of all knots in the batched derivative call, contracted in the backward
             pass), "contracted" (the analytical backend's lam-contracted FDSVA-SO at each knot,
             inside the compiled backward pass: O(n^3) per knot instead of O(n^4)) or "auto"
-            (tensor up to nv = 4, ``ddp.local_model.TENSOR_MAX_NV``, contracted above; tensor for
-            every other backend).
+            (tensor up to nv = 4, ``ddp.local_model.TENSOR_MAX_NV``, contracted above or when
+            some knot has contacts; tensor for every other backend).  With contacts the
+            analytical backend gives only "contracted" (and "auto"); the CasADi and
+            finite-difference backends give "tensor" at every knot, impacts included.
 
     Shooting and globalization:
         shooting: "single" (the states are the rollout of the controls) or "multiple" (the
