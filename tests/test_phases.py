@@ -200,8 +200,9 @@ def test_every_backend_steps_a_gait_with_the_same_second_order_terms():
     dynamics of ``with_contacts``, the impact map of ``impulse_derivatives``) and give the
     compiled analytical passes' Fx, Fu and DDP's second-order terms (Fxx, Fxu, Fuu of a random
     co-state) at every knot, CasADi's AD tensors to 1e-11, finite-diff-2's to 1e-7; from the
-    same controls DDP reaches one optimum on the three (iLQR too).  A backend built on contacts
-    without phases is one phase on them, stepped by that backend itself."""
+    same controls DDP reaches one optimum on the three (iLQR too), and multiple shooting with
+    bounded controls one optimum on the analytical and finite-difference backends.  A backend
+    built on contacts without phases is one phase on them, stepped by that backend itself."""
     m, x0 = standing_hyq()
     rng = np.random.default_rng(5)
     x0[m.nq:] = rng.normal(scale=0.2, size=m.nv)
@@ -245,6 +246,15 @@ def test_every_backend_steps_a_gait_with_the_same_second_order_terms():
     ref = sols["analytical", "ddp"]
     assert all(abs(s.cost - ref.cost) < 1e-9 * ref.cost for s in sols.values())
     assert all(sols[k, "ddp"].iterations == ref.iterations for k in backends)
+    # multiple shooting from states at x0 with bounded controls: the same optimum, no gaps
+    bounded = [ddp.ShootingProblem(b, x0, None, 0.02, run, term, actuation=B, phases=phases,
+                                   u_min=-60.0, u_max=60.0)
+               for b in (dyn.AnalyticalDynamics(m), backends["fd"])]
+    cold = np.tile(x0, (bounded[0].T + 1, 1)), bounded[0].quasi_static()
+    shot = [ddp.solve(P, *cold, shooting="multiple", max_iter=50) for P in bounded]
+    assert all(s.status == "converged" for s in shot)
+    assert abs(shot[1].cost - shot[0].cost) < 1e-9 * shot[0].cost
+    assert np.abs(bounded[1].gaps(shot[1].xs, shot[1].us)).max() < 1e-12
     held = dyn.FiniteDifferenceDynamics(m, contacts=feet)
     P = problem(held, phases=None)
     assert P.phases[0].contacts == tuple(feet) and P.evaluation.spans[0].dynamics is held
