@@ -47,7 +47,7 @@ from pathlib import Path
 import casadi as cs
 import numpy as np
 
-from .contact_dynamics import ImpulseDerivatives, _restitution, holds
+from .contact_dynamics import ImpulseDerivatives, _damping, _restitution, holds
 from .contacts import ContactSet
 from .inputs import prepare
 from .protocol import RobotConfigurationSpace, _check_order, robot_model
@@ -70,13 +70,6 @@ KINDS = {
 
 class CodegenLimitError(RuntimeError):
     """Code generation exceeded a limit of :class:`CodegenLimits`."""
-
-
-def _nonnegative(name, value):
-    d = float(value)
-    if not (np.isfinite(d) and d >= 0):
-        raise ValueError(f"{name}: expected a finite non-negative number; got {value!r}")
-    return d
 
 
 @dataclass
@@ -130,7 +123,7 @@ class CasadiDynamics(RobotConfigurationSpace):
         #: docstring), or None (no contacts: free flight)
         self.contacts = None if not contacts else (
             contacts if isinstance(contacts, ContactSet) else ContactSet(model, contacts))
-        self.damping = _nonnegative("damping", damping)
+        self.damping = _damping(damping)
         self._specs = (None if self.contacts is None else
                        (contact_specs(model, self.contacts.contacts), self.damping))
         self.nq, self.nv = model.nq, model.nv
