@@ -196,6 +196,9 @@ class CompiledEvaluation(Evaluation):
                                np.ascontiguousarray(us, dtype=float), out, lam)
         return out, lam
 
+    def knot_forces(self, xs, us):
+        return self._steps(xs[:-1], us)[1]
+
     def _program_costs(self, xs, us, order, hessians, forces):
         """The built-in running costs of every knot (its program, on ``forces``), unweighted."""
         P = self.problem

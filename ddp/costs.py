@@ -271,11 +271,15 @@ class BuiltinCost(ResidualCost):
                                         [(*self.term(), self.bounds)])
         return self._program
 
-    def calc(self, xs, us):
-        return self.program.calc(xs, us)
+    def calc(self, xs, us, forces=None):
+        """Values (T,); ``forces``: the knots' :data:`~ddp.kernels.records.Forces` (for the
+        costs on contact forces)."""
+        return self.program.calc(xs, us, forces)
 
-    def calc_diff(self, xs, us, hessians="exact"):
-        return self.program.calc_diff(xs, us, hessians)
+    def calc_diff(self, xs, us, hessians="exact", forces=None):
+        """Derivatives; with ``forces``, the gradients in the forces are added to their
+        ``dl_dlam``."""
+        return self.program.calc_diff(xs, us, hessians, forces)
 
 
 def configuration_difference(model, q_ref, q, dq):
@@ -546,11 +550,17 @@ class ForceCost(BuiltinCost):
         return _k.FORCE, self.row, self.weight, np.concatenate([[self.A.shape[1]],
                                                                 self.A.ravel(), self.b])
 
-    def calc(self, xs, us):
-        raise ValueError(f"{type(self).__name__}: a force cost is evaluated by its problem (it "
-                         f"needs the contact forces of the knots)")
+    def _forces(self, forces):
+        if forces is None:
+            raise ValueError(f"{type(self).__name__}: a force cost is evaluated by its problem "
+                             f"(it needs the contact forces of the knots)")
+        return forces
 
-    calc_diff = calc
+    def calc(self, xs, us, forces=None):
+        return super().calc(xs, us, self._forces(forces))
+
+    def calc_diff(self, xs, us, hessians="exact", forces=None):
+        return super().calc_diff(xs, us, hessians, self._forces(forces))
 
     def force_residual(self, lam):
         """The residual (SX) for a contact force lam (SX, as many rows as A has columns),
@@ -711,7 +721,7 @@ class CostProgram:
         self.record = Program(self.ints, self.floats, np.zeros((1, 2), dtype=np.int64))
         self._model = Model(*model.kernel_args)
 
-    def _run(self, xs, us, order, exact):
+    def _run(self, xs, us, order, exact, forces):
         xs, us, T = _knots(xs, us, self.nu)
         nv, nu = self.nv, self.nu
         out = CostDerivatives(np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
@@ -720,16 +730,21 @@ class CostProgram:
         run_in_chunks(_k.cost_batch, _k.cost_chunk,
                       (self._model, self.record, np.ascontiguousarray(xs[:, :self.nq]),
                        np.ascontiguousarray(xs[:, self.nq:]), np.ascontiguousarray(us),
-                       np.int64(order), np.bool_(exact), out, empty_forces(T, 0, nv, nu)),
+                       np.int64(order), np.bool_(exact), out,
+                       empty_forces(T, 0, nv, nu) if forces is None else forces),
                       num_chunks(T))
         return out
 
-    def calc(self, xs, us):
-        return self._run(xs, us, 0, False).l
+    def calc(self, xs, us, forces=None):
+        """Values (T,); ``forces``: the knots' :data:`~ddp.kernels.records.Forces`, which the
+        terms on contact forces read."""
+        return self._run(xs, us, 0, False, forces).l
 
-    def calc_diff(self, xs, us, hessians="exact"):
+    def calc_diff(self, xs, us, hessians="exact", forces=None):
+        """Derivatives (the terms on contact forces through the forces' derivatives, their
+        gradients in the forces added to ``forces.dl_dlam``)."""
         check_hessians(hessians)
-        return self._run(xs, us, 2, hessians == "exact")
+        return self._run(xs, us, 2, hessians == "exact", forces)
 
 
 class Sum(Cost):
@@ -760,16 +775,18 @@ class Sum(Cost):
     def _others(self):
         return [c for c in self.costs if not isinstance(c, BuiltinCost)]
 
-    def calc(self, xs, us):
+    def calc(self, xs, us, forces=None):
+        """Values (T,); ``forces`` as for :meth:`CostProgram.calc`."""
         parts = [c.calc(xs, us) for c in self._others()]
         if self.program is not None:
-            parts.append(self.program.calc(xs, us))
+            parts.append(self.program.calc(xs, us, forces))
         return sum(parts)
 
-    def calc_diff(self, xs, us, hessians="exact"):
+    def calc_diff(self, xs, us, hessians="exact", forces=None):
+        """Derivatives; ``forces`` as for :meth:`CostProgram.calc_diff`."""
         parts = [c.calc_diff(xs, us, hessians) for c in self._others()]
         if self.program is not None:
-            parts.append(self.program.calc_diff(xs, us, hessians))
+            parts.append(self.program.calc_diff(xs, us, hessians, forces))
         out = parts[0]
         for p in parts[1:]:
             out = out + p

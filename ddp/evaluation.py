@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .costs import force_costs
 from .kernels import all_finite as _all_finite
-from .kernels.records import CostDerivatives, SecondOrder, StepDerivatives
+from .kernels.records import CostDerivatives, SecondOrder, StepDerivatives, empty_forces
 from .local_model import LocalModel
 
 
@@ -86,6 +87,11 @@ class Evaluation:
         """The total cost of finite (xs, us)."""
         raise NotImplementedError
 
+    def knot_forces(self, xs, us):
+        """The contact forces (T, nc) of every knot from its own state (at an impact its
+        impulses; nc: the most components at a knot), in the order of the knot's contacts."""
+        raise NotImplementedError
+
     def cost_derivatives(self, xs, us, hessians, forces=None):
         """(running, terminal) cost derivatives (running weighted, as in
         :meth:`~ddp.problem.ShootingProblem.cost_derivatives`)."""
@@ -115,6 +121,10 @@ class ProtocolEvaluation(Evaluation):
                                         p.restitution))
             t += p.knots
         self.knot_span = np.repeat(np.arange(len(self.spans)), [p.knots for p in P.phases])
+        #: force components per knot when a running cost acts on the contact forces (the
+        #: backends' ``contact_derivatives`` then give them to the costs and DDP's terms), else 0
+        self.nc = (int(P.contacts.size.max(initial=0))
+                   if any(force_costs(c) for c, _ in P.knot_costs.groups) else 0)
 
     def _step(self, span, x, u):
         integrator = self.problem.integrator
@@ -177,12 +187,13 @@ class ProtocolEvaluation(Evaluation):
         parts = []
         for s in self.spans:
             k = s.knots
-            parts.append(integrator.impact_derivatives(xs[k], s.dynamics, s.restitution, mode)
+            parts.append(integrator.impact_derivatives(xs[k], s.dynamics, s.restitution, mode,
+                                                       self.nc)
                          if s.impact else
-                         integrator.derivatives(xs[k], us[k], mode, s.dynamics))
+                         integrator.derivatives(xs[k], us[k], mode, s.dynamics, self.nc))
         step, second_order = parts[0] if len(parts) == 1 else _joined(parts)
-        return KnotDerivatives(*self.cost_derivatives(xs, us, local.hessians), step,
-                               second_order)
+        costs = self._cost_derivatives(xs, us, local.hessians, step.forces if self.nc else None)
+        return KnotDerivatives(*costs, step, second_order)
 
     def steps(self, xs, us):
         out = np.empty_like(xs)
@@ -192,13 +203,52 @@ class ProtocolEvaluation(Evaluation):
 
     def cost(self, xs, us):
         P = self.problem
-        run = P.knot_costs.calc(xs[:-1], us)
+        run = P.knot_costs.calc(xs[:-1], us, self._forces(xs, us) if self.nc else None)
         term = P.terminal_cost.calc(xs[-1:], np.zeros((1, P.nu)))
         return float(np.sum(P.cost_weights * run) + term[0])
 
-    def cost_derivatives(self, xs, us, hessians, forces=None):
+    def knot_forces(self, xs, us):
         P = self.problem
-        run = weighted(P.knot_costs.calc_diff(xs[:-1], us, hessians), P.cost_weights, P.impacts)
+        return self._forces(xs, us, int(P.contacts.size.max(initial=0))).lam
+
+    def _forces(self, xs, us, nc=None):
+        """The :data:`~ddp.kernels.records.Forces` of the knots (nc components, default
+        ``self.nc``), values only: each phase's contact forces (at an impact its impulses) from
+        its backend, zero in free flight."""
+        P = self.problem
+        out = empty_forces(P.T, self.nc if nc is None else nc, P.nv, P.nu)
+        for s in self.spans:
+            if getattr(s.dynamics, "contacts", None) is None:
+                continue
+            k = s.knots
+            q, v = xs[k, :P.nq], xs[k, P.nq:]
+            with np.errstate(all="ignore"):
+                lam = (s.dynamics.impulse_derivatives(q, v, s.restitution, 0).impulse
+                       if s.impact else
+                       s.dynamics.contact_derivatives(q, v, us[k] @ P.integrator.B.T, 0).lam)
+            lam = np.reshape(lam, (len(q), -1))
+            out.lam[k, :lam.shape[1]] = lam
+        return out
+
+    def cost_derivatives(self, xs, us, hessians, forces=None):
+        if self.nc and forces is None:
+            raise ValueError("forces: the cost derivatives of a problem with costs on the "
+                             "contact forces need the forces of its derivatives "
+                             "(KnotDerivatives.step.forces)")
+        if forces is not None:
+            forces = forces._replace(dl_dlam=np.zeros_like(forces.dl_dlam))
+        return self._cost_derivatives(xs, us, hessians, forces)
+
+    def _cost_derivatives(self, xs, us, hessians, forces):
+        """:meth:`cost_derivatives`, the gradients in the forces (weighted as the costs) into
+        ``forces.dl_dlam`` (None: no cost acts on forces)."""
+        P = self.problem
+        if forces is not None:
+            forces.dl_dlam[...] = 0.0
+        run = weighted(P.knot_costs.calc_diff(xs[:-1], us, hessians, forces), P.cost_weights,
+                       P.impacts)
+        if forces is not None:
+            forces.dl_dlam[...] *= P.cost_weights[:, None]
         term = P.terminal_cost.calc_diff(xs[-1:], np.zeros((1, P.nu)), hessians)
         return run, term
 

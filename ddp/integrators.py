@@ -144,12 +144,14 @@ class SemiImplicitEuler:
         x1[~np.all(np.isfinite(v1), axis=-1)] = np.nan
         return x1[0] if x.ndim == 1 else x1
 
-    def impact_derivatives(self, xs, dynamics, restitution=0.0, mode=SecondOrderMode.NONE):
+    def impact_derivatives(self, xs, dynamics, restitution=0.0, mode=SecondOrderMode.NONE,
+                           forces=0):
         """:meth:`derivatives` of a batch of impact knots (T, nx) on the contacts of
         ``dynamics`` (a backend with ``impulse_derivatives``): Fx = [[I, 0], [dv+/dq, dv+/dv]],
         Fu = 0 (da_dq, da_dv hold dv+/dq, dv+/dv), and with ``mode`` TENSORS the tensors of v+
         in (q, q) and (q, v) as d2a_dq2 and d2a_dqdv (the others zero: v+ is linear in v at
-        fixed q and has no control)."""
+        fixed q and has no control).  ``forces``: as for :meth:`derivatives`, with the
+        impulses."""
         xs = np.atleast_2d(xs)
         mode = SecondOrderMode(mode)
         if mode == SecondOrderMode.CONTRACTED:
@@ -161,7 +163,10 @@ class SemiImplicitEuler:
         e = dynamics.impulse_derivatives(q, v, restitution, 2 if tensors else 1)
         dv_dq, dv_dv = (_returned("impulse_derivatives", k, getattr(e, k), (T, n, n))
                         for k in ("dv_dq", "dv_dv"))
-        d = empty_step_derivatives(T, n, self.nu)
+        d = empty_step_derivatives(T, n, self.nu, forces)
+        if forces:
+            _held_forces("impulse_derivatives", d.forces, e.impulse, e.dimpulse_dq,
+                         e.dimpulse_dv, None, self.B)
         eye = np.eye(n)
         d.Fx[:] = 0.0
         d.Fx[:, :n, :n] = eye
@@ -171,10 +176,10 @@ class SemiImplicitEuler:
         d.Jq[:], d.Jw[:] = eye, eye
         empty4 = np.zeros((T, 0, 0, 0))
         held = FDTensors(empty4, empty4, empty4, empty4)
-        if tensors:  # the rows of v+ (the impulse's follow them)
-            d2q, d2qv = (np.ascontiguousarray(np.reshape(getattr(e, k), (T, -1, n, n))[:, :n])
+        if tensors:  # the rows of v+, then (with forces) the impulse's
+            d2q, d2qv = (_rows(np.reshape(getattr(e, k), (T, -1, n, n)), n, forces)
                          for k in ("d2_dq2", "d2_dqdv"))
-            zero = np.zeros((T, n, n, n))
+            zero = np.zeros(d2q.shape)
             held = FDTensors(d2q, zero, d2qv, zero)
         # no displacement at an impact: lie_H unused, zero, shaped as the steps' (to join them)
         H = self.dynamics.integrate_second_order(q, np.zeros((T, n)), hessian=tensors).H
@@ -182,27 +187,39 @@ class SemiImplicitEuler:
                          np.zeros(np.shape(H)), kkt_factors(0, 0, 0, 0))
         return d, so
 
-    def derivatives(self, xs, us, mode=SecondOrderMode.NONE, dynamics=None):
+    def derivatives(self, xs, us, mode=SecondOrderMode.NONE, dynamics=None, forces=0):
         """(:data:`~ddp.kernels.records.StepDerivatives`, :data:`~ddp.kernels.records.SecondOrder`)
         of a batch (T, nx), (T, nu), with one batched (parallel) FD call of ``dynamics`` (None:
         the integrator's; a phase's backend on its contacts); with ``mode`` TENSORS that call
         also returns the full FD-SO tensors, with CONTRACTED each knot's acceleration and M^-1
-        are kept for the contracted sweep."""
+        are kept for the contracted sweep.  ``forces`` > 0 (a problem with costs on the contact
+        forces): the :data:`~ddp.kernels.records.Forces` hold that many components per knot,
+        filled from the backend's ``contact_derivatives`` on its contacts (zero without), and
+        the tensors have as many more rows, the forces' (those of the passes' co-state
+        dl/dlam)."""
         dynamics = self.dynamics if dynamics is None else dynamics
         xs, us = np.atleast_2d(xs), np.atleast_2d(us)
         mode = SecondOrderMode(mode)
         T, n, dt = xs.shape[0], self.nv, self.dt
         q, v = np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:])
         tau = np.ascontiguousarray(us @ self.B.T)
-        fd = dynamics.fd_derivatives(q, v, tau,
-                                     order=2 if mode == SecondOrderMode.TENSORS else 1)
-        a = _returned("fd_derivatives", "a", fd.a, (T, n))
-        da_dq, da_dv, da_dtau = (_returned("fd_derivatives", k, getattr(fd, k), (T, n, n))
+        order = 2 if mode == SecondOrderMode.TENSORS else 1
+        held = forces and getattr(dynamics, "contacts", None) is not None
+        if held:
+            method = "contact_derivatives"
+            fd = c = dynamics.contact_derivatives(q, v, tau, order)
+        else:
+            method = "fd_derivatives"
+            fd = dynamics.fd_derivatives(q, v, tau, order=order)
+        a = _returned(method, "a", fd.a, (T, n))
+        da_dq, da_dv, da_dtau = (_returned(method, k, getattr(fd, k), (T, n, n))
                                  for k in ("da_dq", "da_dv", "da_dtau"))
         v1, w = np.empty_like(v), np.empty_like(v)
         step_velocities(v, a, dt, v1, w)
         e = dynamics.integrate_second_order(q, w, hessian=mode != SecondOrderMode.NONE)
-        d = empty_step_derivatives(T, n, self.nu)
+        d = empty_step_derivatives(T, n, self.nu, forces)
+        if held:
+            _held_forces(method, d.forces, c.lam, c.dlam_dq, c.dlam_dv, c.dlam_dtau, self.B)
         d.da_dq[:], d.da_dv[:] = da_dq, da_dv
         d.Jq[:], d.Jw[:] = e.Jq, e.Jw
         assemble_step_derivatives(self.B, dt, d.da_dq, d.da_dv, da_dtau, d.Jq, d.Jw,
@@ -210,9 +227,15 @@ class SemiImplicitEuler:
                                   d.da_du, num_chunks(T))
         empty4 = np.zeros((T, 0, 0, 0))
         tensors = FDTensors(empty4, empty4, empty4, empty4)
-        if mode == SecondOrderMode.TENSORS:
-            tensors = FDTensors(*(_returned("fd_derivatives(order=2)", k, getattr(fd, k),
-                                            (T, n, n, n)) for k in FDTensors._fields))
+        if mode == SecondOrderMode.TENSORS and held:
+            nc = np.shape(c.lam)[-1]
+            tensors = FDTensors(*(_rows(_returned("contact_derivatives(order=2)", k,
+                                                  getattr(c, k), (T, n + nc, n, n)), n, forces)
+                                  for k in ("d2_dq2", "d2_dv2", "d2_dqdv", "d2_dtaudq")))
+        elif mode == SecondOrderMode.TENSORS:
+            tensors = FDTensors(*(_rows(_returned("fd_derivatives(order=2)", k, getattr(fd, k),
+                                                  (T, n, n, n)), n, forces)
+                                  for k in FDTensors._fields))
         contracted = mode == SecondOrderMode.CONTRACTED
         so = SecondOrder(int(mode), 0, 0, tensors, q, v, a if contracted else np.zeros((T, 0)),
                          da_dtau if contracted else np.zeros((T, 0, 0)),
@@ -229,6 +252,30 @@ class SemiImplicitEuler:
                                  second_order=second_order)
         return _passes.step_hessians(t, np.ascontiguousarray(lam, dtype=float),
                                      self.kernel_model, self.record, derivatives, second_order)
+
+
+def _held_forces(method, out, lam, dlam_dq, dlam_dv, dlam_dtau, B):
+    """Write the forces (T, nc) that a backend's ``method`` returned and their derivatives in q,
+    v and tau (None at an impact: no tau) into the first nc components of the zero
+    :data:`~ddp.kernels.records.Forces` ``out``, with dlam_du = dlam_dtau B."""
+    T, n = out.dlam_dq.shape[0], out.dlam_dq.shape[2]
+    nc = np.shape(lam)[-1]
+    out.lam[:, :nc] = _returned(method, "lam", lam, (T, nc))
+    out.dlam_dq[:, :nc] = _returned(method, "dlam_dq", dlam_dq, (T, nc, n))
+    out.dlam_dv[:, :nc] = _returned(method, "dlam_dv", dlam_dv, (T, nc, n))
+    if dlam_dtau is not None:
+        out.dlam_dtau[:, :nc] = _returned(method, "dlam_dtau", dlam_dtau, (T, nc, n))
+        out.dlam_du[:, :nc] = out.dlam_dtau[:, :nc] @ B
+
+
+def _rows(x, n, forces):
+    """Tensors (T, n + nc, ...) of (a, lam) as (T, n + forces, ...): the first n rows (a's), and
+    with ``forces`` the forces' rows, zero beyond nc."""
+    if not forces:
+        return np.ascontiguousarray(x[:, :n])
+    out = np.zeros((x.shape[0], n + forces) + x.shape[2:])
+    out[:, :x.shape[1]] = x
+    return out
 
 
 def _returned(method, field, x, shape):

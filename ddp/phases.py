@@ -28,7 +28,8 @@ import numpy as np
 from dynamics.contact_dynamics import without_gravity
 from dynamics.contacts import Contact3D, ContactSet
 
-from .kernels.records import IMPACT, STEP, CostDerivatives, KnotContacts, Model
+from .costs import force_costs
+from .kernels.records import IMPACT, STEP, CostDerivatives, Forces, KnotContacts, Model
 
 
 @dataclass(frozen=True)
@@ -153,24 +154,37 @@ class KnotCosts:
         """The cost of every knot if they all share one, else None."""
         return self.groups[0][0] if len(self.groups) == 1 else None
 
-    def calc(self, xs, us):
+    def calc(self, xs, us, forces=None):
+        """``forces``: the knots' :data:`~ddp.kernels.records.Forces`, for the costs on contact
+        forces (their problem's; None when it has none)."""
         out = np.empty(len(self.costs))
-        for c, k in self.groups:
-            out[k] = c.calc(xs[k], us[k])
+        for c, k, f in self._groups(forces):
+            out[k] = c.calc(xs[k], us[k], **f)
         return out
 
-    def calc_diff(self, xs, us, hessians="exact"):
+    def calc_diff(self, xs, us, hessians="exact", forces=None):
+        """``forces`` as for :meth:`calc`; the gradients in the forces are added to their
+        ``dl_dlam``."""
         T, ndx, nu = len(self.costs), 2 * (xs.shape[1] - self._nq()), us.shape[1]
-        if self.single is not None:
+        if self.single is not None and forces is None:
             return self.single.calc_diff(xs, us, hessians)
         out = CostDerivatives(np.empty(T), np.empty((T, ndx)), np.empty((T, nu)),
                               np.empty((T, ndx, ndx)), np.empty((T, ndx, nu)),
                               np.empty((T, nu, nu)))
-        for c, k in self.groups:
-            d = c.calc_diff(xs[k], us[k], hessians)
+        for c, k, f in self._groups(forces):
+            d = c.calc_diff(xs[k], us[k], hessians, **f)
             for a, b in zip(out, d):
                 a[k] = b
+            if f:
+                forces.dl_dlam[k] = f["forces"].dl_dlam
         return out
+
+    def _groups(self, forces):
+        """(cost, knots, keywords) per group: ``forces`` on those knots for the costs on
+        contact forces, none for the others."""
+        for c, k in self.groups:
+            yield c, k, ({"forces": Forces(*(np.ascontiguousarray(x[k]) for x in forces))}
+                         if forces is not None and force_costs(c) else {})
 
     def _nq(self):
         return self.costs[0].nq

@@ -44,8 +44,8 @@ class ShootingProblem:
     :class:`~dynamics.contact_dynamics.ContactDynamics`, or the CasADi or finite-difference
     backend built with ``contacts=``), one phase on them.  Contacts need the analytical kernels
     (the backend's ``model`` and ``compiled``), or a backend that steps them through the
-    protocol (``with_contacts`` and ``impulse_derivatives``: the CasADi and finite-difference
-    backends, without costs on the contact forces)."""
+    protocol (``with_contacts`` and ``impulse_derivatives``, and ``contact_derivatives`` for
+    costs on the contact forces: the CasADi and finite-difference backends)."""
 
     def __init__(self, dynamics, x0, horizon: int | None, dt: float, running_cost,
                  terminal_cost, actuation=None, u_min=None, u_max=None, phases=None):
@@ -81,12 +81,11 @@ class ShootingProblem:
                                  f"the phase a cost)")
             key = (id(cost), id(contacts))
             forces = _costs.force_costs(cost)
-            if forces and not dynamics.compiled:
+            if forces and not (dynamics.compiled or hasattr(dynamics, "contact_derivatives")):
                 raise ValueError(f"{where}: {type(forces[0]).__name__} on {forces[0].frame!r} "
-                                 f"needs the derivatives of the contact forces, which only the "
-                                 f"analytical backend gives (dynamics.AnalyticalDynamics or "
-                                 f"dynamics.ContactDynamics); {type(dynamics).__name__} steps "
-                                 f"the contacts without them")
+                                 f"needs the contact forces and their derivatives "
+                                 f"(contact_derivatives), which {type(dynamics).__name__} "
+                                 f"does not give")
             if key not in bound:
                 try:
                     bound[key] = _costs.bind(cost, self.nq, self.nv, self.nu, model, contacts)
@@ -210,6 +209,7 @@ class ShootingProblem:
         for p in self.phases:
             for c in p.contacts:
                 width[c.frame] = max(width.get(c.frame, 3), c.size)
+        lam = self.evaluation.knot_forces(xs, us)
         out, t = {}, 0
         for p in self.phases:
             k = slice(t, t + p.knots)
@@ -217,17 +217,10 @@ class ShootingProblem:
             t += p.knots
             if cs is None:
                 continue
-            q, v = xs[k, :self.nq], xs[k, self.nq:]
-            if p.impact:
-                lam = impulse_dynamics(self.dynamics.model, cs, q, v, p.restitution,
-                                       p.damping)[1]
-            else:
-                lam = constrained_dynamics(self.dynamics.model, cs, q, v,
-                                           us[k] @ self.integrator.B.T, p.damping)[1]
             row = 0
             for c in cs.contacts:
                 f = out.setdefault(c.frame, np.full((self.T, width[c.frame]), np.nan))
-                f[k, :c.size] = lam[:, row:row + c.size]
+                f[k, :c.size] = lam[k, row:row + c.size]
                 row += c.size
         return out
 

@@ -39,6 +39,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -47,7 +48,8 @@ from pathlib import Path
 import casadi as cs
 import numpy as np
 
-from .contact_dynamics import ImpulseDerivatives, _damping, _restitution, holds
+from .contact_dynamics import (ContactDerivatives, ContactSecondDerivatives, ImpulseDerivatives,
+                               _damping, _restitution, check_order_0_to_2, holds, values_only)
 from .contacts import ContactSet
 from .inputs import prepare
 from .protocol import RobotConfigurationSpace, _check_order, robot_model
@@ -57,7 +59,8 @@ from .symbolic import SymbolicTree, contact_dynamics, contact_specs, impulse_dyn
 #: kinds of function a CasadiDynamics builds, named after the quantity: the value (``rnea``,
 #: ``aba``), its first derivatives (``_fo``), first and second derivatives (``_so``) and the
 #: second derivatives contracted with a co-state lam (``_so_lam``); ``impulse``: the impact map
-#: on the contacts (output (v+, impulse), inputs q, v and the restitution r);
+#: on the contacts (output (v+, impulse), inputs q, v and the restitution r); ``contact``: the
+#: contact dynamics with its forces (output (a, lam), inputs q, v, tau);
 #: name -> (dynamics, order, contracted)
 KINDS = {
     "rnea": ("rnea", 0, False), "aba": ("aba", 0, False),
@@ -65,7 +68,13 @@ KINDS = {
     "aba_fo": ("aba", 1, False), "aba_so": ("aba", 2, False), "aba_so_lam": ("aba", 2, True),
     "impulse": ("impulse", 0, False), "impulse_fo": ("impulse", 1, False),
     "impulse_so": ("impulse", 2, False),
+    "contact": ("contact", 0, False), "contact_fo": ("contact", 1, False),
+    "contact_so": ("contact", 2, False),
 }
+
+
+#: whether the one line saying that second-order functions are being built was printed
+_BUILD_NOTICE = []
 
 
 class CodegenLimitError(RuntimeError):
@@ -194,8 +203,7 @@ class CasadiDynamics(RobotConfigurationSpace):
         if self.contacts is None:
             raise ValueError("CasadiDynamics without contacts: an impact needs contacts "
                              "(with_contacts)")
-        if order not in (0, 1, 2):
-            raise ValueError(f"order: expected 0, 1 or 2; got {order!r}")
+        check_order_0_to_2(order)
         r = _restitution(restitution)
         b = prepare(self.model, sizes={"r": (1, "1")}, q=q, v=v,
                     r=np.full(np.shape(q)[:-1] + (1,), r))
@@ -209,6 +217,28 @@ class CasadiDynamics(RobotConfigurationSpace):
         if order == 2:
             fields += [rest[2], rest[3]]
         return ImpulseDerivatives(*b.unbatch(tuple(fields)))
+
+    def contact_derivatives(self, q, v, tau, order: int = 1):
+        """The contact dynamics on the contacts with its forces at one knot or a batch, as a
+        :class:`~dynamics.contact_dynamics.ContactDerivatives` (``order`` 0: a and lam; 1:
+        their first derivatives) or, ``order`` 2, a
+        :class:`~dynamics.contact_dynamics.ContactSecondDerivatives` with the tensors of
+        (a, lam) (``status`` is None: a singular system gives NaN)."""
+        if self.contacts is None:
+            raise ValueError("CasadiDynamics without contacts: no contact forces "
+                             "(with_contacts)")
+        check_order_0_to_2(order)
+        b = prepare(self.model, q=q, v=v, tau=tau)
+        outs = self._eval(("contact", "contact_fo", "contact_so")[order], b, "q", "v", "tau")
+        n = self.nv
+        w = outs[0]
+        if order == 0:
+            return values_only(*b.unbatch((w[:, :n], w[:, n:])), None)
+        firsts = [d for D in outs[1:4] for d in (D[:, :n], D[:, n:])]  # a's then lam's
+        fields = [w[:, :n], w[:, n:], *firsts[0::2], *firsts[1::2], None]
+        if order == 1:
+            return ContactDerivatives(*b.unbatch(tuple(fields)))
+        return ContactSecondDerivatives(*b.unbatch(tuple(fields + outs[4:])))
 
     # ------------------------------------------------------------------ functions
     def function(self, kind: str) -> cs.Function:
@@ -227,17 +257,22 @@ class CasadiDynamics(RobotConfigurationSpace):
     def output_shapes(self, kind: str):
         n = self.nv
         dyn, order, contracted = KINDS[kind]
+        w = n + self.contacts.size if dyn in ("impulse", "contact") else n  # output rows
         if dyn == "impulse":
-            w = n + self.contacts.size
             return [(w,), (w, n), (w, n), (w, n, n), (w, n, n)][:(1, 3, 5)[order]]
-        shapes = [(n,)]
+        shapes = [(w,)]
         if order >= 1:
-            shapes += [(n, n)] * 3
+            shapes += [(w, n)] * 3
         if order == 2:
-            shapes += [(n, n) if contracted else (n, n, n)] * 4
+            shapes += [(n, n) if contracted else (w, n, n)] * 4
         return shapes
 
     def _symbolic(self, kind: str) -> cs.Function:
+        if KINDS[kind][1] == 2 and not _BUILD_NOTICE:
+            _BUILD_NOTICE.append(kind)
+            print(f"building CasADi's second-derivative functions of {self.model.name} on first "
+                  f"use (once per kind and contact set in a process; HyQ on four feet: about "
+                  f"10 s each)", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
         f = build_function(self._symbolic_tree(), kind, contacts=self._specs)
         self.reports[kind] = BuildReport(kind, time.perf_counter() - t0, n_instructions(f))
@@ -388,7 +423,8 @@ def build_function(tree: SymbolicTree, kind: str, name: str | None = None,
     """The CasADi Function of ``kind`` (see :data:`KINDS`) for a :class:`SymbolicTree`;
     ``contacts``: (the specs of :func:`dynamics.symbolic.contact_specs`, the damping) for the
     contact dynamics in place of ABA (their drift needs one more perturbation, evaluated at 0)
-    and for the impact map (kind ``impulse``: output (v+, impulse), derivatives in q and v).
+    and for the impact map (kind ``impulse``: output (v+, impulse), derivatives in q and v);
+    kind ``contact``: the contact dynamics with its forces, output (a, lam).
 
     The expressions hold the perturbations ``eps``, ``delta`` (:mod:`dynamics.symbolic`); they
     are inputs of an SX function that an MX wrapper evaluates at 0.  Substituting 0 into the
@@ -396,21 +432,22 @@ def build_function(tree: SymbolicTree, kind: str, name: str | None = None,
     10 s against 5 s, 7,982,590 instructions either way, the same values bit for bit)."""
     dyn, order, contracted = KINDS[kind]
     impulse = dyn == "impulse"
-    if impulse and contacts is None:
-        raise ValueError("kind: the impact map needs contacts")
+    if dyn in ("impulse", "contact") and contacts is None:
+        raise ValueError(f"kind: {kind!r} needs contacts")
     n, nq = tree.model.nv, tree.model.nq
-    x_name = {"rnea": "a", "aba": "tau", "impulse": "r"}[dyn]
+    x_name = {"rnea": "a", "aba": "tau", "contact": "tau", "impulse": "r"}[dyn]
     q, v, x = cs.SX.sym("q", nq), cs.SX.sym("v", n), cs.SX.sym(x_name, 1 if impulse else n)
     eps, delta = cs.SX.sym("eps", n), cs.SX.sym("delta", n)
     drift = cs.SX.sym("drift", n)
     inputs = [q, v, x]
-    held = contacts is not None and dyn == "aba"
+    held = contacts is not None and dyn in ("aba", "contact")
     X = tree.placements(q, eps if order == 2 else None, delta if order >= 1 else None,
                         more=(drift,) if held else ())
     if impulse:
         f = cs.vertcat(*impulse_dynamics(tree, X, v, contacts[0], x, contacts[1]))
     elif held:
-        f = contact_dynamics(tree, X, drift, v, x, contacts[0], damping=contacts[1])[0]
+        a, lam = contact_dynamics(tree, X, drift, v, x, contacts[0], damping=contacts[1])
+        f = cs.vertcat(a, lam) if dyn == "contact" else a
     else:
         f = tree.rnea(X, v, x) if dyn == "rnea" else tree.aba(X, v, x)
     outs = [f]

@@ -49,6 +49,18 @@ class ContactDerivatives:
     status: np.ndarray
 
 
+def values_only(a, lam, status) -> ContactDerivatives:
+    """A :class:`ContactDerivatives` of the values a, lam and status, its derivatives None
+    (``contact_derivatives(..., order=0)``)."""
+    return ContactDerivatives(a, lam, None, None, None, None, None, None, status)
+
+
+def check_order_0_to_2(order):
+    """ValueError unless ``order`` is 0, 1 or 2 (of the contact and impact maps)."""
+    if isinstance(order, bool) or order not in (0, 1, 2):
+        raise ValueError(f"order: expected 0, 1 or 2; got {order!r}")
+
+
 def _contact_set(model, contacts):
     return contacts if isinstance(contacts, ContactSet) else ContactSet(model, contacts)
 
@@ -210,8 +222,7 @@ def impulse_dynamics(model, contacts, q, v, restitution=0.0, damping=0.0, order=
     ``restitution`` r in [0, 1]; ``damping`` on J M^-1 J^T as for the contact dynamics."""
     cs = _contact_set(model, contacts)
     damping, restitution = _damping(damping), _restitution(restitution)
-    if order not in (0, 1, 2):
-        raise ValueError(f"order: expected 0, 1 or 2; got {order!r}")
+    check_order_0_to_2(order)
     compile_notice(_k.impulse_batch, "the impact map and its derivatives", 3)
     n, nc = model.nv, cs.size
     if mu is not None and order != 2:
@@ -274,6 +285,20 @@ class ContactDynamics(RobotConfigurationSpace):
 
     def derivatives(self, q, v, tau) -> ContactDerivatives:
         return constrained_derivatives(self.model, self.contacts, q, v, tau, self.damping)
+
+    def contact_derivatives(self, q, v, tau, order: int = 1) -> ContactDerivatives:
+        """The protocol's contact dynamics (:mod:`dynamics.protocol`): ``order`` 0 a and lam
+        (the derivatives None), 1 :meth:`derivatives`, 2 the tensors of (a, lam) too
+        (:func:`constrained_second_derivatives`)."""
+        check_order_0_to_2(order)
+        if order == 0:
+            a, lam, status = constrained_dynamics(self.model, self.contacts, q, v, tau,
+                                                  self.damping)
+            return values_only(a, lam, status)
+        if order == 1:
+            return self.derivatives(q, v, tau)
+        return constrained_second_derivatives(self.model, self.contacts, q, v, tau,
+                                              damping=self.damping)
 
     def impulse_derivatives(self, q, v, restitution: float = 0.0, order: int = 1):
         """The impact map on the contacts (v the velocity before it) as an

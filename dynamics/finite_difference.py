@@ -24,9 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import algorithms as _alg
-from .contact_dynamics import (ImpulseDerivatives, _contact_set, _damping, _restitution,
+from .contact_dynamics import (ContactDerivatives, ContactSecondDerivatives, ImpulseDerivatives,
+                               _contact_set, _damping, _restitution, check_order_0_to_2,
                                constrained_derivatives, constrained_dynamics, holds,
-                               impulse_dynamics)
+                               impulse_dynamics, values_only)
 from .inputs import prepare
 from .model import RobotModel
 from .protocol import (Dynamics, EuclideanDynamics, RobotConfigurationSpace, _check_order,
@@ -249,8 +250,7 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
         if self.contacts is None:
             raise ValueError("FiniteDifferenceDynamics without contacts: an impact needs "
                              "contacts (with_contacts)")
-        if order not in (0, 1, 2):
-            raise ValueError(f"order: expected 0, 1 or 2; got {order!r}")
+        check_order_0_to_2(order)
         r, held, d = _restitution(restitution), self.contacts, self.damping
         if order == 1 and self.method == "finite-diff-2":
             return impulse_dynamics(self.model, held, q, v, r, d, order=1)
@@ -258,31 +258,76 @@ class FiniteDifferenceDynamics(RobotConfigurationSpace):
         v_plus, imp, status = impulse_dynamics(self.model, held, b["q"], b["v"], r, d)
         if order == 0:
             return ImpulseDerivatives(*b.unbatch((v_plus, imp)), status=b.unbatch(status))
-        n = self.nv
 
-        def first(m, Q, V, X):  # (w, dw_dq, dw_dv, dw_dx) of w = (v+, impulse); x unused
+        def first(m, Q, V, X):  # w = (v+, impulse); X unused
             e = impulse_dynamics(m, held, Q, V, r, d, order=1)
-            dx = np.zeros(np.shape(e.dv_dq)[:-2] + (n + held.size, n))
-            return (np.concatenate([e.v_plus, e.impulse], axis=-1),
-                    np.concatenate([e.dv_dq, e.dimpulse_dq], axis=-2),
-                    np.concatenate([e.dv_dv, e.dimpulse_dv], axis=-2), dx)
+            return _stacked((e.v_plus, e.impulse), (e.dv_dq, e.dimpulse_dq),
+                            (e.dv_dv, e.dimpulse_dv))
 
         def value(m, Q, V, X):
             return np.concatenate(impulse_dynamics(m, held, Q, V, r, d)[:2], axis=-1)
 
-        fields = []
-        for t in range(b.T):
-            qt, vt, x = b["q"][t], b["v"][t], np.zeros(n)
+        n = self.nv
+        w = self._differences(value, first, b["q"], b["v"], np.zeros((b.T, n)), order)
+        out = (w[1][:, :n], w[2][:, :n], w[1][:, n:], w[2][:, n:])
+        second = (w[4], w[6]) if order == 2 else ()
+        return ImpulseDerivatives(*b.unbatch((v_plus, imp, *out, status, *second)))
+
+    def contact_derivatives(self, q, v, tau, order: int = 1):
+        """The contact dynamics on the contacts with its forces at one knot or a batch, as a
+        :class:`~dynamics.contact_dynamics.ContactDerivatives`: ``order`` 0 the values (of the
+        analytical kernels), 1 the first derivatives (analytical for "finite-diff-2", central
+        differences of the values for "finite-diff-1"), 2 a
+        :class:`~dynamics.contact_dynamics.ContactSecondDerivatives` with the tensors of
+        (a, lam) by the method's differences."""
+        if self.contacts is None:
+            raise ValueError("FiniteDifferenceDynamics without contacts: no contact forces "
+                             "(with_contacts)")
+        check_order_0_to_2(order)
+        held, d = self.contacts, self.damping
+        if order == 1 and self.method == "finite-diff-2":
+            return constrained_derivatives(self.model, held, q, v, tau, d)
+        b = prepare(self.model, q=q, v=v, tau=tau)
+        a, lam, status = constrained_dynamics(self.model, held, b["q"], b["v"], b["tau"], d)
+        if order == 0:
+            return values_only(*b.unbatch((a, lam, status)))
+
+        def first(m, Q, V, X):  # w = (a, lam)
+            c = constrained_derivatives(m, held, Q, V, X, d)
+            return _stacked((c.a, c.lam), (c.da_dq, c.dlam_dq), (c.da_dv, c.dlam_dv),
+                            (c.da_dtau, c.dlam_dtau))
+
+        def value(m, Q, V, X):
+            return np.concatenate(constrained_dynamics(m, held, Q, V, X, d)[:2], axis=-1)
+
+        n = self.nv
+        w = self._differences(value, first, b["q"], b["v"], b["tau"], order)
+        fields = (a, lam, *(w[k][:, :n] for k in (1, 2, 3)), *(w[k][:, n:] for k in (1, 2, 3)),
+                  status)
+        if order == 1:
+            return ContactDerivatives(*b.unbatch(fields))
+        return ContactSecondDerivatives(*b.unbatch(fields + tuple(w[4:])))
+
+    def _differences(self, value, first, Q, V, X, order):
+        """The method's differences of a map w = value(m, Q, V, X) (batched; ``first`` gives
+        (w, dw_dq, dw_dv[, dw_dx]) analytically, batched) at each knot of (Q, V, X): ``order``
+        1 (w, dw_dq, dw_dv, dw_dx) by central differences of the values, 2 also the tensors
+        (w_qq, w_vv, w_qv, w_xq); each stacked over the knots."""
+        n = self.nv
+
+        def first_four(m, Q_, V_, X_):
+            f = first(m, Q_, V_, X_)
+            return FDDerivatives(*f, *(() if len(f) == 4 else
+                                       (np.zeros(np.shape(f[1])[:-1] + (n,)),)))
+
+        res = []
+        for t in range(Q.shape[0]):
             if order == 1:
-                w = _central_first(self.model, value, qt, vt, x, self.h)
+                res.append(_central_first(self.model, value, Q[t], V[t], X[t], self.h))
             else:
-                w = _second_derivatives(self.model, qt, vt, x, self.method, self.h,
-                                        lambda m, Q, V, X: FDDerivatives(*first(m, Q, V, X)),
-                                        value, lambda *w: w)
-            fields.append((w[1][:n], w[2][:n], w[1][n:], w[2][n:]) + (
-                (w[4], w[6]) if order == 2 else ()))
-        out = [np.stack(k) for k in zip(*fields)]
-        return ImpulseDerivatives(*b.unbatch((v_plus, imp, *out[:4], status, *out[4:])))
+                res.append(_second_derivatives(self.model, Q[t], V[t], X[t], self.method, self.h,
+                                               first_four, value, lambda *w: w))
+        return [np.stack(k) for k in zip(*res)]
 
     def _first_order(self, fn, q, v, x):
         if self.method == "finite-diff-2":
@@ -307,6 +352,12 @@ def _central_first(model, f, q, v, x, h):
     F = f(model, Q, V, X).reshape(6, n, -1)
     d = lambda p, m: ((F[p] - F[m]) / (2 * h)).T
     return f(model, q, v, x), d(0, 1), d(2, 3), d(4, 5)
+
+
+def _stacked(*pairs):
+    """Each pair (of a map's outputs, their derivatives) stacked along the output index: the
+    values along the last axis, the derivatives along the one before."""
+    return tuple(np.concatenate(p, axis=-1 if k == 0 else -2) for k, p in enumerate(pairs))
 
 
 def _stack(cls, results, b):

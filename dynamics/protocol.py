@@ -40,7 +40,11 @@ Besides its methods a backend declares what a solver may rely on:
   contact set (none: free flight), and ``impulse_derivatives(q, v, restitution, order)``, the
   impact map on its contacts as a :class:`~dynamics.contact_dynamics.ImpulseDerivatives`
   (``order`` 0: v+ and the impulse; 1: their first derivatives; 2: the second-derivative
-  tensors of (v+, impulse) in (q, q) and (q, v));
+  tensors of (v+, impulse) in (q, q) and (q, v)); and, for costs on the contact forces,
+  ``contact_derivatives(q, v, tau, order)``, the contact dynamics' acceleration and forces as a
+  :class:`~dynamics.contact_dynamics.ContactDerivatives` (``order`` 0: a and lam; 1: their
+  first derivatives; 2: a :class:`~dynamics.contact_dynamics.ContactSecondDerivatives` with the
+  tensors of (a, lam));
 * optionally ``rollout_function(T, dt, B, u_min, u_max)``: a compiled closed-loop rollout of a
   system on a vector space (:meth:`~dynamics.symbolic_system.SymbolicSystem.rollout_function`;
   None or absent: the solver steps knot by knot through ``aba``).

@@ -63,12 +63,15 @@ _CYCLES = {"walking": (([3], True), ([1], True), None, ([2], False), ([0], False
 class QuadrupedGaits:
     """Gait problems of a quadruped ``model`` (a RobotModel with a free-flyer base) whose feet
     are the frames ``feet`` (left-front, right-front, left-hind, right-hind), standing at the
-    configuration ``standing``; ``mu``: the friction coefficient of the ground (flat, z up)."""
+    configuration ``standing``; ``mu``: the friction coefficient of the ground (flat, z up);
+    ``dynamics``: the Dynamics backend of ``model`` the problems run on (None: the analytical
+    one; the CasADi and finite-difference backends step the phases through the protocol)."""
 
-    def __init__(self, model, feet=HYQ_FEET, standing=HYQ_STANDING, mu=0.7):
+    def __init__(self, model, feet=HYQ_FEET, standing=HYQ_STANDING, mu=0.7, dynamics=None):
         if not model.has_free_flyer:
             raise ValueError("model: a quadruped gait needs a floating base (free flyer)")
         self.model = model
+        self.dynamics = dyn.AnalyticalDynamics(model) if dynamics is None else dynamics
         self.feet = tuple(feet)
         if len(self.feet) != 4:
             raise ValueError(f"feet: expected the 4 feet (lf, rf, lh, rh); got {feet!r}")
@@ -164,7 +167,7 @@ class QuadrupedGaits:
                                      p["step_knots"])
         terminal = ddp.Sum([ddp.StateRegularization(m, self.standing, self.state_weights),
                             self.state_bounds])
-        P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, p["dt"], None, terminal,
+        P = ddp.ShootingProblem(self.dynamics, x0, None, p["dt"], None, terminal,
                                 actuation=np.eye(m.nv)[:, 6:], phases=phases)
         P.info = dict(robot=m.name, task=f"{gait}: one gait cycle on flat ground (Crocoddyl's "
                                          f"quadrupedal_gaits formulation)", gait=gait, **p)
@@ -208,7 +211,7 @@ class QuadrupedGaits:
         terminal = ddp.Sum([ddp.CoMPosition(m, landed_com, 1e6),
                             ddp.StateRegularization(m, self.standing, self.state_weights),
                             self.state_bounds])
-        P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, float(dt), None, terminal,
+        P = ddp.ShootingProblem(self.dynamics, x0, None, float(dt), None, terminal,
                                 actuation=np.eye(m.nv)[:, 6:], phases=phases)
         P.info = dict(robot=m.name, task="jumping: one jump on flat ground (Crocoddyl's "
                                          "quadrupedal_gaits formulation)", gait="jumping",
@@ -230,13 +233,15 @@ class BipedGaits:
     mass half of the step (1e6); state regularization (10 w^2, w = [0]*3 + [500]*3 + [0.01]*nj
     + [10]*nv) and controls (0.1); a landing is an impact on the landing foot with its placement
     (1e8) and the state regularization (10 w^2, w = [1]*6 + [0.1]*nj + [10]*nv); the last
-    landing's costs are the terminal cost."""
+    landing's costs are the terminal cost.  ``dynamics`` as for :class:`QuadrupedGaits`."""
 
     def __init__(self, model, feet=("right_sole_link", "left_sole_link"),
-                 standing=robots.TALOS_LEGS_HALF_SITTING, mu=0.7, foot_size=(0.1, 0.05)):
+                 standing=robots.TALOS_LEGS_HALF_SITTING, mu=0.7, foot_size=(0.1, 0.05),
+                 dynamics=None):
         if not model.has_free_flyer:
             raise ValueError("model: a biped gait needs a floating base (free flyer)")
         self.model, self.feet = model, tuple(feet)
+        self.dynamics = dyn.AnalyticalDynamics(model) if dynamics is None else dynamics
         if len(self.feet) != 2:
             raise ValueError(f"feet: expected the 2 feet (right, left); got {feet!r}")
         for f in self.feet:
@@ -309,7 +314,7 @@ class BipedGaits:
         left, targets = self._footstep(com, feet, 1, p["step_length"], p["step_height"],
                                        p["step_knots"])
         m = self.model
-        P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, p["dt"], None,
+        P = ddp.ShootingProblem(self.dynamics, x0, None, p["dt"], None,
                                 self._landing_cost(targets), actuation=np.eye(m.nv)[:, 6:],
                                 phases=[both, right, land, both, left])
         P.info = dict(robot=m.name, task="walking: two steps on flat ground (Crocoddyl's "
@@ -344,13 +349,16 @@ def _check_knots(**counts):
             raise ValueError(f"{k}: expected a positive number of knots; got {v!r}")
 
 
-def talos_walk(**options):
-    """Talos's legs walking two steps (:meth:`BipedGaits.walking`)."""
-    return BipedGaits(robots.load("talos_legs")).walking(**options)
+def talos_walk(dynamics=None, **options):
+    """Talos's legs walking two steps (:meth:`BipedGaits.walking`); ``dynamics``: a function of
+    the model giving the backend (None: the analytical one)."""
+    m = robots.load("talos_legs")
+    return BipedGaits(m, dynamics=None if dynamics is None else dynamics(m)).walking(**options)
 
 
-def hyq_gait(gait="walking", **options):
+def hyq_gait(gait="walking", dynamics=None, **options):
     """HyQ's ``gait`` problem (:meth:`QuadrupedGaits.problem`, or :meth:`QuadrupedGaits.jumping`
-    for "jumping")."""
-    gaits = QuadrupedGaits(robots.load("hyq"))
+    for "jumping"); ``dynamics`` as for :func:`talos_walk`."""
+    m = robots.load("hyq")
+    gaits = QuadrupedGaits(m, dynamics=None if dynamics is None else dynamics(m))
     return gaits.jumping(**options) if gait == "jumping" else gaits.problem(gait, **options)

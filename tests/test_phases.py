@@ -185,10 +185,14 @@ def test_bad_phases_are_named():
     with pytest.raises(ValueError, match="NoContactModel has none"):
         problem([ddp.Phase(2, ["lf_foot"])], dynamics=NoContactModel(m))
     push = ddp.ContactForce(m, "lf_foot", [0.0, 0.0, 100.0], 1e-2)
+
+    class NoForces(dyn.FiniteDifferenceDynamics):
+        contact_derivatives = property()  # steps contacts, without their forces
+
     with pytest.raises(ValueError, match=r"phases\[0\].cost: ContactForce on 'lf_foot' needs the "
-                                         r"derivatives of the contact forces.*CasadiDynamics"):
-        problem([ddp.Phase(2, ["lf_foot"], cost=ddp.Sum([run, push]))],
-                dynamics=dyn.CasadiDynamics(m))
+                                         r"contact forces and their derivatives "
+                                         r"\(contact_derivatives\), which NoForces does not give"):
+        problem([ddp.Phase(2, ["lf_foot"], cost=ddp.Sum([run, push]))], dynamics=NoForces(m))
     with pytest.raises(ValueError, match="second_order: 'tensor' is not available on the "
                                          "analytical backend with contacts"):
         ddp.solve(problem([ddp.Phase(2, ["lf_foot"])]), second_order="tensor", max_iter=1)
@@ -261,6 +265,80 @@ def test_every_backend_steps_a_gait_with_the_same_second_order_terms():
     stand = ddp.solve(P, us=us[:10], max_iter=50)
     same = ddp.solve(problem(dyn.ContactDynamics(m, feet), phases=None), us=us[:10], max_iter=50)
     assert abs(stand.cost - same.cost) < 1e-9 * same.cost
+
+
+def test_force_costs_through_the_protocol_reach_the_analytical_terms():
+    """Costs on the contact forces (a force target, friction cones; at an impact on the
+    impulses) on HyQ's phases: two feet, an impact on them, one foot (damped), free flight.
+    The CasADi and finite-difference backends give the forces through ``contact_derivatives``
+    and ``impulse_derivatives``; the costs, their derivatives, their gradients in the forces and
+    DDP's second-order terms (Fxx, Fxu, Fuu of a random co-state, with the forces' rows of the
+    tensors weighted by those gradients) equal the compiled analytical passes' at every knot
+    (CasADi 1e-11, finite-diff-2 1e-7), and DDP reaches the same optimum in as many
+    iterations.  Without the forces' rows the terms differ by far more than that."""
+    m, x0 = standing_hyq()
+    rng = np.random.default_rng(11)
+    x0[m.nq:] = rng.normal(scale=0.2, size=m.nv)
+    run, term = _costs(m, standing_hyq()[1])
+    feet = [dyn.Contact3D(f, gains=(0.0, 20.0)) for f in FEET[:2]]
+    push = ddp.ContactForce(m, "lf_foot", [5.0, 0.0, 150.0], 1e-2)
+    cones = [ddp.FrictionCone(m, f, 0.1, 10.0) for f in FEET[:2]]
+    phases = [ddp.Phase(2, feet, cost=ddp.Sum([run, push] + cones)),
+              ddp.Phase(1, feet, cost=ddp.Sum([run, push]), impact=True, restitution=0.2),
+              ddp.Phase(2, feet[:1], cost=ddp.Sum([run, push, cones[0]]), damping=1e-6),
+              ddp.Phase(1)]
+    B = np.eye(m.nv)[:, 6:]
+
+    def problem(backend):
+        return ddp.ShootingProblem(backend, x0, None, 0.02, run, term, actuation=B,
+                                   phases=phases)
+
+    exact = problem(dyn.AnalyticalDynamics(m))
+    us = exact.quasi_static() + rng.normal(scale=2.0, size=(exact.T, 12))
+    xs = exact.rollout(us)
+    co = rng.normal(size=(exact.T, 2 * m.nv))
+
+    def terms(P, mode):
+        d = P.calc_diff(xs, us, exact_model("ddp", "exact", mode))
+        return d, [P.integrator.hessians(xs[t], us[t], co[t], d.step, d.second_order, t)
+                   for t in range(P.T)]
+
+    d0, want = terms(exact, SecondOrderMode.CONTRACTED)
+    assert np.abs(d0.step.forces.dl_dlam).max() > 1e-2  # the costs act on the forces
+    ref = ddp.solve(exact, us=us, max_iter=50)
+    # the forces along the trajectory: two feet, the impulses at the impact, one foot, none
+    forces = exact.contact_forces(xs, us)
+    q, v = xs[:, :m.nq], xs[:, m.nq:]
+    lam = dyn.constrained_dynamics(m, feet, q[1], v[1], B @ us[1])[1]
+    imp = dyn.impulse_dynamics(m, feet, q[2], v[2], 0.2)[1]
+    assert rel_err(np.r_[forces["lf_foot"][1], forces["rf_foot"][1]], lam) < 1e-12
+    assert rel_err(np.r_[forces["lf_foot"][2], forces["rf_foot"][2]], imp) < 1e-12
+    assert np.isnan(forces["rf_foot"][3:]).all() and np.isnan(forces["lf_foot"][5]).all()
+    for backend, tol in ((dyn.CasadiDynamics(m), 1e-11),
+                         (dyn.FiniteDifferenceDynamics(m), 1e-7)):
+        P = problem(backend)
+        assert abs(P.cost(xs, us) - exact.cost(xs, us)) < 1e-12 * exact.cost(xs, us)
+        by_protocol = P.contact_forces(xs, us)
+        assert all(np.array_equal(np.isnan(by_protocol[f]), np.isnan(forces[f]))
+                   and rel_err(np.nan_to_num(by_protocol[f]), np.nan_to_num(forces[f])) < 1e-10
+                   for f in forces)
+        d, got = terms(P, SecondOrderMode.TENSORS)
+        for k in ("lx", "lu", "lxx", "lxu", "luu"):
+            assert rel_err(getattr(d.running, k), getattr(d0.running, k)) < 1e-10, k
+        assert rel_err(d.step.forces.dl_dlam, d0.step.forces.dl_dlam) < 1e-10
+        d.step.forces.dl_dlam[:] = 0.0
+        without = [P.integrator.hessians(xs[t], us[t], co[t], d.step, d.second_order, t)
+                   for t in range(P.T)]
+        worst = 0.0
+        for t in range(P.T):
+            scale = np.abs(want[t][0]).max()
+            for name, a, b in zip(("Fxx", "Fxu", "Fuu"), got[t], want[t]):
+                assert np.abs(a - b).max() < tol * scale, (backend, t, name)
+            worst = max(worst, np.abs(without[t][0] - want[t][0]).max() / scale)
+        assert worst > 1e-3
+        sol = ddp.solve(P, us=us, max_iter=50)
+        assert sol.status == "converged" and sol.iterations == ref.iterations
+        assert abs(sol.cost - ref.cost) < 1e-9 * ref.cost
 
 
 def _force_cost_case(name):

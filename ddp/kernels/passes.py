@@ -12,7 +12,8 @@ Second-order dynamics terms (DDP), contracted with the co-state lam = V'_x (tang
 d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq) and, on Lie-group joints, ``lam_q`` weights the Hessian of
 ``(q (+) dq) (+) (w + dw)``.  :class:`~.records.SecondOrderMode` says where the FD-SO terms come
 from: NONE (iLQR), TENSORS (full tensors of every knot, any backend through the Dynamics
-protocol, contracted here; at an impact those of v+),
+protocol, contracted here; at an impact those of v+; with costs on the contact forces, the
+forces' rows after them, weighted by the cost's gradient dl/dlam),
 CONTRACTED (the contracted IDSVA-SO sweep called at each knot, chained through the knot's
 first-order FDSVA from the derivative phase: the analytical backend; O(n d) pairs of DoFs and a
 few n^3 products per knot).
@@ -490,7 +491,9 @@ def _form_q(t, d, run, dt, lie_offsets, lie_sizes, Vx, Vxx, structured, assemble
 def _add_second_order_terms(t, model, m, step, d, so, lam, Qxx, Qux, Quu):
     """Add the exact second-order dynamics terms of knot t contracted with lam (module
     docstring) to Qxx, Qux, Quu (``m``: the unpacked ``model``).  ``so.mode`` TENSORS contracts
-    the knot's tensors, whatever its dynamics (at an impact: those of v+ in (q, q) and (q, v)).
+    the knot's tensors, whatever its dynamics (at an impact: those of v+ in (q, q) and (q, v)),
+    and the rows of the forces after them (a problem with costs on the forces, stepped through
+    the Dynamics protocol) weighted as the contracted kernels weight them (dl/dlam / dt).
     CONTRACTED reads the knot's q, v, acceleration and da_dtau = M^-1 (``so``) with the
     first-order da_dq, da_dv of the derivative phase; at a knot with contacts or an impact, the
     contact dynamics' or impact map's terms (:func:`~.contact_knots.contact_second_order`,
@@ -510,11 +513,12 @@ def _add_second_order_terms(t, model, m, step, d, so, lam, Qxx, Qux, Quu):
             mu[i] = lam[n + i]
     else:
         acceleration_weights(lam, d.Jw[t], dt, mu)
-    if so.mode == SecondOrderMode.TENSORS:
+    if so.mode == SecondOrderMode.TENSORS:  # rows n and on: the forces', weighted by dl/dlam
         T2q, T2v, T2qv, T2t = so.tensors
         Lt = np.zeros((n, n))
-        for i in range(n):
-            c = mu[i]
+        per_force = 1.0 if impact else 1.0 / dt
+        for i in range(T2q.shape[1]):
+            c = mu[i] if i < n else d.forces.dl_dlam[t, i - n] * per_force
             for j in range(n):
                 for k in range(n):
                     Lq[j, k] += c * T2q[t, i, j, k]
