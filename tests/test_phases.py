@@ -198,6 +198,21 @@ def test_bad_phases_are_named():
         ddp.solve(problem([ddp.Phase(2, ["lf_foot"])]), second_order="tensor", max_iter=1)
 
 
+def _around_a_rollout(P, rng):
+    """(us, xs, co): quasi-static controls of P perturbed, their rollout, and a random co-state
+    per knot."""
+    us = P.quasi_static() + rng.normal(scale=2.0, size=(P.T, P.nu))
+    return us, P.rollout(us), rng.normal(size=(P.T, P.ndx))
+
+
+def _step_terms(P, xs, us, co, mode):
+    """P's derivatives at (xs, us) with DDP's second-order data of ``mode``, and the Fxx, Fxu,
+    Fuu of the co-states ``co`` at every knot (the backward pass's function)."""
+    d = P.calc_diff(xs, us, exact_model("ddp", "exact", mode))
+    return d, [P.integrator.hessians(xs[t], us[t], co[t], d.step, d.second_order, t)
+               for t in range(P.T)]
+
+
 def test_every_backend_steps_a_gait_with_the_same_second_order_terms():
     """HyQ on four feet, then three (damped), an impact with restitution, four again: the
     CasADi and finite-difference backends step each phase through the protocol (the contact
@@ -221,15 +236,8 @@ def test_every_backend_steps_a_gait_with_the_same_second_order_terms():
                                    actuation=B, phases=phases)
 
     exact = problem(dyn.AnalyticalDynamics(m))
-    us = exact.quasi_static() + rng.normal(scale=2.0, size=(exact.T, 12))
-    xs = exact.rollout(us)
-    lam = rng.normal(size=(exact.T, 2 * m.nv))
-
-    def terms(P, mode):
-        d = P.calc_diff(xs, us, exact_model("ddp", "exact", mode))
-        return d, [P.integrator.hessians(xs[t], us[t], lam[t], d.step, d.second_order, t)
-                   for t in range(P.T)]
-
+    us, xs, co = _around_a_rollout(exact, rng)
+    terms = lambda P, mode: _step_terms(P, xs, us, co, mode)
     d0, want = terms(exact, SecondOrderMode.CONTRACTED)
     backends = {"casadi": dyn.CasadiDynamics(m), "fd": dyn.FiniteDifferenceDynamics(m)}
     for label, tol in (("casadi", 1e-11), ("fd", 1e-7)):
@@ -294,15 +302,8 @@ def test_force_costs_through_the_protocol_reach_the_analytical_terms():
                                    phases=phases)
 
     exact = problem(dyn.AnalyticalDynamics(m))
-    us = exact.quasi_static() + rng.normal(scale=2.0, size=(exact.T, 12))
-    xs = exact.rollout(us)
-    co = rng.normal(size=(exact.T, 2 * m.nv))
-
-    def terms(P, mode):
-        d = P.calc_diff(xs, us, exact_model("ddp", "exact", mode))
-        return d, [P.integrator.hessians(xs[t], us[t], co[t], d.step, d.second_order, t)
-                   for t in range(P.T)]
-
+    us, xs, co = _around_a_rollout(exact, rng)
+    terms = lambda P, mode: _step_terms(P, xs, us, co, mode)
     d0, want = terms(exact, SecondOrderMode.CONTRACTED)
     assert np.abs(d0.step.forces.dl_dlam).max() > 1e-2  # the costs act on the forces
     ref = ddp.solve(exact, us=us, max_iter=50)
