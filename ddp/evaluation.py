@@ -121,10 +121,11 @@ class ProtocolEvaluation(Evaluation):
                                         p.restitution))
             t += p.knots
         self.knot_span = np.repeat(np.arange(len(self.spans)), [p.knots for p in P.phases])
-        #: force components per knot when a running cost acts on the contact forces (the
-        #: backends' ``contact_derivatives`` then give them to the costs and DDP's terms), else 0
-        self.nc = (int(P.contacts.size.max(initial=0))
-                   if any(force_costs(c) for c, _ in P.knot_costs.groups) else 0)
+        #: the force components per knot that the derivatives carry: when a running cost acts
+        #: on the contact forces, the most at a knot (the backends' ``contact_derivatives`` give
+        #: them to the costs and DDP's terms), else 0
+        self.force_rows = (int(P.contacts.size.max(initial=0))
+                           if any(force_costs(c) for c, _ in P.knot_costs.groups) else 0)
 
     def _step(self, span, x, u):
         integrator = self.problem.integrator
@@ -188,11 +189,13 @@ class ProtocolEvaluation(Evaluation):
         for s in self.spans:
             k = s.knots
             parts.append(integrator.impact_derivatives(xs[k], s.dynamics, s.restitution, mode,
-                                                       self.nc)
+                                                       self.force_rows)
                          if s.impact else
-                         integrator.derivatives(xs[k], us[k], mode, s.dynamics, self.nc))
+                         integrator.derivatives(xs[k], us[k], mode, s.dynamics,
+                                                self.force_rows))
         step, second_order = parts[0] if len(parts) == 1 else _joined(parts)
-        costs = self._cost_derivatives(xs, us, local.hessians, step.forces if self.nc else None)
+        costs = self._cost_derivatives(xs, us, local.hessians,
+                                       step.forces if self.force_rows else None)
         return KnotDerivatives(*costs, step, second_order)
 
     def steps(self, xs, us):
@@ -203,7 +206,8 @@ class ProtocolEvaluation(Evaluation):
 
     def cost(self, xs, us):
         P = self.problem
-        run = P.knot_costs.calc(xs[:-1], us, self._forces(xs, us) if self.nc else None)
+        forces = self._forces(xs, us) if self.force_rows else None
+        run = P.knot_costs.calc(xs[:-1], us, forces)
         term = P.terminal_cost.calc(xs[-1:], np.zeros((1, P.nu)))
         return float(np.sum(P.cost_weights * run) + term[0])
 
@@ -213,10 +217,10 @@ class ProtocolEvaluation(Evaluation):
 
     def _forces(self, xs, us, nc=None):
         """The :data:`~ddp.kernels.records.Forces` of the knots (nc components, default
-        ``self.nc``), values only: each phase's contact forces (at an impact its impulses) from
-        its backend, zero in free flight."""
+        ``self.force_rows``), values only: each phase's contact forces (at an impact its
+        impulses) from its backend, zero in free flight."""
         P = self.problem
-        out = empty_forces(P.T, self.nc if nc is None else nc, P.nv, P.nu)
+        out = empty_forces(P.T, self.force_rows if nc is None else nc, P.nv, P.nu)
         for s in self.spans:
             if getattr(s.dynamics, "contacts", None) is None:
                 continue
@@ -231,7 +235,7 @@ class ProtocolEvaluation(Evaluation):
         return out
 
     def cost_derivatives(self, xs, us, hessians, forces=None):
-        if self.nc and forces is None:
+        if self.force_rows and forces is None:
             raise ValueError("forces: the cost derivatives of a problem with costs on the "
                              "contact forces need the forces of its derivatives "
                              "(KnotDerivatives.step.forces)")
