@@ -567,8 +567,10 @@ def test_casadi_and_finite_differences_carry_the_contact_model(name):
     contracted second derivatives of a to 1e-10, finite-diff-2 (central differences of the
     analytical first derivatives) to 1e-5; the same for the impact map on the contacts
     (``impulse_derivatives``: v+, the impulse and their tensors, with a restitution and a
-    damping; finite-diff-1, differences of the values, to 1e-4); neither has inverse dynamics; ``with_contacts`` is the same backend on other
-    contacts (itself on its own)."""
+    damping; finite-diff-1, differences of the values, to 1e-4) and for the contact dynamics
+    with its forces (``contact_derivatives``: a, lam and their first derivatives); neither has
+    inverse dynamics; ``with_contacts`` is the same backend on other contacts (itself on its
+    own)."""
     if name == "hyq-points":
         m, frames = _case("hyq-4")
         feet = [Contact3D(f, reference=(0.1, 0.0, 0.0), gains=(2.0, 1.0)) for f in frames]
@@ -602,6 +604,14 @@ def test_casadi_and_finite_differences_carry_the_contact_model(name):
             assert err < tol, (name, type(backend).__name__, k, err)
         assert rel_err(backend.impulse_derivatives(q, v, 0.3, order=0).v_plus,
                        jump.v_plus) < 1e-12
+        # the contact dynamics with its forces (costs on forces): values and first derivatives
+        # (their tensors: tests/test_phases.py)
+        forces = exact.contact_derivatives(q, v, tau, 1)
+        got = backend.contact_derivatives(q, v, tau, 1)
+        for k in ("a", "lam", "da_dq", "da_dv", "da_dtau", "dlam_dq", "dlam_dv", "dlam_dtau"):
+            err = rel_err(getattr(got, k), getattr(forces, k))
+            assert err < tol, (name, type(backend).__name__, k, err)
+        assert rel_err(backend.contact_derivatives(q, v, tau, 0).lam, forces.lam) < 1e-12
         if backend is fd1:
             continue
         assert backend.with_contacts(feet, 1e-9) is backend

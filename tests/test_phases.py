@@ -282,7 +282,7 @@ def test_force_costs_through_the_protocol_reach_the_analytical_terms():
     and ``impulse_derivatives``; the costs, their derivatives, their gradients in the forces and
     DDP's second-order terms (Fxx, Fxu, Fuu of a random co-state, with the forces' rows of the
     tensors weighted by those gradients) equal the compiled analytical passes' at every knot
-    (CasADi 1e-11, finite-diff-2 1e-7), and DDP reaches the same optimum in as many
+    (CasADi 1e-11, finite-diff-2 1e-7), and DDP and iLQR reach the same optimum in as many
     iterations.  Without the forces' rows the terms differ by far more than that."""
     m, x0 = standing_hyq()
     rng = np.random.default_rng(11)
@@ -306,7 +306,8 @@ def test_force_costs_through_the_protocol_reach_the_analytical_terms():
     terms = lambda P, mode: _step_terms(P, xs, us, co, mode)
     d0, want = terms(exact, SecondOrderMode.CONTRACTED)
     assert np.abs(d0.step.forces.dl_dlam).max() > 1e-2  # the costs act on the forces
-    ref = ddp.solve(exact, us=us, max_iter=50)
+    ref = {method: ddp.solve(exact, us=us, method=method, max_iter=50)
+           for method in ("ddp", "ilqr")}
     # the forces along the trajectory: two feet, the impulses at the impact, one foot, none
     forces = exact.contact_forces(xs, us)
     q, v = xs[:, :m.nq], xs[:, m.nq:]
@@ -337,9 +338,10 @@ def test_force_costs_through_the_protocol_reach_the_analytical_terms():
                 assert np.abs(a - b).max() < tol * scale, (backend, t, name)
             worst = max(worst, np.abs(without[t][0] - want[t][0]).max() / scale)
         assert worst > 1e-3
-        sol = ddp.solve(P, us=us, max_iter=50)
-        assert sol.status == "converged" and sol.iterations == ref.iterations
-        assert abs(sol.cost - ref.cost) < 1e-9 * ref.cost
+        for method, want_sol in ref.items():  # iLQR: the forces' first derivatives only
+            sol = ddp.solve(P, us=us, method=method, max_iter=50)
+            assert sol.status == "converged" and sol.iterations == want_sol.iterations
+            assert abs(sol.cost - want_sol.cost) < 1e-9 * want_sol.cost
 
 
 def _force_cost_case(name):
