@@ -73,8 +73,9 @@ KINDS = {
 }
 
 
-#: whether the one line saying that second-order functions are being built was printed
-_BUILD_NOTICE = []
+#: the models for which the one line saying that second-order functions are being built was
+#: printed (once per model and process)
+_BUILD_NOTICED = set()
 
 
 class CodegenLimitError(RuntimeError):
@@ -268,8 +269,8 @@ class CasadiDynamics(RobotConfigurationSpace):
         return shapes
 
     def _symbolic(self, kind: str) -> cs.Function:
-        if KINDS[kind][1] == 2 and not _BUILD_NOTICE:
-            _BUILD_NOTICE.append(kind)
+        if KINDS[kind][1] == 2 and self.model.name not in _BUILD_NOTICED:
+            _BUILD_NOTICED.add(self.model.name)
             print(f"building CasADi's second-derivative functions of {self.model.name} on first "
                   f"use (once per kind and contact set in a process; HyQ on four feet: about "
                   f"10 s each)", file=sys.stderr, flush=True)

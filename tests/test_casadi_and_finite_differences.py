@@ -72,6 +72,23 @@ def test_casadi_batch_equals_pointwise():
     assert cd.aba(Q, V, TAU).shape == (3, m.nv)
 
 
+def test_casadi_says_once_per_model_that_it_builds_second_derivatives(monkeypatch, capsys):
+    """Building a second-derivative function can take seconds (a legged robot's contact set:
+    about 10 s): the first such build of a model prints one line; first derivatives, further
+    kinds and another instance of the same model print nothing."""
+    from dynamics import casadi_backend
+
+    monkeypatch.setattr(casadi_backend, "_BUILD_NOTICED", set())
+    m = dyn.robots.load("pendulum")
+    CasadiDynamics(m).function("aba_fo")
+    assert capsys.readouterr().err == ""
+    CasadiDynamics(m).function("aba_so")
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "building CasADi's second-derivative functions of" in err
+    CasadiDynamics(m).function("rnea_so")
+    assert capsys.readouterr().err == ""
+
+
 def test_casadi_results_are_not_overwritten_by_the_next_call():
     """Evaluations go through buffers that each call overwrites: what a call returned must
     stay as it was (one point and batches, every output)."""
