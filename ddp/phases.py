@@ -129,8 +129,9 @@ def knot_contacts(model, phases, dt) -> tuple[KnotContacts, list]:
         t += p.knots
     if model is None:
         impact_model = Model(np.zeros(2, dtype=np.int64), np.zeros(0))
-    else:
-        impact_model = Model(*without_gravity(model))
+    else:  # only impacts read it (a problem without any uses the model as it is)
+        impact_model = Model(*(without_gravity(model) if (kind == IMPACT).any()
+                               else model.kernel_args))
     record = KnotContacts(kind, np.concatenate(ints),
                           np.concatenate(floats) if floats else np.zeros(0), int_offsets,
                           float_offsets, size, scale, damping, restitution, impact_model)
