@@ -6,6 +6,11 @@ from dynamics import robots
 from helpers import ROBOTS, SO_CASES, TREES, build, spec_id, tree_id
 
 
+def pytest_collection_modifyitems(items):
+    """Tests marked ``last`` run after the others (with pytest-xdist: are handed out last)."""
+    items.sort(key=lambda item: item.get_closest_marker("last") is not None)
+
+
 @pytest.fixture(params=ROBOTS)
 def robot(request):
     return robots.load(request.param)

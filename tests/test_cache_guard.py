@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -38,6 +40,7 @@ _DOORS = ("derivatives_chunk", "knot_derivatives", "backward_pass", "rollout", "
           "cost_batch", "gradient_norm", "integrate_expansion_batch", "rnea_batch", "fdsva_batch")
 
 
+@pytest.mark.last
 def test_the_solver_compiles_each_kernel_once():
     """After a UR3 solve (DDP and iLQR) and derivatives at one point and at a batch, the numba
     cache holds one compiled signature of every chunk of a batched kernel and of each shared
@@ -53,7 +56,11 @@ def test_the_solver_compiles_each_kernel_once():
     worker's problems run here too.  Each door of the compiled solver must have the same one
     signature for both problems (on the analytical and the finite-difference backends), or the
     process aside would compile code that no solve loads.  None of these problems has contacts:
-    the kernels of the contact knots are never linked (:mod:`ddp.kernels.contact_knots`)."""
+    the kernels of the contact knots are never linked (:mod:`ddp.kernels.contact_knots`).
+
+    It runs after the other tests (``last``): the kernels they compiled are then in the cache
+    (its index also counts their signatures, so every test's calls are held to one signature),
+    instead of compiling the solver a second time beside them."""
     code = """
 import importlib, pkgutil
 import numpy as np
@@ -123,8 +130,6 @@ def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(mo
     parent reads them to know when to load) and exits 0; a worker that fails ends the wait
     instead of blocking it.  start() names a wrong group, and launches nothing when switched
     off or when every group is cached."""
-    import pytest
-
     from ddp import compile_aside
 
     monkeypatch.setattr(compile_aside, "_ASIDE", None)
