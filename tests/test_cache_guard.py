@@ -125,13 +125,13 @@ def test_a_first_compile_says_so_once(tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
-@pytest.mark.last
 def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(monkeypatch):
     """ddp.compile_aside: the worker prints each group's name once its kernels are cached (the
     parent reads them to know when to load) and exits 0; a worker that fails ends the wait
     instead of blocking it.  start() names a wrong group, and launches nothing when switched
-    off or when every group is cached.  Runs after the other tests (``last``), whose kernels
-    its worker then loads instead of compiling them a second time beside them."""
+    off or when every group is cached.  (Not ``last``: early, its worker compiles the passes
+    in a process of its own that the other tests then load; last, the clean-clone run took
+    15 min 15 s instead of 11 min 44 s.)"""
     from ddp import compile_aside
 
     monkeypatch.setattr(compile_aside, "_ASIDE", None)
