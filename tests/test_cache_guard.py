@@ -130,8 +130,7 @@ def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(mo
     parent reads them to know when to load) and exits 0; a worker that fails ends the wait
     instead of blocking it.  start() names a wrong group, and launches nothing when switched
     off or when every group is cached.  (Not ``last``: early, its worker compiles the passes
-    in a process of its own that the other tests then load; last, the clean-clone run took
-    15 min 15 s instead of 11 min 44 s.)"""
+    in a process of its own, which the other tests can then load.)"""
     from ddp import compile_aside
 
     monkeypatch.setattr(compile_aside, "_ASIDE", None)
