@@ -216,7 +216,7 @@ class CompiledEvaluation(Evaluation):
 
     def cost(self, xs, us):
         P = self.problem
-        lam = self._steps(xs[:-1], us)[1] if self.nc else np.zeros((P.T, 0))
+        lam = self.knot_forces(xs, us) if self.nc else np.zeros((P.T, 0))
         l = self._program_costs(xs, us, 0, "gauss-newton", _forces_of(lam, P.nv, P.nu)).l
         term = self.programs.terminal
         lT = CostDerivatives(np.zeros(1), np.zeros((1, 0)), np.zeros((1, 0)),

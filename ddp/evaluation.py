@@ -121,11 +121,12 @@ class ProtocolEvaluation(Evaluation):
                                         p.restitution))
             t += p.knots
         self.knot_span = np.repeat(np.arange(len(self.spans)), [p.knots for p in P.phases])
-        #: the force components per knot that the derivatives carry: when a running cost acts
-        #: on the contact forces, the most at a knot (the backends' ``contact_derivatives`` give
-        #: them to the costs and DDP's terms), else 0
-        self.force_rows = (int(P.contacts.size.max(initial=0))
-                           if any(force_costs(c) for c, _ in P.knot_costs.groups) else 0)
+        self.nc = int(P.contacts.size.max(initial=0))  # force components at a knot, at most
+        #: the force components per knot that the derivatives carry: ``nc`` when a running cost
+        #: acts on the contact forces (the backends' ``contact_derivatives`` give them to the
+        #: costs and DDP's terms), else 0
+        self.force_rows = (self.nc if any(force_costs(c) for c, _ in P.knot_costs.groups)
+                           else 0)
 
     def _step(self, span, x, u):
         integrator = self.problem.integrator
@@ -206,21 +207,20 @@ class ProtocolEvaluation(Evaluation):
 
     def cost(self, xs, us):
         P = self.problem
-        forces = self._forces(xs, us) if self.force_rows else None
+        forces = self._forces(xs, us, self.force_rows) if self.force_rows else None
         run = P.knot_costs.calc(xs[:-1], us, forces)
         term = P.terminal_cost.calc(xs[-1:], np.zeros((1, P.nu)))
         return float(np.sum(P.cost_weights * run) + term[0])
 
     def knot_forces(self, xs, us):
-        P = self.problem
-        return self._forces(xs, us, int(P.contacts.size.max(initial=0))).lam
+        return self._forces(xs, us, self.nc).lam
 
-    def _forces(self, xs, us, nc=None):
-        """The :data:`~ddp.kernels.records.Forces` of the knots (nc components, default
-        ``self.force_rows``), values only: each phase's contact forces (at an impact its
-        impulses) from its backend, zero in free flight."""
+    def _forces(self, xs, us, nc):
+        """The :data:`~ddp.kernels.records.Forces` of the knots (nc components each), values
+        only: each phase's contact forces (at an impact its impulses) from its backend, zero in
+        free flight."""
         P = self.problem
-        out = empty_forces(P.T, self.force_rows if nc is None else nc, P.nv, P.nu)
+        out = empty_forces(P.T, nc, P.nv, P.nu)
         for s in self.spans:
             if getattr(s.dynamics, "contacts", None) is None:
                 continue
@@ -239,8 +239,8 @@ class ProtocolEvaluation(Evaluation):
             raise ValueError("forces: the cost derivatives of a problem with costs on the "
                              "contact forces need the forces of its derivatives "
                              "(KnotDerivatives.step.forces)")
-        if forces is not None:
-            forces = forces._replace(dl_dlam=np.zeros_like(forces.dl_dlam))
+        if forces is not None:  # the caller's record keeps its dl_dlam
+            forces = forces._replace(dl_dlam=np.empty_like(forces.dl_dlam))
         return self._cost_derivatives(xs, us, hessians, forces)
 
     def _cost_derivatives(self, xs, us, hessians, forces):
