@@ -22,6 +22,7 @@ Failures are statuses, not exceptions (:data:`STATUSES`).
 from __future__ import annotations
 
 import time
+import weakref
 
 import numpy as np
 import threadpoolctl
@@ -117,21 +118,27 @@ def solve(problem, xs=None, us=None, settings: SolverSettings | None = None, cal
 
 
 _WARM = set()  # the kinds of problems whose compiled kernels this process has loaded
+#: the problems on a backend other than the analytical one that were warmed up: such a backend
+#: may build functions of its own per model and contact set (CasADi), so each problem is warmed
+_WARM_PROBLEMS = weakref.WeakSet()
 
 
 def warm_up(problem) -> None:
     """Load (or, on a machine's first run, compile) every compiled kernel a solve of
     ``problem`` calls, untimed: the derivatives with DDP's exact model and with Gauss-Newton,
     a backward pass, a closed-loop rollout and its cost, the gradient, the costs alone.  Called
-    by :func:`solve` once per kind of problem and process, so that compiling is never counted
-    as solve time; on a cold cache it prints one line saying so first.  There, on the analytical
-    backend, a process aside compiles the passes while this one compiles the derivatives and
-    the closed-loop rollout with its cost (:mod:`ddp.compile_aside`); this returns when the
-    process aside is done."""
+    by :func:`solve` once per kind of problem and process (on a backend other than the
+    analytical one, once per problem: CasADi builds its functions per model and contact set),
+    so that compiling is never counted as solve time; on a cold cache it prints one line saying
+    so first.  There, on the analytical backend, a process aside compiles the passes while this
+    one compiles the derivatives and the closed-loop rollout with its cost
+    (:mod:`ddp.compile_aside`); this returns when the process aside is done."""
     key = (type(problem.evaluation), type(problem.dynamics))
-    if key not in _WARM:
+    compiled = problem.dynamics.compiled
+    if key not in _WARM or not (compiled or problem in _WARM_PROBLEMS):
         _WARM.add(key)
-        compiled = problem.dynamics.compiled
+        if not compiled:
+            _WARM_PROBLEMS.add(problem)
         kernel = _kev.derivatives_chunk if compiled else _passes.backward_pass
         # measured: 3.9 min (soddp compare ur3, cold, 2 cores, with the process aside)
         cold = compile_notice(kernel, "the solver's kernels", 4)

@@ -18,7 +18,9 @@ impact map on the contacts (:func:`dynamics.symbolic.impulse_dynamics`) and its 
 ``with_contacts`` the same backend on another contact set: what a problem of phases steps
 through (:mod:`ddp.phases`; costs on the contact forces need the analytical backend).
 
-Functions are built once per model and kind and kept in memory.  With ``codegen=True`` each one is
+Functions are built once per model, contact set and kind in a process (every backend on them
+shares them: a study's instances of one problem build them once; the last
+:data:`SHARED_FUNCTIONS` built are kept).  With ``codegen=True`` each one is
 turned into C (``casadi.CodeGenerator``), compiled by the system C compiler (``cc -O3 -shared``)
 into a shared library cached on disk under ``~/.cache/soddp/casadi`` (key: the model arrays, the
 function kind, CasADi's version, the flags and the source that builds the expressions), and
@@ -42,7 +44,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import casadi as cs
@@ -73,6 +76,11 @@ KINDS = {
 }
 
 
+#: how many of the last SX functions built a process keeps for other backends on the same model,
+#: contacts and kind (one of HyQ's second-order contact functions holds millions of instructions)
+SHARED_FUNCTIONS = 16
+_SHARED: OrderedDict = OrderedDict()  # (model name, _cache_key) -> (Function, BuildReport)
+
 #: the models for which the one line saying that second-order functions are being built was
 #: printed (once per model and process)
 _BUILD_NOTICED = set()
@@ -99,7 +107,8 @@ class CodegenLimits:
 @dataclass
 class BuildReport:
     """What building one function cost: symbolic build time, expression size and, with codegen,
-    generation and compile times and file sizes (from the disk cache if ``cached``)."""
+    generation and compile times and file sizes (of the first build if ``cached``: loaded from
+    the disk cache, or built by another backend of this process)."""
 
     kind: str
     build_s: float
@@ -269,6 +278,12 @@ class CasadiDynamics(RobotConfigurationSpace):
         return shapes
 
     def _symbolic(self, kind: str) -> cs.Function:
+        key = (self.model.name, self._cache_key(kind))
+        if key in _SHARED:
+            _SHARED.move_to_end(key)
+            f, report = _SHARED[key]
+            self.reports[kind] = replace(report, cached=True)
+            return f
         if KINDS[kind][1] == 2 and self.model.name not in _BUILD_NOTICED:
             _BUILD_NOTICED.add(self.model.name)
             print(f"building CasADi's second-derivative functions of {self.model.name} on first "
@@ -277,6 +292,9 @@ class CasadiDynamics(RobotConfigurationSpace):
         t0 = time.perf_counter()
         f = build_function(self._symbolic_tree(), kind, contacts=self._specs)
         self.reports[kind] = BuildReport(kind, time.perf_counter() - t0, n_instructions(f))
+        _SHARED[key] = (f, self.reports[kind])
+        while len(_SHARED) > SHARED_FUNCTIONS:
+            _SHARED.popitem(last=False)
         return f
 
     def _symbolic_tree(self):

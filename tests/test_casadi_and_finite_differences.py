@@ -6,15 +6,20 @@ SX and differentiated by AD), so agreement to 1e-9 checks both.  Finite differen
 
 import functools
 import subprocess
+import sys
 import time
+from collections import OrderedDict
 
 import numpy as np
 import pytest
 
+import ddp
 import dynamics as dyn
+from dynamics import casadi_backend
 from dynamics.casadi_backend import CasadiDynamics, CodegenLimitError, CodegenLimits
 from dynamics.finite_difference import FiniteDifferenceDynamics
 from helpers import TREES, build, random_state, rel_err, spec_id
+from problems.tasks import instance
 
 CASES = ["ur3", "hyq"] + TREES
 ID_FIELDS = list(dyn.IDDerivatives.__dataclass_fields__)
@@ -76,9 +81,8 @@ def test_casadi_says_once_per_model_that_it_builds_second_derivatives(monkeypatc
     """Building a second-derivative function can take seconds (a legged robot's contact set:
     about 10 s): the first such build of a model prints one line; first derivatives, further
     kinds and another instance of the same model print nothing."""
-    from dynamics import casadi_backend
-
     monkeypatch.setattr(casadi_backend, "_BUILD_NOTICED", set())
+    monkeypatch.setattr(casadi_backend, "_SHARED", OrderedDict())
     m = dyn.robots.load("pendulum")
     CasadiDynamics(m).function("aba_fo")
     assert capsys.readouterr().err == ""
@@ -87,6 +91,32 @@ def test_casadi_says_once_per_model_that_it_builds_second_derivatives(monkeypatc
     assert err.count("\n") == 1 and "building CasADi's second-derivative functions of" in err
     CasadiDynamics(m).function("rnea_so")
     assert capsys.readouterr().err == ""
+
+
+def test_casadi_builds_once_per_model_and_never_inside_a_timed_solve(monkeypatch):
+    """A study solves many instances of one problem, each with a backend of its own: CasADi
+    builds a model's functions once (the backends share them), and a problem on another model
+    builds its own in the solver's warm-up, never inside the solve that the solution times."""
+    monkeypatch.setattr(casadi_backend, "_SHARED", OrderedDict())
+    builds = []
+    real = casadi_backend.build_function
+
+    def build(tree, kind, **kwargs):
+        frame, in_warm_up = sys._getframe(1), False
+        while frame is not None and not in_warm_up:
+            in_warm_up = frame.f_code is ddp.solver.warm_up.__code__
+            frame = frame.f_back
+        builds.append((kind, in_warm_up))
+        return real(tree, kind, **kwargs)
+
+    monkeypatch.setattr(casadi_backend, "build_function", build)
+    for family, seed in (("double_pendulum", 1), ("double_pendulum", 2), ("pendulum", 1)):
+        del builds[:]
+        sol = ddp.solve(instance(family, seed, "casadi"), max_iter=3)
+        assert sol.iterations > 0
+        kinds = [kind for kind, _ in builds]
+        assert all(warm for _, warm in builds), (family, seed, builds)
+        assert len(kinds) == len(set(kinds)) and bool(kinds) == (seed == 1), (family, seed, kinds)
 
 
 def test_casadi_results_are_not_overwritten_by_the_next_call():
