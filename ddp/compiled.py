@@ -54,6 +54,7 @@ class CompiledEvaluation(Evaluation):
         self.programs = Programs(run, term)
         self.inner = INNER_DTM if P.nv <= INNER_CROSSOVER_NV else INNER_IDFOZA
         self.nc = int(P.contacts.size.max(initial=0))  # force components at a knot, at most
+        self.needs_forces = self.nc > 0  # the cost programs read forces of width nc
         self._rollout_box = None
         self._unused_arrays = {}
 
@@ -227,14 +228,11 @@ class CompiledEvaluation(Evaluation):
                            _forces_of(np.zeros((1, 0)), P.nv, P.nu), np.int64(0), np.int64(1))
         return float(np.sum(P.cost_weights * l) + lT.l[0]) + self._others_cost(xs, us)
 
-    def cost_derivatives(self, xs, us, hessians, forces=None):
+    def _cost_derivatives(self, xs, us, hessians, forces):
         P = self.problem
-        if forces is None:  # no force term may then run (nc = 0 at every knot)
-            forces = _forces_of(np.zeros((P.T, self.nc)), P.nv, P.nu)
-            if self.nc:
-                raise ValueError("forces: the cost derivatives of a problem with contacts need "
-                                 "the forces of its derivatives (KnotDerivatives.step.forces)")
-        forces = forces._replace(dl_dlam=np.zeros_like(forces.dl_dlam))
+        if forces is None:  # no contacts (nc = 0): no force term runs
+            forces = _forces_of(np.zeros((P.T, 0)), P.nv, P.nu)
+        forces.dl_dlam[...] = 0.0
         run = weighted(self._program_costs(xs, us, 2, hessians, forces), P.cost_weights,
                        P.impacts)
         for c, k in self.running_others:

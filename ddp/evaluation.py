@@ -92,9 +92,24 @@ class Evaluation:
         impulses; nc: the most components at a knot), in the order of the knot's contacts."""
         raise NotImplementedError
 
+    #: whether :meth:`cost_derivatives` needs the forces of the knots' derivatives
+    needs_forces = False
+
     def cost_derivatives(self, xs, us, hessians, forces=None):
         """(running, terminal) cost derivatives (running weighted, as in
-        :meth:`~ddp.problem.ShootingProblem.cost_derivatives`)."""
+        :meth:`~ddp.problem.ShootingProblem.cost_derivatives`); ``forces``: the knots'
+        :data:`~ddp.kernels.records.Forces` of their derivatives at (xs, us), which a problem
+        that :attr:`needs_forces` must be given (its ``dl_dlam`` is left as it is)."""
+        if forces is None and self.needs_forces:
+            raise ValueError("forces: the cost derivatives of this problem need the forces of its "
+                             "derivatives (KnotDerivatives.step.forces)")
+        if forces is not None:  # the caller's record keeps its dl_dlam
+            forces = forces._replace(dl_dlam=np.empty_like(forces.dl_dlam))
+        return self._cost_derivatives(xs, us, hessians, forces)
+
+    def _cost_derivatives(self, xs, us, hessians, forces):
+        """:meth:`cost_derivatives`; the costs' gradients in the forces (weighted as the costs)
+        into ``forces.dl_dlam``, which this zeroes first (forces None: none is needed)."""
         raise NotImplementedError
 
 
@@ -127,6 +142,7 @@ class ProtocolEvaluation(Evaluation):
         #: costs and DDP's terms), else 0
         self.force_rows = (self.nc if any(force_costs(c) for c, _ in P.knot_costs.groups)
                            else 0)
+        self.needs_forces = self.force_rows > 0
 
     def _step(self, span, x, u):
         integrator = self.problem.integrator
@@ -234,18 +250,7 @@ class ProtocolEvaluation(Evaluation):
             out.lam[k, :lam.shape[1]] = lam
         return out
 
-    def cost_derivatives(self, xs, us, hessians, forces=None):
-        if self.force_rows and forces is None:
-            raise ValueError("forces: the cost derivatives of a problem with costs on the "
-                             "contact forces need the forces of its derivatives "
-                             "(KnotDerivatives.step.forces)")
-        if forces is not None:  # the caller's record keeps its dl_dlam
-            forces = forces._replace(dl_dlam=np.empty_like(forces.dl_dlam))
-        return self._cost_derivatives(xs, us, hessians, forces)
-
     def _cost_derivatives(self, xs, us, hessians, forces):
-        """:meth:`cost_derivatives`, the gradients in the forces (weighted as the costs) into
-        ``forces.dl_dlam`` (None: no cost acts on forces)."""
         P = self.problem
         if forces is not None:
             forces.dl_dlam[...] = 0.0

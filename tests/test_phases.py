@@ -328,6 +328,13 @@ def test_force_costs_through_the_protocol_reach_the_analytical_terms():
         for k in ("lx", "lu", "lxx", "lxu", "luu"):
             assert rel_err(getattr(d.running, k), getattr(d0.running, k)) < 1e-10, k
         assert rel_err(d.step.forces.dl_dlam, d0.step.forces.dl_dlam) < 1e-10
+        for Q, dQ in ((exact, d0), (P, d)):  # the costs alone need the forces, and keep them
+            kept = dQ.step.forces.dl_dlam.copy()
+            alone = Q.cost_derivatives(xs, us, "exact", dQ.step.forces)[0]
+            assert rel_err(alone.lxx, dQ.running.lxx) < 1e-12
+            assert np.array_equal(dQ.step.forces.dl_dlam, kept)
+            with pytest.raises(ValueError, match=r"^forces: the cost derivatives of this"):
+                Q.cost_derivatives(xs, us, "exact")
         d.step.forces.dl_dlam[:] = 0.0
         without = [P.integrator.hessians(xs[t], us[t], co[t], d.step, d.second_order, t)
                    for t in range(P.T)]
