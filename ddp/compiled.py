@@ -186,19 +186,23 @@ class CompiledEvaluation(Evaluation):
         return self._steps(xs, us)[0]
 
     def _steps(self, xs, us):
-        """(F(xs_t, us_t) (T, nx), the knots' forces (T, nc)) of every knot from its own
-        state."""
+        """(F(xs_t, us_t) (T, nx), the knots' forces (T, nc), their steps' statuses (T,)) of
+        every knot from its own state."""
         P = self.problem
         out, lam = np.empty((len(us), P.nx)), np.zeros((len(us), self.nc))
+        status = np.empty(len(us), np.int64)
         P.integrator.link_contact_kernel(LINKED_STEP)
         with np.errstate(all="ignore"):
             _passes.knot_steps(P.integrator.kernel_model, P.integrator.record,
                                np.ascontiguousarray(xs, dtype=float),
-                               np.ascontiguousarray(us, dtype=float), out, lam)
-        return out, lam
+                               np.ascontiguousarray(us, dtype=float), out, lam, status)
+        return out, lam, status
 
     def knot_forces(self, xs, us):
         return self._steps(xs[:-1], us)[1]
+
+    def step_status(self, xs, us, t):
+        return int(self._steps(xs[:-1], us)[2][t])
 
     def _program_costs(self, xs, us, order, hessians, forces):
         """The built-in running costs of every knot (its program, on ``forces``), unweighted."""

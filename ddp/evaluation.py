@@ -25,9 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dynamics.contact_dynamics import constrained_dynamics, impulse_dynamics
+
 from .costs import force_costs
 from .kernels import all_finite as _all_finite
-from .kernels.records import CostDerivatives, SecondOrder, StepDerivatives, empty_forces
+from .kernels.contact_knots import STEP_NOT_FINITE, STEPPED
+from .kernels.records import (IMPACT, CostDerivatives, SecondOrder, StepDerivatives,
+                              empty_forces)
 from .local_model import LocalModel
 
 
@@ -90,6 +94,11 @@ class Evaluation:
     def knot_forces(self, xs, us):
         """The contact forces (T, nc) of every knot from its own state (at an impact its
         impulses; nc: the most components at a knot), in the order of the knot's contacts."""
+        raise NotImplementedError
+
+    def step_status(self, xs, us, t) -> int:
+        """Whether knot t steps from its own state: :data:`STEPPED`, :data:`STEP_NOT_FINITE`,
+        or the status of its singular KKT system (:data:`dynamics.contact_dynamics.STATUS`)."""
         raise NotImplementedError
 
     #: whether :meth:`cost_derivatives` needs the forces of the knots' derivatives
@@ -230,6 +239,24 @@ class ProtocolEvaluation(Evaluation):
 
     def knot_forces(self, xs, us):
         return self._forces(xs, us, self.nc).lam
+
+    def step_status(self, xs, us, t):
+        P = self.problem
+        x, u = xs[t], us[t]
+        cs = P.contact_sets[t]
+        if cs is not None:  # the KKT system on the analytical kernels (the protocol has none)
+            q, v, damping = x[:P.nq], x[P.nq:], P.contacts.damping[t]
+            with np.errstate(all="ignore"):
+                status = int(impulse_dynamics(P.dynamics.model, cs, q, v,
+                                              P.contacts.restitution[t], damping)[2]
+                             if P.contacts.kind[t] == IMPACT else
+                             constrained_dynamics(P.dynamics.model, cs, q, v,
+                                                  P.integrator.B @ u, damping)[2])
+            if status != STEPPED:
+                return status
+        with np.errstate(all="ignore"):
+            stepped = np.all(np.isfinite(self._step(self.spans[self.knot_span[t]], x, u)))
+        return STEPPED if stepped else STEP_NOT_FINITE
 
     def _forces(self, xs, us, nc):
         """The :data:`~ddp.kernels.records.Forces` of the knots (nc components each), values

@@ -20,8 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 import dynamics as _dyn
-from dynamics.contact_dynamics import (STATUS, constrained_dynamics, contact_jacobian,
-                                       impulse_dynamics)
+from dynamics.contact_dynamics import STATUS, contact_jacobian
 
 from . import costs as _costs
 from .compiled import CompiledEvaluation
@@ -240,20 +239,14 @@ class ShootingProblem:
             cs = self.contact_sets[t]
             if cs is None:
                 return ""
-            x, d, r = xs[t], self.contacts.damping[t], self.contacts.restitution[t]
-            q, v = x[:self.nq], x[self.nq:]
-            if self.contacts.kind[t] == IMPACT:
-                code = int(impulse_dynamics(self.dynamics.model, cs, q, v, r, d)[2])
-            else:
-                code = int(constrained_dynamics(self.dynamics.model, cs, q, v,
-                                                self.integrator.B @ us[t], d)[2])
+            code = self.evaluation.step_status(xs, us, t)
         else:
             failed = np.flatnonzero(status)
             if failed.size == 0:
                 return ""
             t, code = int(failed[0]), int(status[failed[0]])
             cs = self.contact_sets[t]
-        if code == 0 or cs is None:
+        if code == 0 or code not in STATUS or cs is None:  # solved (or a step not finite)
             return ""
         kind = "impact" if self.contacts.kind[t] == IMPACT else "contacts"
         return (f"knot {t} ({kind}: {', '.join(c.frame for c in cs.contacts)}): "

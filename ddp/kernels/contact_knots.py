@@ -6,7 +6,7 @@ them, nor the contact kernels of :mod:`dynamics.kernels.contact` they call: on a
 of ``soddp compare ur3`` that is about a quarter of the compile time (``docs/design.md``).
 
 * :func:`contact_step`: the knot's step (the KKT contact dynamics then the Euler step, or the
-  impact map);
+  impact map), returning whether it stepped or why not (:data:`STEPPED`);
 * :func:`contact_knot_derivatives`: its dynamics derivatives, forces and forward kinematics,
   and its KKT factors for the contracted sweep (:func:`store_kkt`);
 * :func:`contact_second_order`: DDP's second-order dynamics terms at the knot.
@@ -34,6 +34,11 @@ from .records import IMPACT, LINKED_DERIVATIVES, LINKED_SECOND_ORDER, LINKED_STE
 
 _JIT = dict(cache=True, error_model="numpy")
 
+#: what :func:`contact_step` (and :func:`~.passes.knot_steps` per knot) returns: the knot stepped
+#: (the KKT status OK); its KKT system was solved, but the step is not finite; otherwise the
+#: status of the singular KKT system (:mod:`dynamics.kernels.contact`)
+STEPPED, STEP_NOT_FINITE = OK, 3
+
 
 @njit(**_JIT)
 def knot_contact_set(contacts, t):
@@ -45,8 +50,8 @@ def knot_contact_set(contacts, t):
 def contact_step(model, step, t, q, v, tau, acc, lam, S0, oR, op, q_next, v_next, w):
     """The step of knot t with contacts (the KKT dynamics, then the Euler step) or an impact
     ((q, v+)) into q_next, v_next, its forces into lam[t] (lam (T, nc)) and its forward
-    kinematics into S0, oR, op; 1, or 0 when the KKT system is singular or the step is not
-    finite."""
+    kinematics into S0, oR, op.  Returns :data:`STEPPED`, :data:`STEP_NOT_FINITE` or the status
+    of a KKT system that is singular."""
     m = unpack(model.ints, model.floats)
     contacts = step.contacts
     n = v.shape[0]
@@ -57,20 +62,31 @@ def contact_step(model, step, t, q, v, tau, acc, lam, S0, oR, op, q_next, v_next
     force = lam[t, :nc]
     if contacts.kind[t] == IMPACT:
         m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
-        if impulse_dynamics_point(m0, ci, cf, q, v, contacts.restitution[t],
-                                  contacts.damping[t], acc, force, work) != OK:
-            return np.int64(0)
+        status = impulse_dynamics_point(m0, ci, cf, q, v, contacts.restitution[t],
+                                        contacts.damping[t], acc, force, work)
+        if status != OK:
+            return np.int64(status)
         for r in range(q.shape[0]):
             q_next[r] = q[r]
         ok = True
         for r in range(n):
             v_next[r] = acc[r]
             ok = ok and np.isfinite(acc[r])
-        return np.int64(1 if ok else 0)
-    if constrained_dynamics_point(m, ci, cf, q, v, tau, contacts.damping[t], acc, force,
-                                  work) != OK:
-        return np.int64(0)
-    return np.int64(1 if euler_step(m, q, v, acc, step.dt, q_next, v_next, w) else 0)
+        return np.int64(STEPPED if ok else STEP_NOT_FINITE)
+    status = constrained_dynamics_point(m, ci, cf, q, v, tau, contacts.damping[t], acc, force,
+                                        work)
+    if status != OK:
+        return np.int64(status)
+    return np.int64(STEPPED if euler_step(m, q, v, acc, step.dt, q_next, v_next, w)
+                    else STEP_NOT_FINITE)
+
+
+@njit(**_JIT)
+def force_cost_weight(step, t):
+    """The weight of knot t's running-cost gradient in its forces (dl/dlam) in DDP's
+    second-order terms, beside the co-state of its step: 1 / dt (the cost is weighted by dt,
+    the step's terms are dt times the co-state's), 1 at an impact (neither is)."""
+    return 1.0 if step.contacts.kind[t] == IMPACT else 1.0 / step.dt
 
 
 @njit(**_JIT)
@@ -178,8 +194,7 @@ def contact_second_order(model, step, d, so, t, mu, Lq, Lv, Lqv, LtB):
         status = kkt_at(m, ci, cf, so.q[t], so.v[t], contacts.damping[t], work)
         if status != OK:
             return np.int64(status)
-    # the forces' cost gradient is weighted as the cost; the step's terms are dt times mu's
-    mu_l = F.dl_dlam[t, :nc] / (1.0 if impact else step.dt)
+    mu_l = F.dl_dlam[t, :nc] * force_cost_weight(step, t)
     if impact:
         impulse_so_terms(m, ci, cf, so.q[t], so.v[t], contacts.restitution[t], mu, mu_l, so.a[t],
                          F.lam[t, :nc], d.da_dq[t], d.da_dv[t], F.dlam_dq[t, :nc],

@@ -40,6 +40,7 @@ from dynamics.kernels.layout import borrowed, call_linked, keep_alive, unpack
 from dynamics.kernels.step import (acceleration_weights, add_impact_hessian, add_step_hessian,
                                    euler_step, step_quadratic)
 
+from .contact_knots import STEP_NOT_FINITE, STEPPED, force_cost_weight
 from .records import (IMPACT, LINKED_SECOND_ORDER, LINKED_STEP, Forces, SecondOrder,
                       SecondOrderMode, StepDerivatives)
 
@@ -124,8 +125,10 @@ def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
         if keep:
             oRt, opt, S0t = KR[t], Kp[t], KS[t]
         if contacts.kind[t] == IMPACT or contacts.size[t] > 0:
-            ok = call_contact_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0t, oRt,
-                                                   opt, xs[t + 1, :nq], xs[t + 1, nq:], w)) == 1
+            stepped = call_contact_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0t,
+                                                        oRt, opt, xs[t + 1, :nq], xs[t + 1, nq:],
+                                                        w))
+            ok = stepped == STEPPED
         else:
             kinematics_and_inertias(m, q, oRt, opt, S0t, I0)
             aba_sweeps(m, v, tau, acc, S0t, I0, U, Dinv)
@@ -142,10 +145,12 @@ def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
 
 
 @njit(**_JIT)
-def knot_steps(model, step, xs, us, next_xs, lam):
+def knot_steps(model, step, xs, us, next_xs, lam, status):
     """F(xs_t, us_t) of every knot t independently (T knots: xs (T, nx), us (T, nu)) into
     next_xs (T, nx), with the knots' contact dynamics or impacts (their forces into lam (T, nc));
-    NaN where a step fails (the gaps of multiple shooting, the forces of given states)."""
+    NaN where a step fails (the gaps of multiple shooting, the forces of given states); each
+    knot's status into status (T,), as :func:`~.contact_knots.contact_step` returns it
+    (:data:`~.contact_knots.STEPPED`, ``STEP_NOT_FINITE`` or a singular KKT system's)."""
     m = unpack(model.ints, model.floats)
     contacts = step.contacts
     nj, n = model.ints[0], model.ints[1]
@@ -162,13 +167,15 @@ def knot_steps(model, step, xs, us, next_xs, lam):
                 s += step.B[r, c] * us[t, c]
             tau[r] = s
         if contacts.kind[t] == IMPACT or contacts.size[t] > 0:
-            ok = call_contact_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0, oR, op,
-                                                   next_xs[t, :nq], next_xs[t, nq:], w)) == 1
+            status[t] = call_contact_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0,
+                                                          oR, op, next_xs[t, :nq],
+                                                          next_xs[t, nq:], w))
         else:
             kinematics_and_inertias(m, q, oR, op, S0, I0)
             aba_sweeps(m, v, tau, acc, S0, I0, U, Dinv)
-            ok = euler_step(m, q, v, acc, step.dt, next_xs[t, :nq], next_xs[t, nq:], w)
-        if not ok:
+            status[t] = (STEPPED if euler_step(m, q, v, acc, step.dt, next_xs[t, :nq],
+                                               next_xs[t, nq:], w) else STEP_NOT_FINITE)
+        if status[t] != STEPPED:
             next_xs[t] = np.nan
 
 
@@ -516,7 +523,7 @@ def _add_second_order_terms(t, model, m, step, d, so, lam, Qxx, Qux, Quu):
     if so.mode == SecondOrderMode.TENSORS:  # rows n and on: the forces', weighted by dl/dlam
         T2q, T2v, T2qv, T2t = so.tensors
         Lt = np.zeros((n, n))
-        per_force = 1.0 if impact else 1.0 / dt
+        per_force = force_cost_weight(step, t)
         for i in range(T2q.shape[1]):
             c = mu[i] if i < n else d.forces.dl_dlam[t, i - n] * per_force
             for j in range(n):
