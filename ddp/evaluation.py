@@ -243,17 +243,20 @@ class ProtocolEvaluation(Evaluation):
     def step_status(self, xs, us, t):
         P = self.problem
         x, u = xs[t], us[t]
+        if not np.all(np.isfinite(x)):
+            return STEP_NOT_FINITE
         cs = P.contact_sets[t]
-        if cs is not None:  # the KKT system on the analytical kernels (the protocol has none)
-            q, v, damping = x[:P.nq], x[P.nq:], P.contacts.damping[t]
-            with np.errstate(all="ignore"):
-                status = int(impulse_dynamics(P.dynamics.model, cs, q, v,
-                                              P.contacts.restitution[t], damping)[2]
-                             if P.contacts.kind[t] == IMPACT else
-                             constrained_dynamics(P.dynamics.model, cs, q, v,
-                                                  P.integrator.B @ u, damping)[2])
+        if cs is not None:  # the KKT system on the analytical kernels (the protocol has none);
+            q, v, damping = x[:P.nq], x[P.nq:], P.contacts.damping[t]  # it depends on q only
+            status = int(impulse_dynamics(P.dynamics.model, cs, q, v,
+                                          P.contacts.restitution[t], damping)[2]
+                         if P.contacts.kind[t] == IMPACT else
+                         constrained_dynamics(P.dynamics.model, cs, q, v, np.zeros(P.nv),
+                                              damping)[2])
             if status != STEPPED:
                 return status
+        if not np.all(np.isfinite(u)):
+            return STEP_NOT_FINITE
         with np.errstate(all="ignore"):
             stepped = np.all(np.isfinite(self._step(self.spans[self.knot_span[t]], x, u)))
         return STEPPED if stepped else STEP_NOT_FINITE

@@ -13,9 +13,11 @@ import pytest
 
 import ddp
 import dynamics as dyn
+from ddp.kernels.contact_knots import STEP_NOT_FINITE, STEPPED
 from ddp.kernels.records import SecondOrderMode, kkt_factors
 from ddp.local_model import exact_model
 from dynamics import robots
+from dynamics.kernels.contact import SINGULAR_CONTACT
 from helpers import rel_err
 
 FEET = ("lf_foot", "rf_foot", "lh_foot", "rh_foot")
@@ -156,6 +158,15 @@ def test_a_singular_contact_set_is_a_diverged_status_naming_the_knot():
                             max_iter=5)
             assert sol.status == "diverged", (backend, kind)
             assert f"knot 3 ({kind}: lf_foot, lf_heel): the contact-space" in sol.message
+        # knot by knot: a step, a step that is not finite (a NaN control), a singular KKT system
+        Q = ddp.ShootingProblem(backend, x0, None, 0.02, run, term, actuation=np.eye(m.nv)[:, 6:],
+                                phases=[ddp.Phase(2, ["lf_foot"]),
+                                        ddp.Phase(1, ["lf_foot", "lf_heel"])])
+        us = Q.quasi_static()
+        us[1] = np.nan
+        xs = np.repeat(x0[None], Q.T + 1, axis=0)
+        assert [Q.evaluation.step_status(xs, us, t) for t in range(Q.T)] == [
+            STEPPED, STEP_NOT_FINITE, SINGULAR_CONTACT], backend
 
 
 def test_bad_phases_are_named():
