@@ -248,7 +248,8 @@ def test_casadi_and_accuracy_benchmarks_small(tmp_path, monkeypatch):
     rows = backends.run_casadi(["double_pendulum"], T=2, min_time=0.01, codegen=False,
                                      log=lambda *a: None)
     assert {r["backend"] for r in rows} == {"analytical (ours)", "CasADi SX (no codegen)"}
-    assert all(r["status"] == "ok" and r["single_us"] > 0 for r in rows)
+    # (a function that another test of this process built is shared: "ok (built earlier ...)")
+    assert all(r["status"].startswith("ok") and r["single_us"] > 0 for r in rows)
     assert "| double_pendulum | 2 | FD-SO, full | CasADi SX" in (tmp_path / "casadi_baseline.md").read_text()
     rows = backends.run_accuracy(sizes=(2, 3), log=lambda *a: None)
     ours = [r for r in rows if r["method"] == "IDSVA-SO (ours)"]
