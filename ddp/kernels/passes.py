@@ -435,7 +435,7 @@ def _borrowed_second_order(so):
                        borrowed(so.kkt))
 
 
-@njit(forceinline=True, **_JIT)
+@njit(inline="always", **_JIT)
 def _form_q(t, d, run, dt, lie_offsets, lie_sizes, Vx, Vxx, structured, assemble, w):
     """Qz = l_z + F^T Vx (w.Qz, z = (x, u)) and the blocks w.Qxx, w.Qux, w.Quu of
     l_zz + F^T Vxx F at knot t, with F = [Fx Fu] (``assemble``: also written to w.F, for the
@@ -547,7 +547,7 @@ def _add_second_order_terms(t, model, m, step, d, so, lam, Qxx, Qux, Quu):
                      lie_sizes, so.lie_H[t], Qxx, Qux, Quu)
 
 
-@njit(forceinline=True, **_JIT)
+@njit(inline="always", **_JIT)
 def _regularized(Quu, Qux, F, Fu, reg_u, reg_x, VFr, Qzr, Quu_r, Qux_r):
     """The Q_uu, Q_ux the gains are computed from: Q_uu + reg_u I, and with reg_x the terms of
     V'_xx + reg_x I: + reg_x Fu^T [Fx Fu] (Tassa et al. 2012, eq. 10).  The value update keeps
@@ -571,7 +571,7 @@ def _regularized(Quu, Qux, F, Fu, reg_u, reg_x, VFr, Qzr, Quu_r, Qux_r):
                 Quu_r[c, d] += Qzr[c, ndx + d]
 
 
-@njit(forceinline=True, **_JIT)
+@njit(inline="always", **_JIT)
 def _gains(t, Qu, us, lo, hi, bounded, qp_iter, factored, schur, k, K, w):
     """The gains k[t], K[t] from the regularized w.Quu_r, w.Qux_r: the box-QP when ``bounded``
     (warm-started from k[t + 1]), else Cholesky (``factored``: w.L holds the factor already).
@@ -620,7 +620,7 @@ def _gains(t, Qu, us, lo, hi, bounded, qp_iter, factored, schur, k, K, w):
     return True
 
 
-@njit(forceinline=True, **_JIT)
+@njit(inline="always", **_JIT)
 def _expected_decrease(Quu, Qu, kt, x, dV):
     """dV += (k.Qu, 1/2 k.Quu.k) of one knot (x: a work vector, left as Quu k)."""
     nu = kt.shape[0]
@@ -632,7 +632,7 @@ def _expected_decrease(Quu, Qu, kt, x, dV):
         dV[1] += 0.5 * kt[c] * x[c]
 
 
-@njit(forceinline=True, **_JIT)
+@njit(inline="always", **_JIT)
 def _general_value_update(Qz, Qxx, Quu, Qux, k, K, Quuk, KT, ZT, KZ, Vx, Vxx):
     """V_x = Q_x + K^T (Quu k + Qu) + Qux^T k; V_xx = Q_xx + sym(K^T (Quu K + 2 Qux))
     (= Q_xx + K^T Quu K + K^T Qux + Qux^T K): Tassa et al. (2012, eq. 11), with Quuk = Quu k."""
@@ -660,7 +660,7 @@ def _general_value_update(Qz, Qxx, Quu, Qux, k, K, Quuk, KT, ZT, KZ, Vx, Vxx):
             Vxx[j, i] = a
 
 
-@njit(forceinline=True, **_JIT)
+@njit(inline="always", **_JIT)
 def _schur_value_update(Qz, Qxx, Qux, k, K, Wn, reg_u, Z, ZZ, Vx, Vxx):
     """V_x, V_xx of the general form (Tassa et al. 2012, eq. 11) for gains of the unclamped
     Q_uu_r = Q_uu + reg_u I = L L^T with reg_x = 0, from W = L^{-1} Q_ux (Wn = -W)::
@@ -697,7 +697,7 @@ def _schur_value_update(Qz, Qxx, Qux, k, K, Wn, reg_u, Z, ZZ, Vx, Vxx):
             Vxx[j, i] = a
 
 
-@njit(forceinline=True, **_JIT)
+@njit(inline="always", **_JIT)
 def _value_update(Vx, Vxx, reg_v, gap, infeasible, Vx_out, fVxx_out):
     """With gaps V_x += V_xx f, then V_xx += reg_v I (in place); store V_x and V_xx f.  (The gap
     term uses the unregularized V_xx: with the exact second-order terms, contracted with V_x, a

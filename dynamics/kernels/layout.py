@@ -31,10 +31,12 @@ results).  numba has two inliners:
 The kinematics (``kinematics.py``), the ABA sweeps (``forward.py``), the dense and step helpers
 (``dense.py``, ``step.py``) and four second-order and Lie-group helpers keep numba's: with LLVM's
 the gaits' forward pass took 10-25% longer and ATLAS's DDP derivatives 30% longer.  So do the
-helpers of ``geometric.py`` and ``higher_order.py`` (not measured).  The rest
-(spatial algebra, IDSVA sweeps, frames, contacts, cost terms, the backward pass's steps) use
-LLVM's: a cold ``soddp compare ur3`` in one process compiles in 347 s instead of 418 s (back to
-back), and runs as fast (``docs/design.md``).  The larger drivers that call them are not
+helpers of ``geometric.py`` and ``higher_order.py`` (not measured), and the backward pass's steps
+(``ddp/kernels/passes.py``, nine sites in one function): on LLVM's, each step was a library of
+its own, which numba optimizes and emits once alone and again inside the pass.  The rest
+(spatial algebra, IDSVA sweeps, frames, contacts, cost terms) use LLVM's: a cold
+``soddp compare ur3`` in one process compiles in 347 s instead of 418 s (back to back), and runs
+as fast (``docs/design.md``).  The larger drivers that call them are not
 inlined: inlining those gained 4-7% more and cost compile time.
 
 ints   = [nj, nv, parent, jtype, iq, nqj, iv, nvj (nj each), dof_parent (nv)]
