@@ -144,6 +144,40 @@ def test_the_derivatives_are_the_same_in_one_chunk_and_in_parallel(name):
         np.testing.assert_array_equal(one[k], two[k], err_msg=k)
 
 
+def test_the_rollout_cost_calls_the_costs_through_their_address(monkeypatch):
+    """The closed-loop rollout's door calls every cost through the address that its Python
+    caller looked up for the types of the costs' arguments: the same total as the costs alone,
+    in one chunk and in parallel; a stale address is looked up again, and an address that stays
+    stale is an error, not a wrong cost.  The jump has contacts, an impact and costs on forces
+    and frames."""
+    import ddp.compiled as compiled
+    from ddp.kernels import evaluation as kev
+
+    P = problems.get("hyq-jump")
+    us = P.quasi_static() + np.random.default_rng(3).normal(size=(P.T, P.nu))
+    xs = P.rollout(us)
+    want = P.cost(xs, us)
+    try:
+        for threads in (1, 2):
+            dyn.set_threads(threads)
+            got_xs, _, got = P.rollout_cost(us)
+            np.testing.assert_array_equal(got_xs, xs)
+            assert abs(got - want) <= 1e-12 * abs(want), (threads, got, want)
+    finally:
+        dyn.set_threads("auto")
+    address, key, library = layout._CHUNKS[kev.cost_values_chunk]
+    layout._CHUNKS[kev.cost_values_chunk] = (address, key + 1, library)  # another types' key
+    assert abs(P.rollout_cost(us)[2] - want) <= 1e-12 * abs(want)
+    assert layout._CHUNKS[kev.cost_values_chunk][1] == key
+
+    def stale(kernel, args, nchunks, fresh=False):
+        return address, key + 1, nchunks
+
+    monkeypatch.setattr(compiled, "chunk_address", stale)
+    with pytest.raises(layout.StaleChunk, match="rollout_cost passes cost_values_chunk"):
+        P.rollout_cost(us)
+
+
 _Pair = namedtuple("_Pair", "x out")
 
 

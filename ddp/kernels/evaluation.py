@@ -21,7 +21,7 @@ from dynamics.kernels.contact import OK
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.forward_so import fdsva_so_point
 from dynamics.kernels.kinematics import forward_kinematics
-from dynamics.kernels.layout import (borrowed, call_chunk, chunk_range, keep_alive,
+from dynamics.kernels.layout import (CHUNK_RAN, borrowed, call_chunk, chunk_range, keep_alive,
                                      prange_only, unpack)
 from dynamics.kernels.lie_group import integrate_expansion_point
 from dynamics.kernels.step import assemble_impact, assemble_knot, step_displacement
@@ -226,7 +226,9 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
 
 
 @njit(**_JIT)
-def _cost_values_chunk(model, program, Q, V, U, l, kin, lam, chunk, nchunks):
+def cost_values_chunk(model, program, Q, V, U, l, kin, lam, chunk, nchunks):
+    """The costs ``program`` of the knots of chunk ``chunk`` of ``nchunks`` (Q, V (T, nq / nv),
+    U (T, nu)) into l[t0:t1], on the forward kinematics ``kin`` and the forces ``lam``."""
     T = U.shape[0]
     t0, t1 = chunk_range(T, chunk, nchunks)
     l[t0:t1] = 0.0
@@ -238,13 +240,20 @@ def _cost_values_chunk(model, program, Q, V, U, l, kin, lam, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def rollout_cost(model, step, x0, loop, box, gaps, programs, out, nchunks):
+def rollout_cost(model, step, x0, loop, box, gaps, programs, out, chunks):
     """:func:`~ddp.kernels.passes.rollout` (same arguments, into ``out.xs``, ``out.us``,
     ``out.lam``), then the total cost ``sum_t w_t l(x_t, u_t) + l_T(x_T)`` (w_t: the knot's
     cost weight, dt or 1 at an impact) of the built-in running and terminal programs, the
-    running costs of the knots (into out.l (T + 1,), the terminal one last) in ``nchunks``
-    parallel chunks, on the forward kinematics that the rollout's dynamics kept.  NaN when a
-    state or control is not finite."""
+    running costs of the knots (into out.l (T + 1,), the terminal one last) in ``chunks[2]``
+    parallel chunks, on the forward kinematics that the rollout's dynamics kept.  Returns the
+    cost (NaN when a state or control is not finite) and the largest status of
+    :func:`~dynamics.kernels.layout.call_chunk`.
+
+    ``chunks`` = (address, key, nchunks) of :func:`cost_values_chunk` for the types of
+    (``model``, ``programs.running``, Q, V, U (2-D C arrays), out.l, ``kin`` (the three arrays of
+    :func:`~.costs.kinematics_buffers`), ``out.lam``): every cost, the terminal one too, is
+    called through it, so that this door's machine code holds none of the costs' (compiled by
+    name, their tree was optimized and emitted again in the door and in its prange body)."""
     xs, us_out, l, lam = out
     T = us_out.shape[0]
     n = model.ints[1]
@@ -256,29 +265,34 @@ def rollout_cost(model, step, x0, loop, box, gaps, programs, out, nchunks):
     for t in range(T + 1):
         for r in range(xs.shape[1]):
             if not np.isfinite(xs[t, r]):
-                return np.nan
+                return np.nan, CHUNK_RAN
         if t < T:
             for r in range(us_out.shape[1]):
                 if not np.isfinite(us_out[t, r]):
-                    return np.nan
+                    return np.nan, CHUNK_RAN
     Q = np.ascontiguousarray(xs[:, :nq])
     V = np.ascontiguousarray(xs[:, nq:])
+    nchunks = chunks[2]
+    ints, floats = model  # records rebuilt inside the prange body (see knot_derivatives)
+    run_ints, run_floats, run_starts = programs.running
+    KR, Kp, KS = kin
+    ran = np.zeros(nchunks, np.int64)
     if nchunks == 1:
-        _cost_values_chunk(model, programs.running, Q, V, us_out, l, kin, lam, np.int64(0),
-                           nchunks)
+        ran[0] = call_chunk(chunks, (model, programs.running, Q, V, us_out, l, kin, lam,
+                                     np.int64(0), nchunks))
     else:
-        ints, floats = model  # records rebuilt inside the prange body (see knot_derivatives)
-        run_ints, run_floats, run_starts = programs.running
-        KR, Kp, KS = kin
         for c in prange(nchunks):
-            _cost_values_chunk(Model(ints, floats), Program(run_ints, run_floats, run_starts), Q,
-                               V, us_out, l, (KR, Kp, KS), lam, np.int64(c), nchunks)
+            ran[c] = call_chunk(chunks, (Model(ints, floats),
+                                         Program(run_ints, run_floats, run_starts), Q, V, us_out,
+                                         l, (KR, Kp, KS), lam, np.int64(c), nchunks))
     lT = l[T:]
-    _cost_values_chunk(model, programs.terminal, np.ascontiguousarray(Q[T:]),
-                       np.ascontiguousarray(V[T:]), np.zeros((1, us_out.shape[1])), lT,
-                       kinematics_buffers(0, 0, 0), np.zeros((1, 0)), np.int64(0), np.int64(1))
+    last = call_chunk(chunks, (model, programs.terminal, np.ascontiguousarray(Q[T:]),
+                               np.ascontiguousarray(V[T:]), np.zeros((1, us_out.shape[1])), lT,
+                               kinematics_buffers(0, 0, 0), np.zeros((1, 0)),
+                               np.int64(0), np.int64(1)))
+    status = max(ran.max(), last)
     scale = step.contacts.cost_scale
     total = 0.0
     for t in range(T):  # a plain loop: np.sum here would become a parallel reduction, whose
         total += scale[t] * l[t]  # rounding depends on the number of threads
-    return total + lT[0]
+    return total + lT[0], status

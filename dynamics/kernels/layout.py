@@ -292,6 +292,16 @@ def call_chunk(typingctx, chunks, args):
     return types.int64(chunks, args), codegen
 
 
+def chunk_address(kernel, args, nchunks, fresh=False):
+    """``chunks`` = (address, key, nchunks) of ``kernel(*args, chunk, nchunks)`` for the types
+    of ``args``, the argument of a door that calls it with :func:`call_chunk`; looked up once
+    per kernel, and again with ``fresh`` (after the door returned :data:`CHUNK_STALE`)."""
+    entry = None if fresh else _CHUNKS.get(kernel)
+    if entry is None:
+        entry = _CHUNKS[kernel] = _chunk_entry(kernel, args)
+    return entry[0], entry[1], nchunks
+
+
 def run_in_chunks(door, kernel, args, nchunks):
     """``kernel(*args, c, nchunks)`` for every chunk c of ``nchunks``: on the calling thread for
     one chunk, else in parallel through ``door(*args, chunks)``, ``chunks`` = (address, key,
@@ -318,13 +328,9 @@ def run_in_chunks(door, kernel, args, nchunks):
     The kernel returns None."""
     if nchunks == 1:
         return kernel(*args, np.int64(0), np.int64(1))
-    entry = _CHUNKS.get(kernel)
-    if entry is None:
-        entry = _CHUNKS[kernel] = _chunk_entry(kernel, args)
-    status = door(*args, (entry[0], entry[1], nchunks))
+    status = door(*args, chunk_address(kernel, args, nchunks))
     if status == CHUNK_STALE:
-        entry = _CHUNKS[kernel] = _chunk_entry(kernel, args)
-        status = door(*args, (entry[0], entry[1], nchunks))
+        status = door(*args, chunk_address(kernel, args, nchunks, fresh=True))
         if status == CHUNK_STALE:
             raise StaleChunk(f"{door.__name__} passes {kernel.__name__} other argument types "
                              "than it was called with")
