@@ -139,7 +139,7 @@ def warm_up(problem) -> None:
     if key not in warmed:
         warmed.add(key)
         kernel = _kev.derivatives_chunk if compiled else _passes.backward_pass
-        # measured: 3.9 min (soddp compare ur3, cold, 2 cores, with the process aside)
+        # measured: 3.0 min (soddp compare ur3, cold, 2 cores, with the process aside)
         cold = compile_notice(kernel, "the solver's kernels", 3)
         contacts = compiled and problem.integrator.has_contacts
         if compiled and (cold or contacts):  # start() checks which groups are not cached
