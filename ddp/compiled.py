@@ -24,8 +24,7 @@ from . import costs as _costs
 from .evaluation import Evaluation, KnotDerivatives, add_costs, weighted
 from .kernels import costs as _kcosts
 from .kernels import evaluation as _kev
-from .kernels import (CHUNK_RAISED, CHUNK_STALE, StaleChunk, chunk_address, num_chunks,
-                      run_in_chunks)
+from .kernels import CHUNK_RAISED, call_door, num_chunks, run_in_chunks
 from .kernels import passes as _passes
 from .kernels.costs import kinematics_buffers
 from .kernels.records import (LINKED_DERIVATIVES, LINKED_STEP, Box, CostDerivatives, Costs,
@@ -57,6 +56,7 @@ class CompiledEvaluation(Evaluation):
         self.nc = int(P.contacts.size.max(initial=0))  # force components at a knot, at most
         self.needs_forces = self.nc > 0  # the cost programs read forces of width nc
         self._rollout_box = None
+        self._cost_chunk_args = None  # of rollout_cost's costs, for their address
         self._unused_arrays = {}
 
     def _split(self, cost):
@@ -116,22 +116,16 @@ class CompiledEvaluation(Evaluation):
         out = Rollout(np.empty((P.T + 1, P.nx)), np.empty_like(loop.us), np.empty(P.T + 1),
                       np.empty((P.T, self.nc)))
         P.integrator.link_contact_kernel(LINKED_STEP)
-        # the door calls the costs' chunk by its address, for these argument types
-        sample = (P.integrator.kernel_model, self.programs.running, np.empty((0, P.nq)),
-                  np.empty((0, P.nv)), np.empty((0, P.nu)), out.l, kinematics_buffers(0, 0, 0),
-                  out.lam)
+        if self._cost_chunk_args is None:  # arrays of the types the door passes its costs
+            self._cost_chunk_args = (P.integrator.kernel_model, self.programs.running,
+                                     np.empty((0, P.nq)), np.empty((0, P.nv)),
+                                     np.empty((0, P.nu)), np.empty(0), _NO_KINEMATICS,
+                                     np.empty((0, self.nc)))
         args = (P.integrator.kernel_model, P.integrator.record, x0, loop, self._box(),
                 P.gaps_record(gaps), self.programs, out)
         with np.errstate(all="ignore"):
-            nchunks = num_chunks(P.T)
-            cost, status = _kev.rollout_cost(
-                *args, chunk_address(_kev.cost_values_chunk, sample, nchunks))
-            if status == CHUNK_STALE:
-                cost, status = _kev.rollout_cost(
-                    *args, chunk_address(_kev.cost_values_chunk, sample, nchunks, fresh=True))
-                if status == CHUNK_STALE:
-                    raise StaleChunk("rollout_cost passes cost_values_chunk other argument "
-                                     "types than its Python caller's")
+            cost, status = call_door(_kev.rollout_cost, _kev.cost_values_chunk, args,
+                                     self._cost_chunk_args, num_chunks(P.T))
             if status == CHUNK_RAISED:
                 raise RuntimeError("a cost raised in the closed-loop rollout's cost")
             xs, un = out.xs, out.us

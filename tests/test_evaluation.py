@@ -150,7 +150,6 @@ def test_the_rollout_cost_calls_the_costs_through_their_address(monkeypatch):
     in one chunk and in parallel; a stale address is looked up again, and an address that stays
     stale is an error, not a wrong cost.  The jump has contacts, an impact and costs on forces
     and frames."""
-    import ddp.compiled as compiled
     from ddp.kernels import evaluation as kev
 
     P = problems.get("hyq-jump")
@@ -173,7 +172,7 @@ def test_the_rollout_cost_calls_the_costs_through_their_address(monkeypatch):
     def stale(kernel, args, nchunks, fresh=False):
         return address, key + 1, nchunks
 
-    monkeypatch.setattr(compiled, "chunk_address", stale)
+    monkeypatch.setattr(layout, "chunk_address", stale)
     with pytest.raises(layout.StaleChunk, match="rollout_cost passes cost_values_chunk"):
         P.rollout_cost(us)
 

@@ -18,10 +18,10 @@ if os.environ.get("SODDP_NO_CACHE_GUARD") != "1":
 # from ddp to dynamics.kernels outside ddp.kernels and the compiled evaluation)
 from dynamics.kernels import compile_notice, is_cached  # noqa: E402
 from dynamics.kernels.checks import all_finite  # noqa: E402
-from dynamics.kernels.layout import (CHUNK_RAISED, CHUNK_STALE, StaleChunk,  # noqa: E402
-                                     chunk_address, num_chunks, run_in_chunks)
+from dynamics.kernels.layout import (CHUNK_RAISED, call_door, num_chunks,  # noqa: E402
+                                     run_in_chunks)
 from dynamics.kernels.step import assemble_step_derivatives, step_velocities  # noqa: E402
 
 __all__ = ["all_finite", "compile_notice", "is_cached", "num_chunks", "run_in_chunks",
-           "chunk_address", "CHUNK_RAISED", "CHUNK_STALE", "StaleChunk",
+           "call_door", "CHUNK_RAISED",
            "assemble_step_derivatives", "step_velocities"]

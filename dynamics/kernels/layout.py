@@ -302,6 +302,19 @@ def chunk_address(kernel, args, nchunks, fresh=False):
     return entry[0], entry[1], nchunks
 
 
+def call_door(door, kernel, args, chunk_args, nchunks):
+    """``door(*args, chunks)``, ``chunks`` the address of ``kernel`` for the types of
+    ``chunk_args`` (:func:`chunk_address`), looked up again once when the door returns
+    :data:`CHUNK_STALE`; :class:`StaleChunk` when it stays stale.  Returns the door's value: its
+    status, or a tuple whose last item is its status."""
+    for fresh in (False, True):
+        result = door(*args, chunk_address(kernel, chunk_args, nchunks, fresh=fresh))
+        if (result[-1] if isinstance(result, tuple) else result) != CHUNK_STALE:
+            return result
+    raise StaleChunk(f"{door.__name__} passes {kernel.__name__} other argument types than it "
+                     "was called with")
+
+
 def run_in_chunks(door, kernel, args, nchunks):
     """``kernel(*args, c, nchunks)`` for every chunk c of ``nchunks``: on the calling thread for
     one chunk, else in parallel through ``door(*args, chunks)``, ``chunks`` = (address, key,
@@ -328,13 +341,7 @@ def run_in_chunks(door, kernel, args, nchunks):
     The kernel returns None."""
     if nchunks == 1:
         return kernel(*args, np.int64(0), np.int64(1))
-    status = door(*args, chunk_address(kernel, args, nchunks))
-    if status == CHUNK_STALE:
-        status = door(*args, chunk_address(kernel, args, nchunks, fresh=True))
-        if status == CHUNK_STALE:
-            raise StaleChunk(f"{door.__name__} passes {kernel.__name__} other argument types "
-                             "than it was called with")
-    if status == CHUNK_RAISED:
+    if call_door(door, kernel, args, args, nchunks) == CHUNK_RAISED:
         for c in range(nchunks):
             kernel(*args, np.int64(c), np.int64(nchunks))
         raise RuntimeError(f"{kernel.__name__} raised in a parallel chunk, not again on this "
