@@ -31,8 +31,8 @@ from numba import njit, prange
 
 from .inverse import idsva_forward_pass
 from .layout import chunk_range, prange_only, unpack
-from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matvec6, motion_cross,
-                      row6, tup6)
+from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matTvec6, matvec6,
+                      motion_cross, row6, tup6)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -46,10 +46,9 @@ def _sym_from_forcecross(s, I, tmp, out):
 
 
 @njit(cache=True, error_model="numpy", forceinline=True)
-def _dof_terms(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7, A1, A3, tmp66, x6):
-    """The terms of Alg. 1 that depend on DoF p alone (s = S_p, I, B, f: the composites of its
-    joint): w0 = I s, w4 = B^T s, w5 = B psid + I psidd + s x* f, w7 = B s + I (psid + sd),
-    A1 = (s x*) I - I (s x) and A3 = B(I, psid) + (s x*) B - B (s x)."""
+def _dof_forces(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7):
+    """The forces of Alg. 1 that depend on DoF p alone (s = S_p, I, B, f: the composites of its
+    joint): w0 = I s, w4 = B^T s, w5 = B psid + I psidd + s x* f, w7 = B s + I (psid + sd)."""
     matvec6(I, s, w0)
     for c in range(6):
         acc = 0.0
@@ -65,6 +64,13 @@ def _dof_terms(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7, A1, A3, tmp66, x6):
         w5[r] = acc5
         w7[r] = acc7
     force_cross_add(s, f, w5)
+
+
+@njit(cache=True, error_model="numpy", forceinline=True)
+def _dof_terms(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7, A1, A3, tmp66, x6):
+    """The forces of :func:`_dof_forces` and the 6x6 terms of DoF p, A1 = (s x*) I - I (s x)
+    and A3 = B(I, psid) + (s x*) B - B (s x)."""
+    _dof_forces(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7)
     _sym_from_forcecross(s, I, tmp66, A1)
     # A3 = B(I, psid) + (s x*) B - B (s x), B(I, psid) = X + X^T + (I psid) xbar*
     _sym_from_forcecross(psd, I, tmp66, A3)
@@ -80,6 +86,34 @@ def _dof_terms(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7, A1, A3, tmp66, x6):
     for r in range(6):
         for c in range(6):
             A3[r, c] += tmp66[c, r]  # - B (s x) = ((s x*) B^T)^T
+
+
+@njit(cache=True, error_model="numpy", forceinline=True)
+def _dof_products(I, B, s, psd, C, IC_C, Bt_C, C1, C3, t6, u6, x6):
+    """C1 = A1 C and C3 = A3^T C for DoF p (:func:`_dof_terms`) without forming A1 and A3,
+    given I C and B^T C (``IC_C``, ``Bt_C``, the same for every DoF of a joint): with
+    (v x*)^T = -(v x) and the antisymmetric (f xbar*)^T x = -(x x* f),
+
+        A1 C   = s x* (I C) - I (s x C)
+        A3^T C = psid x* (I C) - I (psid x C) - C x* (I psid) - B^T (s x C) + s x* (B^T C)
+
+    (t6, u6, x6: scratch)."""
+    motion_cross(s, C, t6)  # s x C
+    matvec6(I, t6, u6)
+    force_cross(s, IC_C, C1)
+    for r in range(6):
+        C1[r] -= u6[r]
+    matTvec6(B, t6, u6)  # B^T (s x C)
+    force_cross(psd, IC_C, C3)
+    force_cross_add(s, Bt_C, C3)
+    for r in range(6):
+        C3[r] -= u6[r]
+    motion_cross(psd, C, t6)
+    matvec6(I, t6, u6)  # I (psid x C)
+    matvec6(I, psd, x6)
+    force_cross(C, x6, t6)  # C x* (I psid)
+    for r in range(6):
+        C3[r] -= u6[r] + t6[r]
 
 
 @njit(cache=True, error_model="numpy", forceinline=True)
@@ -282,18 +316,24 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
     land on the same entries, (p, r) and (r, p), and in their sum sigma enters only as
     sigma(r's joint) + Delta = C = sigma_in(parent of p's joint): A1 C and A3^T C are formed
     once per DoF p, and such a pair costs about ten dot products (ATLAS 42.7 -> 33.1 us a knot,
-    Talos 65 -> 48 us, against taking the two outputs apart); only the pairs within p's own
-    joint take the products A1 sigma, A3^T sigma.  Checked against the contraction of the full
-    tensors (tests/test_forward_second_order.py)."""
+    Talos 65 -> 48 us, against taking the two outputs apart).  The pairs within p's own joint
+    take A1 sigma and A3^T sigma with sigma(p's joint) = C too.  A1 C and A3^T C come from
+    I C and B^T C, once per joint, without forming the 6x6 A1 and A3 of each DoF
+    (:func:`_dof_products`), and the subtree sums of mu_p A1 add A1(sum_p mu_p s_p) once per
+    joint (A1 is linear in s): HyQ 18.9 -> 17.5 us a knot.  Checked against the contraction
+    of the full tensors (tests/test_forward_second_order.py)."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     S0, IC, BC, FC, Psid, Psidd, Sd = idsva_forward_pass(m, q, v, a, 2.0)  # B without the 1/2
-    tmp66, A1, A3, w0, w4, w5, w7, x6 = _pair_workspace()
+    tmp66, A1, _, w0, w4, w5, w7, x6 = _pair_workspace()
     u4 = np.empty(6)
     C1 = np.empty(6)
     C3 = np.empty(6)
-    P1 = np.empty(6)
-    P3 = np.empty(6)
+    IC_C = np.empty(6)
+    Bt_C = np.empty(6)
+    mi = np.empty(6)
+    t6 = np.empty(6)
+    u6 = np.empty(6)
     dl = np.empty(6)
     YB = np.empty(6)
     # sigma of every joint's strict ancestors, and with its own DoFs (sigma_in)
@@ -322,29 +362,29 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
     A1h = np.zeros((nj, 6, 6))
 
     for i in range(nj - 1, 0, -1):
-        I = IC[i]
+        I, B = IC[i], BC[i]
         lam = m.parent[i]
-        C = sig_in[lam]  # zero at the root
+        C = sig_in[lam]  # zero at the root; sig[i], the sigma of p's own joint, is the same
+        matvec6(I, C, IC_C)
+        matTvec6(B, C, Bt_C)
+        mi[:] = 0.0
         for pa in range(m.iv[i], m.iv[i] + m.nvj[i]):
             s = S0[pa]
-            _dof_terms(I, BC[i], FC[i], s, Psid[pa], Psidd[pa], Sd[pa], w0, w4, w5, w7, A1, A3,
-                       tmp66, x6)
+            _dof_forces(I, B, FC[i], s, Psid[pa], Psidd[pa], Sd[pa], w0, w4, w5, w7)
             mua = mu[pa]
             for r in range(6):
                 W0[i, r] += mua * w0[r]
                 W4[i, r] += mua * w4[r]
-                for c in range(6):
-                    A1h[i, r, c] += mua * A1[r, c]
-            _sym_tr_matvec(A1, A3, C, C1, C3)
+                mi[r] += mua * s[r]
+            _dof_products(I, B, s, Psid[pa], C, IC_C, Bt_C, C1, C3, t6, u6, x6)
             j = i
             while j > 0:
                 sg = sig[j]
-                if j == i:  # the DoFs of p's own joint: output at r only
-                    _sym_tr_matvec(A1, A3, sg, P1, P3)
+                if j == i:  # the DoFs of p's own joint: output at r only (sg = C)
                     for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
                         st, pdt, cst = row6(S0, pb), row6(Psid, pb), row6(cs, pb)
-                        Hq[pa, pb] += dot6(P3, pdt) + dot6(P1, row6(Psidd, pb)) - dot6(cst, w5)
-                        Hqv[pb, pa] += dot6(P1, pdt) - dot6(row6(cpd, pb), w0) - dot6(cst, w7)
+                        Hq[pa, pb] += dot6(C3, pdt) + dot6(C1, row6(Psidd, pb)) - dot6(cst, w5)
+                        Hqv[pb, pa] += dot6(C1, pdt) - dot6(row6(cpd, pb), w0) - dot6(cst, w7)
                         G[pa, pb] -= dot6(cst, w0)
                         matvec6(I, st, x6)  # u4 = s x* (I s_t) + s_t x* w0
                         force_cross(s, x6, u4)
@@ -370,6 +410,11 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
                         Hv[pa, pb] += y
                         Hv[pb, pa] += y
                 j = m.parent[j]
+        # A1 is linear in s: the joint's sum_p mu_p A1(s_p) is A1(sum_p mu_p s_p)
+        _sym_from_forcecross(mi, I, tmp66, A1)
+        for r in range(6):
+            for c in range(6):
+                A1h[i, r, c] += A1[r, c]
         if lam > 0:
             for r in range(6):
                 FC[lam, r] += FC[i, r]
@@ -413,19 +458,6 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
                     else:
                         Hv[pb, pc] -= dot6(xa, sr)
                 k = m.parent[k]
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _sym_tr_matvec(A1, A3, x, y1, y3):
-    """y1 = A1 x (A1 symmetric), y3 = A3^T x."""
-    for c in range(6):
-        s1 = 0.0
-        s3 = 0.0
-        for r in range(6):
-            s1 += A1[r, c] * x[r]
-            s3 += A3[r, c] * x[r]
-        y1[c] = s1
-        y3[c] = s3
 
 
 @njit(cache=True, error_model="numpy")
