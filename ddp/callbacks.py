@@ -27,31 +27,44 @@ class Iteration:
     exact: bool = False                 # the exact model: cost Hessians as set, DDP's dynamics
     #                                     terms (False: a safeguarded Gauss-Newton iteration)
     gauss_newton_knots: int = 0         # "safeguarded": knots where the exact terms were dropped
+    fell_back: bool = False             # the exact model's backward pass failed: Gauss-Newton
     backward_passes: int = 0            # backward passes run (1 + retries at a larger reg)
 
 
 class IterationTable:
     """Prints the iteration table: a header on :meth:`start`, a row per iteration, the status on
-    :meth:`end`."""
+    :meth:`end`.  DDP's rows end with the model of the iteration's step: ``exact`` (with its
+    second-order dynamics terms), ``GN`` (a Gauss-Newton iteration of the safeguarded
+    globalization, as iLQR's), ``mixed`` (exact, with the terms dropped at some knots) or
+    ``exact>GN`` (the exact model's backward pass failed and Gauss-Newton's gave the step); the
+    exact model's derivatives and backward pass take longer."""
 
     HEAD = (f"{'iter':>4} {'cost':>13} {'|grad|':>9} {'expected':>9} {'actual':>9} {'reg':>7} "
             f"{'step':>6} {'deriv ms':>8} {'back ms':>8} {'fwd ms':>7}")
 
     def __init__(self, gaps: bool = False):
         self.gaps = gaps
+        self.model = False
 
     def start(self, method):
+        self.model = method == "ddp"
         print(f"{method.upper()}:")
-        print(self.HEAD + (f" {'gap':>8}" if self.gaps else ""))
+        print(self.HEAD + (f" {'gap':>8}" if self.gaps else "")
+              + (f" {'model':>8}" if self.model else ""))
 
     def __call__(self, r: Iteration):
         f = lambda x, w=9: f"{x:{w}.2e}" if np.isfinite(x) else f"{'-':>{w}}"
         gap = f" {r.gap:8.1e}" if self.gaps else ""
+        model = ""
+        if self.model:
+            model = ("exact>GN" if r.fell_back else "GN" if not r.exact
+                     else "mixed" if r.gauss_newton_knots else "exact")
+            model = f" {model:>8}"
         print(f"{r.iteration:4d} {r.cost:13.6e} {f(r.grad_norm)} {f(r.expected)} "
               f"{f(r.actual)} {f(r.reg, 7) if np.isfinite(r.reg) else '-':>7} "
               f"{r.alpha if np.isfinite(r.alpha) else float('nan'):6.3f} "
               f"{1e3 * r.t_derivatives:8.2f} {1e3 * r.t_backward:8.2f} "
-              f"{1e3 * r.t_forward:7.2f}{gap}", flush=True)
+              f"{1e3 * r.t_forward:7.2f}{gap}{model}", flush=True)
         return False
 
     def end(self, sol):

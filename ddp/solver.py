@@ -364,7 +364,7 @@ class _Run:
                 break
             if local.exact and glob.exact_failed():
                 local = GAUSS_NEWTON  # the step derivatives stay; DDP's terms are dropped
-                rec.exact = False
+                rec.exact, rec.fell_back = False, True
                 if s.hessians != "gauss-newton":
                     with np.errstate(all="ignore"):
                         costs = problem.cost_derivatives(self.xs, self.us, "gauss-newton",

@@ -173,9 +173,24 @@ def test_failure_statuses():
 
 
 def test_verbose_prints_the_iteration_table(capsys):
+    """DDP's rows end with the model of the iteration's step (exact, GN, mixed or exact>GN),
+    iLQR's do not."""
     ddp.solve(_linear_problem(), method="ddp", verbose=True)
     out = capsys.readouterr().out
     assert "iter" in out and "|grad|" in out and "status: converged" in out
+    lines = out.splitlines()
+    head = next(i for i, x in enumerate(lines) if x.lstrip().startswith("iter"))
+    rows = [x for x in lines[head + 1:] if x[:4].strip().isdigit()]
+    assert lines[head].split()[-1] == "model" and rows
+    assert all(x.split()[-1] in ("exact", "GN", "mixed", "exact>GN") for x in rows), rows
+    assert rows[0].split()[-1] == "GN"  # safeguarded: Gauss-Newton far from the optimum
+    ddp.solve(_linear_problem(), method="ddp", globalization="shift", verbose=True)
+    rows = [x for x in capsys.readouterr().out.splitlines() if x[:4].strip().isdigit()]
+    assert rows and all(x.split()[-1] == "exact" for x in rows), rows  # pure DDP
+    ddp.solve(_linear_problem(), method="ilqr", verbose=True)
+    lines = capsys.readouterr().out.splitlines()
+    head = next(x for x in lines if x.lstrip().startswith("iter"))
+    assert head.endswith("fwd ms") and "model" not in head
 
 
 # ---------------------------------------------------------------------------------- compiled passes
