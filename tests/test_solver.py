@@ -193,6 +193,19 @@ def test_verbose_prints_the_iteration_table(capsys):
     assert head.endswith("fwd ms") and "model" not in head
 
 
+def test_the_table_names_each_ddp_step_model(capsys):
+    """IterationTable's model column, row by row: a fallback (the solver sets ``fell_back``
+    where the exact backward pass failed), Gauss-Newton, exact with knots dropped, exact."""
+    table = ddp.IterationTable()
+    table.start("ddp")
+    for r in (ddp.Iteration(0, 1.0, 1.0, fell_back=True), ddp.Iteration(1, 1.0, 1.0),
+              ddp.Iteration(2, 1.0, 1.0, exact=True, gauss_newton_knots=3),
+              ddp.Iteration(3, 1.0, 1.0, exact=True)):
+        table(r)
+    lines = capsys.readouterr().out.splitlines()
+    assert [x.split()[-1] for x in lines[1:]] == ["model", "exact>GN", "GN", "mixed", "exact"]
+
+
 # ---------------------------------------------------------------------------------- compiled passes
 def _regulation_problem(m, nu, T):
     """Hold a random configuration of model m at rest: state and control regularization, the
