@@ -507,7 +507,8 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
 @njit(**_JIT)
 def _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE):
     """Sums over the chain's joints (levels L): CWle[L] = sum_{lev_k <= L} v_k w_k, CWlt[L] =
-    sum_{lev_k < L} v_k w_k and PGE[L] = sum_{lev_k >= L} v_k P_k (PGE[nlev] = 0), the
+    sum_{lev_k < L} v_k w_k (CWlt[nlev]: all of them) and PGE[L] = sum_{lev_k >= L} v_k P_k
+    (PGE[nlev] = 0), the
     velocity-weighted sums with which the drift and its derivatives take O(nd^2) instead of
     O(nd^3); returns the number of levels."""
     nlev = _chain_levels(lev, nd)
@@ -525,6 +526,7 @@ def _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE):
             CWlt[L, r] = run
             run += CWle[L, r]
             CWle[L, r] = run
+        CWlt[nlev, r] = run
         for L in range(nlev - 1, -1, -1):
             PGE[L, r] += PGE[L + 1, r]
     return nlev
@@ -877,27 +879,23 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     nlev = _chain_levels(lev, nd)
     n1 = nlev + 1
     rl, rw, lw = _tup3(rho_l), _tup3(rho_w), _tup3(lam_w)
-    # level sums: CW[L] = sum_{lev_j < L} v_j w_j (om = CW[nlev]); PG[L] = sum_{lev_j >= L} v_j
-    # P_j; RW[L] = sum_{lev_j >= L} rho_a,j w_j; per level Vw = sum v_j w_j, Vr = sum v_j w_j . rw
-    CW = np.zeros((n1, 3))
-    PG = np.zeros((n1, 3))
+    # level sums: CW[L] = sum_{lev_j < L} v_j w_j (om = CW[nlev]) and PG[L] = sum_{lev_j >= L}
+    # v_j P_j (:func:`_level_sums`); RW[L] = sum_{lev_j >= L} rho_a,j w_j; per level
+    # Vw = sum v_j w_j, Vr = sum v_j w_j . rw
+    CWle, CW, PG = np.empty((n1, 3)), np.empty((n1, 3)), np.empty((n1, 3))
+    _level_sums(P, W, lev, nd, vc, CWle, CW, PG)
     RW = np.zeros((n1, 3))
     Vw = np.zeros((n1, 3))
     Vr = np.zeros(n1)
     for j in range(nd):
         L = lev[j]
-        wj, pj, vj = _col3(W, j), _col3(P, j), vc[j]
+        wj, vj = _col3(W, j), vc[j]
         for r in range(3):
-            CW[L + 1, r] += vj * wj[r]
             Vw[L, r] += vj * wj[r]
-            PG[L, r] += vj * pj[r]
             RW[L, r] += rac[j] * wj[r]
         Vr[L] += vj * _dot_t(wj, rw)
     for r in range(3):
-        for L in range(1, n1):
-            CW[L, r] += CW[L - 1, r]
         for L in range(nlev - 1, -1, -1):
-            PG[L, r] += PG[L + 1, r]
             RW[L, r] += RW[L + 1, r]
     om, pd = _row3(CW, nlev), _row3(PG, 0)
     ro = _cross_t(rl, om)
