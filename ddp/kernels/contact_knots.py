@@ -23,8 +23,8 @@ from numba.core.typing.typeof import Purpose
 from dynamics.kernels import compile_notice, is_cached
 from dynamics.kernels.contact import (OK, constrained_derivatives_point, constrained_dynamics_point,
                                      contact_workspace, impulse_derivatives_point,
-                                     impulse_dynamics_point, impulse_so_terms, kkt_at,
-                                     so_contracted_terms)
+                                     impulse_dynamics_point, impulse_so_terms, kinematics_workspace,
+                                     second_order_state, so_contracted_terms)
 from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.layout import link as _link
 from dynamics.kernels.layout import unpack
@@ -57,8 +57,7 @@ def contact_step(model, step, t, q, v, tau, acc, lam, S0, oR, op, q_next, v_next
     n = v.shape[0]
     nc = contacts.size[t]
     ci, cf = knot_contact_set(contacts, t)
-    M, LM, J, Y, Lam, LL, gamma, b, _, _, _ = contact_workspace(m.parent.shape[0], n, nc)
-    work = (M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op)
+    work = kinematics_workspace(m.parent.shape[0], n, nc, S0, oR, op)
     force = lam[t, :nc]
     if contacts.kind[t] == IMPACT:
         m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
@@ -91,33 +90,42 @@ def force_cost_weight(step, t):
 
 @njit(**_JIT)
 def store_kkt(kkt, t, work):
-    """Keep knot t's KKT factors and forward kinematics (the ``work`` of
-    :func:`~dynamics.kernels.contact.contact_workspace`) in the :data:`~.records.KKTFactors`
-    ``kkt``, for DDP's contracted sweep (:func:`load_kkt`)."""
-    _, LM, _, Y, _, LL, _, _, S0, oR, op = work
-    kLM, kY, kLL, kS0, koR, kop = kkt
-    n, nc = Y.shape
-    kLM[t] = LM
-    kY[t, :n * nc] = Y.reshape(n * nc)
-    kLL[t, :nc * nc] = LL.reshape(nc * nc)
-    kS0[t] = S0
-    koR[t] = oR
-    kop[t] = op
+    """Keep knot t's KKT factors, forward kinematics and IDSVA's forward pass (the
+    :data:`~dynamics.kernels.contact.ContactWork` ``work``) in the
+    :data:`~.records.KKTFactors` ``kkt``, for DDP's contracted sweep (:func:`load_kkt`)."""
+    n, nc = work.Y.shape
+    kkt.LM[t] = work.LM
+    kkt.Y[t, :n * nc] = work.Y.reshape(n * nc)
+    kkt.LL[t, :nc * nc] = work.LL.reshape(nc * nc)
+    kkt.S0[t] = work.S0
+    kkt.oR[t] = work.oR
+    kkt.op[t] = work.op
+    kkt.IC[t] = work.IC
+    kkt.BC[t] = work.BC
+    kkt.FC[t] = work.FC
+    kkt.Psid[t] = work.Psid
+    kkt.Psidd[t] = work.Psidd
+    kkt.Sd[t] = work.Sd
+    kkt.dof_forces[t] = work.dof_forces
 
 
 @njit(**_JIT)
 def load_kkt(kkt, t, work):
-    """Knot t's KKT factors and forward kinematics that :func:`store_kkt` kept, into
-    ``work``."""
-    _, LM, _, Y, _, LL, _, _, S0, oR, op = work
-    kLM, kY, kLL, kS0, koR, kop = kkt
-    n, nc = Y.shape
-    LM[:, :] = kLM[t]
-    Y[:, :] = kY[t, :n * nc].reshape((n, nc))
-    LL[:, :] = kLL[t, :nc * nc].reshape((nc, nc))
-    S0[:, :] = kS0[t]
-    oR[:, :, :] = koR[t]
-    op[:, :] = kop[t]
+    """Knot t's arrays that :func:`store_kkt` kept, into ``work``."""
+    n, nc = work.Y.shape
+    work.LM[:, :] = kkt.LM[t]
+    work.Y[:, :] = kkt.Y[t, :n * nc].reshape((n, nc))
+    work.LL[:, :] = kkt.LL[t, :nc * nc].reshape((nc, nc))
+    work.S0[:, :] = kkt.S0[t]
+    work.oR[:, :, :] = kkt.oR[t]
+    work.op[:, :] = kkt.op[t]
+    work.IC[:, :, :] = kkt.IC[t]
+    work.BC[:, :, :] = kkt.BC[t]
+    work.FC[:, :] = kkt.FC[t]
+    work.Psid[:, :] = kkt.Psid[t]
+    work.Psidd[:, :] = kkt.Psidd[t]
+    work.Sd[:, :] = kkt.Sd[t]
+    work.dof_forces[:, :, :] = kkt.dof_forces[t]
 
 
 @njit(**_JIT)
@@ -138,8 +146,7 @@ def contact_knot_derivatives(model, step, knots, derivatives, second_order, t, a
     nc = contacts.size[t]
     n = v.shape[0]
     ci, cf = knot_contact_set(contacts, t)
-    M, LM, J, Y, Lam, LL, gamma, b, _, _, _ = contact_workspace(m.parent.shape[0], n, nc)
-    work = (M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op)
+    work = kinematics_workspace(m.parent.shape[0], n, nc, S0, oR, op)
     lam, dlq, dlv = forces.lam[t, :nc], forces.dlam_dq[t, :nc], forces.dlam_dv[t, :nc]
     dlt, dlu = forces.dlam_dtau[t, :nc], forces.dlam_du[t, :nc]
     kept = kkt[0].shape[0] > 0
@@ -172,10 +179,10 @@ def contact_second_order(model, step, d, so, t, mu, Lq, Lv, Lqv, LtB):
     """DDP's second-order dynamics terms at knot t with contacts or an impact, contracted with
     mu over the acceleration (v+ at an impact) and with the running cost's gradient in the
     forces over them: Lq, Lv, Lqv and LtB as in :func:`~.passes._add_second_order_terms` (Lv and
-    LtB zero at an impact).  The knot's KKT factors and forward kinematics are those the
-    derivative call kept in ``so.kkt`` (:func:`store_kkt`), or formed again if it kept none
-    (they depend on q only).  Returns the status of the knot's KKT solve (the terms are zero if
-    it failed)."""
+    LtB zero at an impact).  The knot's KKT factors, forward kinematics and IDSVA's forward
+    pass are those the derivative call kept in ``so.kkt`` (:func:`store_kkt`), or formed again
+    if it kept none.  Returns the status of the knot's KKT solve (the terms are zero if it
+    failed)."""
     contacts = step.contacts
     impact = contacts.kind[t] == IMPACT
     m = unpack(model.ints, model.floats)
@@ -191,7 +198,8 @@ def contact_second_order(model, step, d, so, t, mu, Lq, Lv, Lqv, LtB):
             return np.int64(F.status[t])
         load_kkt(so.kkt, t, work)
     else:
-        status = kkt_at(m, ci, cf, so.q[t], so.v[t], contacts.damping[t], work)
+        status = second_order_state(m, ci, cf, so.q[t], so.v[t], so.a[t], contacts.damping[t],
+                                    impact, work)
         if status != OK:
             return np.int64(status)
     mu_l = F.dl_dlam[t, :nc] * force_cost_weight(step, t)

@@ -198,7 +198,7 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
     lam, dlam_dq, dlam_dv, dlam_dtau, dlam_du, dl_dlam, status = forces
     mode, inner, outer, tensors, sq, sv, a, da_dtau, lie_H, kkt = second_order
     d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq = tensors
-    kLM, kY, kLL, kS0, koR, kop = kkt
+    kLM, kY, kLL, kS0, koR, kop, kIC, kBC, kFC, kPsid, kPsidd, kSd, kdof = kkt
     l, lx, lu, lxx, lxu, luu = costs.running
     lT, lxT, luT, lxxT, lxuT, luuT = costs.terminal
     nchunks = chunks[2]
@@ -218,7 +218,8 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
                                    status)),
             SecondOrder(mode, inner, outer,
                         FDTensors(d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq), sq, sv, a,
-                        da_dtau, lie_H, KKTFactors(kLM, kY, kLL, kS0, koR, kop)),
+                        da_dtau, lie_H, KKTFactors(kLM, kY, kLL, kS0, koR, kop, kIC, kBC, kFC,
+                                                   kPsid, kPsidd, kSd, kdof)),
             Costs(CostDerivatives(l, lx, lu, lxx, lxu, luu),
                   CostDerivatives(lT, lxT, luT, lxxT, lxuT, luuT)),
             np.int64(c), nchunks))

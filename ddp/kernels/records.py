@@ -90,7 +90,7 @@ Forces = namedtuple("Forces", "lam dlam_dq dlam_dv dlam_dtau dlam_du dl_dlam sta
 StepDerivatives = namedtuple("StepDerivatives", "Fx Fu da_dq da_dv da_du Jq Jw forces")
 FDTensors = namedtuple("FDTensors", "d2a_dq2 d2a_dv2 d2a_dqdv d2a_dtaudq")
 SecondOrder = namedtuple("SecondOrder", "mode inner outer tensors q v a da_dtau lie_H kkt")
-KKTFactors = namedtuple("KKTFactors", "LM Y LL S0 oR op")
+KKTFactors = namedtuple("KKTFactors", "LM Y LL S0 oR op IC BC FC Psid Psidd Sd dof_forces")
 Costs = namedtuple("Costs", "running terminal")
 Regularization = namedtuple("Regularization", "u x v safeguard",
                             defaults=(0.0, 0.0, 0.0, False))
@@ -145,9 +145,13 @@ def empty_forces(T, nc, n, nu):
 
 def kkt_factors(T, n, nc, nj):
     """:data:`KKTFactors` of T knots with at most nc force components, nj joints (zeros; T = 0:
-    none kept)."""
+    none kept): what the second order at a contact knot reads of its first derivatives
+    (:data:`~dynamics.kernels.contact.ContactWork`)."""
     return KKTFactors(np.zeros((T, n, n)), np.zeros((T, n * nc)), np.zeros((T, nc * nc)),
-                      np.zeros((T, n, 6)), np.zeros((T, nj, 3, 3)), np.zeros((T, nj, 3)))
+                      np.zeros((T, n, 6)), np.zeros((T, nj, 3, 3)), np.zeros((T, nj, 3)),
+                      np.zeros((T, nj, 6, 6)), np.zeros((T, nj, 6, 6)), np.zeros((T, nj, 6)),
+                      np.zeros((T, n, 6)), np.zeros((T, n, 6)), np.zeros((T, n, 6)),
+                      np.zeros((T, n, 4, 6)))
 
 
 def empty_step_derivatives(T, n, nu, nc=0):

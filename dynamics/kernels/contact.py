@@ -83,9 +83,11 @@ with Z = [I ; d(a, lam)/dx] (the total derivative of (x, a, lam) in x) and rho =
 
 so no tensor is formed: rho_a . ID's second derivatives come from the contracted IDSVA-SO at
 the constrained acceleration (its (q, q), (v, v), (q, v) blocks and its (q, a) block, which is
-rho_a . dM/dq), and the contact rows' from :func:`_point_second_order`, a closed form on each
-contact's chain in the rules above.  The (v, a), (a, a), (lam, .) blocks of d2 (rho . r) are 0
-(r is linear in a and lam, and M does not depend on v), and tau enters r linearly.  The full
+rho_a . dM/dq; it reads the forward pass, the composites and the per-DoF forces that IDSVA
+left at the same point for the first derivatives, :data:`ContactWork`), and the contact rows'
+from :func:`_point_second_order`, a closed form on each contact's chain in the rules above.
+The (v, a), (a, a), (lam, .) blocks of d2 (rho . r) are 0 (r is linear in a and lam, and M
+does not depend on v), and tau enters r linearly.  The full
 tensors are the contractions with unit co-states, one per output row.
 
 Impacts (:func:`impulse_dynamics_point`).  The residual r = [M(q) (v+ - v) - J^T imp ;
@@ -96,12 +98,15 @@ acceleration v+ + r_c v, and dr/dv = [-M ; r_c J].  Its second derivatives follo
 the contacts' (q, v+) block, and none in (v, v).
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit, prange
 
-from .dense import back_substitution, cholesky, forward_substitution
-from .inverse import crba_point, idsva_point, rnea_point
-from .second_order import idsva_so_contracted
+from .dense import back_substitution, cholesky, cholesky_solve_vector, forward_substitution
+from .inverse import (crba_point, ground_inertias, idsva_backward_sweep, idsva_forward_into,
+                      rnea_point)
+from .second_order import idsva_so_contracted_sweep
 from .kinematics import forward_kinematics
 from .layout import chunk_range, prange_only, unpack
 from .lie_group import se3_log_hessian_contracted, se3_log_jacobian
@@ -112,6 +117,14 @@ _JIT = dict(cache=True, error_model="numpy")
 #: reassociation (ATLAS, first derivatives: 74 -> 67 us a knot), but no assumption that values
 #: are finite, so that a NaN still reaches the statuses
 _FMA = {"contract", "reassoc"}
+
+#: the work arrays of one knot (:func:`contact_workspace`): the KKT system's M, M's factor LM,
+#: J, Y = M^-1 J^T, Lambda and its factor LL, gamma, b (nv,), the forward kinematics S0, oR, op;
+#: and IDSVA's forward pass at the knot's acceleration, with the composite inertias, body-Coriolis
+#: matrices and forces IC, BC, FC (njoints, ...), Psid, Psidd, Sd (nv, 6) and the forces of every
+#: DoF (nv, 4, 6), which the second order reads (:func:`_id_second_order`)
+ContactWork = namedtuple("ContactWork",
+                         "M LM J Y Lam LL gamma b S0 oR op IC BC FC Psid Psidd Sd dof_forces")
 
 #: statuses of the contact kernels
 OK, SINGULAR_MASS, SINGULAR_CONTACT = 0, 1, 2
@@ -385,11 +398,11 @@ def kkt_at(m, cints, cfloats, q, v, damping, work):
     """The KKT system's factors at (q, v) into ``work`` (:func:`contact_workspace`): M, its
     factor LM, J, Y = M^-1 J^T, Lambda's factor LL, gamma and the forward kinematics; returns
     a status (:func:`kkt_factor`)."""
-    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
-    M[:, :] = 0.0  # crba_point writes the entries of related DoFs only
-    crba_point(m, q, M)
-    contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op)
-    return kkt_factor(M, J, damping, LM, Y, Lam, LL)
+    work.M[:, :] = 0.0  # crba_point writes the entries of related DoFs only
+    crba_point(m, q, work.M)
+    contact_jacobian_drift(m, cints, cfloats, q, v, work.J, work.gamma, work.S0, work.oR,
+                           work.op)
+    return kkt_factor(work.M, work.J, damping, work.LM, work.Y, work.Lam, work.LL)
 
 
 @njit(**_JIT)
@@ -397,42 +410,87 @@ def constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, wo
     """a (nv,) and lam (nc,) of the KKT system at one knot; returns a status.  ``work``: the
     arrays of :func:`contact_workspace` (left holding M's and Lambda's factors, J, M^-1 J^T)."""
     nv = v.shape[0]
-    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    LM, J, Y, LL, gamma, b = work.LM, work.J, work.Y, work.LL, work.gamma, work.b
     nc = J.shape[0]
     status = kkt_at(m, cints, cfloats, q, v, damping, work)
     if status != OK:
         return status
     zero = np.zeros(nv)
     rnea_point(m, q, v, zero, b)
-    rhs = np.empty((nv, 1))
+    af = np.empty(nv)
     for r in range(nv):
-        rhs[r, 0] = tau[r] - b[r]
-    af = np.empty((nv, 1))
-    _solve_spd(LM, rhs, af)  # the free acceleration
-    rl = np.empty((nc, 1))
+        af[r] = tau[r] - b[r]
+    cholesky_solve_vector(LM, af, af)  # the free acceleration
     for i in range(nc):
         s = gamma[i]
         for r in range(nv):
-            s += J[i, r] * af[r, 0]
-        rl[i, 0] = -s
-    lc = np.empty((nc, 1))
-    _solve_spd(LL, rl, lc)
-    for i in range(nc):
-        lam[i] = lc[i, 0]
+            s += J[i, r] * af[r]
+        lam[i] = -s
+    cholesky_solve_vector(LL, lam, lam)
     for r in range(nv):
-        s = af[r, 0]
+        s = af[r]
         for i in range(nc):
-            s += Y[r, i] * lc[i, 0]
+            s += Y[r, i] * lam[i]
         a[r] = s
     return OK
 
 
 @njit(**_JIT)
 def contact_workspace(nj, nv, nc):
-    """(M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op): the work arrays of one knot."""
-    return (np.empty((nv, nv)), np.zeros((nv, nv)), np.empty((nc, nv)), np.empty((nv, nc)),
-            np.empty((nc, nc)), np.zeros((nc, nc)), np.empty(nc), np.empty(nv),
-            np.empty((nv, 6)), np.empty((nj, 3, 3)), np.empty((nj, 3)))
+    """The :data:`ContactWork` arrays of one knot."""
+    return kinematics_workspace(nj, nv, nc, np.empty((nv, 6)), np.empty((nj, 3, 3)),
+                                np.empty((nj, 3)))
+
+
+@njit(**_JIT)
+def kinematics_workspace(nj, nv, nc, S0, oR, op):
+    """:func:`contact_workspace` whose forward kinematics are the given arrays."""
+    return ContactWork(np.empty((nv, nv)), np.zeros((nv, nv)), np.empty((nc, nv)),
+                       np.empty((nv, nc)), np.empty((nc, nc)), np.zeros((nc, nc)), np.empty(nc),
+                       np.empty(nv), S0, oR, op, np.empty((nj, 6, 6)), np.empty((nj, 6, 6)),
+                       np.empty((nj, 6)), np.empty((nv, 6)), np.empty((nv, 6)),
+                       np.empty((nv, 6)), np.empty((nv, 4, 6)))
+
+
+@njit(**_JIT)
+def _id_derivatives(m, v, a, tau, dtau_dq, dtau_dv, work):
+    """IDSVA at (q, v, a) after :func:`kkt_at` at q (on its forward kinematics): tau,
+    dtau_dq, dtau_dv and M (into work.M).  Its forward pass with the composites of the
+    subtrees, and the forces of every DoF, stay in ``work`` for the contracted IDSVA-SO at the
+    same point (:func:`_id_second_order`)."""
+    w = work
+    ground_inertias(m, w.oR, w.op, w.IC)
+    w.BC[:, :, :] = 0.0
+    idsva_forward_into(m, w.S0, w.IC, v, a, 1.0, w.BC, w.FC, w.Psid, w.Psidd, w.Sd)
+    idsva_backward_sweep(m, w.S0, w.IC, w.BC, w.FC, w.Psid, w.Psidd, w.Sd, tau, dtau_dq, dtau_dv,
+                         w.M, w.dof_forces)
+
+
+@njit(**_JIT)
+def second_order_state(m, cints, cfloats, q, v, a, damping, impact, work):
+    """What the second order at a knot reads of ``work`` (:func:`so_contracted_terms`,
+    :func:`impulse_so_terms`), formed again at (q, v) and the knot's acceleration a (v+ at an
+    impact, with ``m`` the model without gravity) when the first derivatives did not keep it:
+    the KKT factors and what IDSVA at the knot keeps.  Returns the KKT status."""
+    status = kkt_at(m, cints, cfloats, q, v, damping, work)
+    if status != OK:
+        return status
+    nv = v.shape[0]
+    tau, dtau_dq, dtau_dv = np.empty(nv), np.empty((nv, nv)), np.empty((nv, nv))  # unused
+    if impact:  # ID at rest, acceleration v+ - v (impulse_derivatives_point)
+        _id_derivatives(m, np.zeros(nv), a - v, tau, dtau_dq, dtau_dv, work)
+    else:
+        _id_derivatives(m, v, a, tau, dtau_dq, dtau_dv, work)
+    return OK
+
+
+@njit(**_JIT)
+def _id_second_order(m, mu, Hq, Hv, Hqv, G, work):
+    """The contracted IDSVA-SO (:func:`~.second_order.idsva_so_contracted`) at the point of
+    the last :func:`_id_derivatives` into ``work``."""
+    w = work
+    idsva_so_contracted_sweep(m, w.S0, w.IC, w.BC, w.FC, w.Psid, w.Psidd, w.Sd, w.dof_forces, mu,
+                              Hq, Hv, Hqv, G)
 
 
 @njit(**_JIT)
@@ -618,13 +676,14 @@ def constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam,
     status = constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, work)
     if status != OK:
         return status
-    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    LM, J, Y, LL = work.LM, work.J, work.Y, work.LL
     nc = J.shape[0]
     tau_a = np.empty(nv)
     Rq = np.zeros((nv + nc, nv))  # dr/dq
     Rv = np.zeros((nv + nc, nv))  # dr/dv
-    idsva_point(m, q, v, a, tau_a, Rq[:nv], Rv[:nv], M)
-    contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq, Rv)
+    _id_derivatives(m, v, a, tau_a, Rq[:nv], Rv[:nv], work)
+    contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, work.S0, work.oR, work.op, Rq,
+                                 Rv)
     kkt_derivatives(LM, LL, J, Y, Rq, Rv, da_dq, da_dv, dlam_dq, dlam_dv)
     # tau: X_lam = -Lambda^-1 Y^T, X_a = M^-1 - Y Lambda^-1 Y^T
     YT = np.ascontiguousarray(Y.T)
@@ -1272,50 +1331,72 @@ def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
 
 
 @njit(**_JIT)
-def _qv_drift_terms(P, W, lev, nd, rho, kd, CWle, CWlt, PGE, Hv, Aqv):
-    """Aqv[l, m] += rho . (L_l g_m + Kd dP(m, l)) + Hv[m, l] for the drift's terms g_m =
-    Omega_m x P_m + w_m x Psi_m (:func:`_drift_term_derivative`), each entry two or three dot
-    products with vectors formed once per DoF (the triple products of its rules): with
-    om = Omega_m, ps = Psi_m, cl = CWlt[lev_l] and c_m = rho x w_m,
+def _qv_drift_terms(P, W, lev, nd, rho, kd, CWle, CWlt, PGE, Aqv):
+    """Aqv[l, m] += rho . (sum_i v_i ddP(i, m, l) + L_l g_m + Kd dP(m, l)) for the drift's
+    terms g_m = Omega_m x P_m + w_m x Psi_m (:func:`_drift_term_derivative`), each entry two or
+    three dot products with vectors formed once per DoF (the triple products of its rules):
+    with om = Omega_m, ps = Psi_m, cl = CWlt[lev_l], c_m = rho x w_m and pg = PGE[lev_m],
 
-        lev_l <= lev_m:  w_l . a_m - (rho . cl) (w_l . P_m) + (rho . w_l) (cl . P_m)
-        lev_l > lev_m:   P_l . b_m + c_m . (w_l x PGE[lev_l] + cl x P_l)
+        lev_l <= lev_m:  w_l . (a_m + z_m) - 2 (rho . cl) (w_l . P_m) + 2 (rho . w_l) (cl . P_m)
+        lev_l > lev_m:   P_l . (b_m + f_m) + w_m . (e_l + (w_l x PGE[lev_l] + cl x P_l) x rho)
         a_m = (rho . om) P_m + P_m x (rho x om) + (rho . w_m) ps + ps x c_m
               - (om . P_m + w_m . ps) rho + Kd P_m x rho
         b_m = (rho x om) x w_m - c_m x om + Kd c_m
-    """
+
+    The first term, sum_i v_i rho . ddP(i, m, l), is the weighted Hessian
+    (:func:`_weighted_hessian`) of the weights v_i rho, whose level sums are those of the
+    velocity: X>=(K) = PGE[K] x rho, Y<(K) = rho x CWlt[K], MPC>=(K) = PGE[K] rho^T,
+    MWC(K) = CWlt[K] rho^T; its vectors are then (cm = CWlt[lev_m])
+
+        z_m = P_m x (rho x cm) + w_m x (pg x rho) + (pg . w_m) rho - (pg . rho) w_m
+              + (cm . rho) P_m - (cm . P_m) rho
+        f_m = (rho x cm) x w_m + (cm . w_m) rho - (cm . rho) w_m
+        e_l = (rho . w_l) PGE[L] - (PGE[L] . rho) w_l + (cl . rho) P_l - (rho . P_l) cl
+
+    and its pairs have the same form as the drift's, so they share their dot products (HyQ's
+    four feet: 0.76 us a foot less than a weighted Hessian of its own)."""
     rh = _tup3(rho)
     A = np.empty((nd, 3))
     Bm = np.empty((nd, 3))
-    Cm = np.empty((nd, 3))
-    G = np.empty((nd, 3))  # per l: w_l x PGE[lev_l] + cl x P_l
+    E = np.empty((nd, 3))  # per l: e_l + (w_l x PGE[lev_l] + cl x P_l) x rho
     rc = np.empty(nd)  # per l: rho . cl, rho . w_l
     rw = np.empty(nd)
     for j in range(nd):
         J = lev[j]
         wj, pj = _col3(W, j), _col3(P, j)
         om, ps = _row3(CWle, J), _row3(PGE, J + 1)
+        cl, pg = _row3(CWlt, J), _row3(PGE, J)
         ro, cj = _cross_t(rh, om), _cross_t(rh, wj)
         a = _add_t(_scale_t(pj, _dot_t(rh, om)), _cross_t(pj, ro))
         a = _add_t(a, _add_t(_scale_t(ps, _dot_t(rh, wj)), _cross_t(ps, cj)))
         a = _sub_t(a, _scale_t(rh, _dot_t(om, pj) + _dot_t(wj, ps)))
         a = _add_t(a, _scale_t(_cross_t(pj, rh), kd))
         b = _add_t(_sub_t(_cross_t(ro, wj), _cross_t(cj, om)), _scale_t(cj, kd))
-        cl = _row3(CWlt, J)
-        g = _add_t(_cross_t(wj, _row3(PGE, J)), _cross_t(cl, pj))
-        rc[j], rw[j] = _dot_t(rh, cl), _dot_t(rh, wj)
+        rcl, rpg = _cross_t(rh, cl), _cross_t(pg, rh)
+        cr, pr, cp = _dot_t(cl, rh), _dot_t(pg, rh), _dot_t(cl, pj)
+        rw[j], rc[j] = _dot_t(rh, wj), cr
+        z = _add_t(_add_t(_cross_t(pj, rcl), _cross_t(wj, rpg)),
+                   _add_t(_scale_t(rh, _dot_t(pg, wj) - cp), _sub_t(_scale_t(pj, cr),
+                                                                   _scale_t(wj, pr))))
+        f = _add_t(_cross_t(rcl, wj), _sub_t(_scale_t(rh, _dot_t(cl, wj)), _scale_t(wj, cr)))
+        e = _add_t(_sub_t(_scale_t(pg, rw[j]), _scale_t(wj, pr)),
+                   _sub_t(_scale_t(pj, cr), _scale_t(cl, _dot_t(rh, pj))))
+        g = _add_t(_cross_t(wj, pg), _cross_t(cl, pj))
+        e = _add_t(e, _cross_t(g, rh))
         for r in range(3):
-            A[j, r], Bm[j, r], Cm[j, r], G[j, r] = a[r], b[r], cj[r], g[r]
+            A[j, r], Bm[j, r], E[j, r] = a[r] + z[r], b[r] + f[r], e[r]
     for l in range(nd):
         L = lev[l]
-        wl, pl, cl, gl = _col3(W, l), _col3(P, l), _row3(CWlt, L), _row3(G, l)
+        wl, pl, cl = _col3(W, l), _col3(P, l), _row3(CWlt, L)
+        c2, w2 = 2.0 * rc[l], 2.0 * rw[l]
+        el = _row3(E, l)
         for m_ in range(nd):
             pm = _col3(P, m_)
             if L <= lev[m_]:
-                h = _dot_t(wl, _row3(A, m_)) - rc[l] * _dot_t(wl, pm) + rw[l] * _dot_t(cl, pm)
+                h = _dot_t(wl, _row3(A, m_)) - c2 * _dot_t(wl, pm) + w2 * _dot_t(cl, pm)
             else:
-                h = _dot_t(pl, _row3(Bm, m_)) + _dot_t(_row3(Cm, m_), gl)
-            Aqv[l, m_] += h + Hv[m_, l]
+                h = _dot_t(pl, _row3(Bm, m_)) + _dot_t(_col3(W, m_), el)
+            Aqv[l, m_] += h
 
 
 @njit(**_JIT)
@@ -1332,8 +1413,10 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
     point and surface terms of a contact);
     the drift's other terms (with U_j = sum_i c_ij v_i w_i, written S_j(level) summed from a
     level on) take O(nd^2 + nlev^2 nd) small products (:func:`_drift_hessian_terms`,
-    :func:`_qv_drift_terms`), each entry a few dot products with vectors formed once per DoF
-    (HyQ's four feet, all their chain terms: 29.6 -> 22.5 us a knot)."""
+    :func:`_qv_drift_terms`, which also takes the weighted Hessian of the (q, v) block), each
+    entry a few dot products with vectors formed once per DoF (HyQ's four feet, all their chain
+    terms: 29.6 -> 22.5 us a knot by the triple products, then 24.1 -> 20.0 us in another run
+    by the (q, v) block's weighted Hessian in :func:`_qv_drift_terms`)."""
     nlev = _chain_levels(lev, nd)
     # S[J, L] = sum_{i: L <= lev_i <= J} c_i v_i w_i, c_i = 1 at level J, else 2: S_j(L) of
     # every DoF j at level J
@@ -1391,15 +1474,9 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
             cq[j, r] += (ac[j] + kd * vc[j]) * rh[r] - rac[j] * lam_c[r] + vc[j] * t[r]
     _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, Aqq)
     # qv: rho . [sum_i v_i ddP(i, m, l) + L_l g_m + Kd dP(m, l)], g_m = sum_i v_i dP(m, i)
-    cv = np.empty((nd, 3))
-    for i in range(nd):
-        for r in range(3):
-            cv[i, r] = vc[i] * rh[r]
-    Hv = np.zeros((nd, nd))  # Hv[m, l] = sum_i v_i rho . ddP(i, m, l)
-    _weighted_hessian(P, W, lev, nd, cv, nlev, Hv)
     CWle, CWlt, PGE = np.empty((nlev + 1, 3)), np.empty((nlev + 1, 3)), np.empty((nlev + 1, 3))
     _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE)
-    _qv_drift_terms(P, W, lev, nd, rho, kd, CWle, CWlt, PGE, Hv, Aqv)
+    _qv_drift_terms(P, W, lev, nd, rho, kd, CWle, CWlt, PGE, Aqv)
 
 
 @njit(**_JIT)
@@ -1428,25 +1505,17 @@ def _costate(LM, LL, Y, mu_a, mu_l, rho_a, rho_l):
     """rho = K^-T mu for the KKT matrix K of :func:`kkt_factor`'s factors: rho_l =
     Lambda^-1 (mu_l + Y^T mu_a) and rho_a = M^-1 mu_a - Y rho_l (into rho_a (nv,), rho_l (nc,))."""
     nv, nc = Y.shape
-    rl = np.empty((nc, 1))
     for i in range(nc):
         s = mu_l[i]
         for r in range(nv):
             s += Y[r, i] * mu_a[r]
-        rl[i, 0] = s
-    xl = np.empty((nc, 1))
-    _solve_spd(LL, rl, xl)
-    ma = np.empty((nv, 1))
+        rho_l[i] = s
+    cholesky_solve_vector(LL, rho_l, rho_l)
+    cholesky_solve_vector(LM, mu_a, rho_a)
     for r in range(nv):
-        ma[r, 0] = mu_a[r]
-    ra = np.empty((nv, 1))
-    _solve_spd(LM, ma, ra)
-    for i in range(nc):
-        rho_l[i] = xl[i, 0]
-    for r in range(nv):
-        s = ra[r, 0]
+        s = rho_a[r]
         for i in range(nc):
-            s -= Y[r, i] * xl[i, 0]
+            s -= Y[r, i] * rho_l[i]
         rho_a[r] = s
 
 
@@ -1517,14 +1586,18 @@ def _contract(Aqq, Avv, Aqv, Bqa, Bql, dy_dq, dy_dv, dy_dtau, dlam_dq, dlam_dv, 
     """-Z^T (d2 rho.r) Z on (q, q), (v, v), (q, v) and (tau, q), Z = [I; d(y, lam)/dx], from the
     nonzero blocks of d2 rho.r: A (x, x), Bqa (q, y), Bql (q, lam):  Lq = -(Aqq + B W + (B W)^T),
     Lv = -Avv, Lqv = -(Aqv + B W_v), Lt = -(B W_tau)^T (tau enters r linearly), with
-    B W = Bqa dy/dq + Bql dlam/dq.  The products run along the rows of W (vectorized).  Without
-    a tau block (dy_dtau with no rows: an impact), Lt is not written."""
+    B W = Bqa dy/dq + Bql dlam/dq.  The products run along the rows of W (vectorized), skipping
+    the zeros of B.  B W_q, B W_v and B W_tau are arrays of their own, so that the transposed
+    reads stay in one (n, n) block (Talos, n = 50: 33 -> 31 us a knot).  Without a tau block
+    (dy_dtau with no rows: an impact), Lt is not written."""
     nv = Aqq.shape[0]
     nc = Bql.shape[1]
     tau = dy_dtau.shape[0] > 0
-    BW = np.zeros((nv, 3 * nv))  # B [W_q W_v W_tau]
+    BWq = np.zeros((nv, nv))
+    BWv = np.zeros((nv, nv))
+    BWt = np.zeros((nv, nv) if tau else (0, 0))
     for r in range(nv):
-        row = BW[r]
+        bq, bv = BWq[r], BWv[r]
         for k in range(nv + nc):
             x = Bqa[r, k] if k < nv else Bql[r, k - nv]
             if x == 0.0:
@@ -1532,19 +1605,22 @@ def _contract(Aqq, Avv, Aqv, Bqa, Bql, dy_dq, dy_dv, dy_dtau, dlam_dq, dlam_dv, 
             wq = dy_dq[k] if k < nv else dlam_dq[k - nv]
             wv = dy_dv[k] if k < nv else dlam_dv[k - nv]
             for col in range(nv):
-                row[col] += x * wq[col]
-                row[nv + col] += x * wv[col]
+                bq[col] += x * wq[col]
+                bv[col] += x * wv[col]
             if tau:
+                bt = BWt[r]
                 wt = dy_dtau[k] if k < nv else dlam_dtau[k - nv]
                 for col in range(nv):
-                    row[2 * nv + col] += x * wt[col]
+                    bt[col] += x * wt[col]
     for r in range(nv):
         for col in range(nv):
-            Lq[r, col] = -(Aqq[r, col] + BW[r, col] + BW[col, r])
+            Lq[r, col] = -(Aqq[r, col] + BWq[r, col] + BWq[col, r])
             Lv[r, col] = -Avv[r, col]
-            Lqv[r, col] = -(Aqv[r, col] + BW[r, nv + col])
-            if tau:
-                Lt[col, r] = -BW[r, 2 * nv + col]
+            Lqv[r, col] = -(Aqv[r, col] + BWv[r, col])
+    if tau:
+        for col in range(nv):
+            for r in range(nv):
+                Lt[col, r] = -BWt[r, col]
 
 
 @njit(**_JIT)
@@ -1553,20 +1629,19 @@ def so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_d
     """The second-order part of :func:`constrained_so_contracted_point`, given the knot's first
     derivatives and the work arrays :func:`constrained_derivatives_point` left."""
     nv = v.shape[0]
-    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
-    nc = J.shape[0]
+    nc = work.J.shape[0]
     rho_a = np.empty(nv)
     rho_l = np.empty(nc)
-    _costate(LM, LL, Y, mu_a, mu_l, rho_a, rho_l)
+    _costate(work.LM, work.LL, work.Y, mu_a, mu_l, rho_a, rho_l)
     Aqq = np.zeros((nv, nv))
     Avv = np.zeros((nv, nv))
     Aqv = np.zeros((nv, nv))
     G = np.zeros((nv, nv))
-    idsva_so_contracted(m, q, v, a, rho_a, Aqq, Avv, Aqv, G)
+    _id_second_order(m, rho_a, Aqq, Avv, Aqv, G, work)
     Bqa = np.ascontiguousarray(G.T)
     Bql = np.zeros((nv, nc))
-    _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, lam, Aqq, Avv,
-                            Aqv, Bqa, Bql)
+    _contact_hessian_blocks(m, cints, cfloats, work.S0, work.oR, work.op, v, a, rho_a, rho_l,
+                            lam, Aqq, Avv, Aqv, Bqa, Bql)
     _contract(Aqq, Avv, Aqv, Bqa, Bql, da_dq, da_dv, da_dtau, dlam_dq, dlam_dv, dlam_dtau, Lq,
               Lv, Lqv, Lt)
 
@@ -1578,25 +1653,21 @@ def impulse_dynamics_point(m, cints, cfloats, q, v, restitution, damping, v_plus
     M (v+ - v) = J^T imp, J v+ = -restitution J v; returns a status.  ``work`` as for
     :func:`constrained_dynamics_point`."""
     nv = v.shape[0]
-    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    J, Y, LL = work.J, work.Y, work.LL
     nc = J.shape[0]
     status = kkt_at(m, cints, cfloats, q, v, damping, work)  # (gamma unused)
     if status != OK:
         return status
-    rl = np.empty((nc, 1))
     for i in range(nc):
         s = 0.0
         for r in range(nv):
             s += J[i, r] * v[r]
-        rl[i, 0] = -(1.0 + restitution) * s
-    lc = np.empty((nc, 1))
-    _solve_spd(LL, rl, lc)
-    for i in range(nc):
-        imp[i] = lc[i, 0]
+        imp[i] = -(1.0 + restitution) * s
+    cholesky_solve_vector(LL, imp, imp)
     for r in range(nv):
         s = v[r]
         for i in range(nc):
-            s += Y[r, i] * lc[i, 0]
+            s += Y[r, i] * imp[i]
         v_plus[r] = s
     return OK
 
@@ -1612,7 +1683,7 @@ def impulse_derivatives_point(m0, cints, cfloats, q, v, restitution, damping, v_
                                     work)
     if status != OK:
         return status
-    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
+    M, J = work.M, work.J
     nc = J.shape[0]
     zero = np.zeros(nv)
     dv = np.empty(nv)
@@ -1623,15 +1694,16 @@ def impulse_derivatives_point(m0, cints, cfloats, q, v, restitution, damping, v_
     tau_a = np.empty(nv)
     Rq = np.zeros((nv + nc, nv))
     Rv = np.zeros((nv + nc, nv))
-    idsva_point(m0, q, zero, dv, tau_a, Rq[:nv], Rv[:nv], M)  # d(M dv)/dq: ID at rest, no gravity
-    contact_residual_derivatives(m0, cints, cfloats, q, zero, w, imp, S0, oR, op, Rq, Rv)
+    _id_derivatives(m0, zero, dv, tau_a, Rq[:nv], Rv[:nv], work)  # d(M dv)/dq: ID at rest, no g
+    contact_residual_derivatives(m0, cints, cfloats, q, zero, w, imp, work.S0, work.oR, work.op,
+                                 Rq, Rv)
     for r in range(nv):
         for col in range(nv):
             Rv[r, col] = -M[r, col]
     for i in range(nc):
         for col in range(nv):
             Rv[nv + i, col] = restitution * J[i, col]
-    kkt_derivatives(LM, LL, J, Y, Rq, Rv, dv_dq, dv_dv, dimp_dq, dimp_dv)
+    kkt_derivatives(work.LM, work.LL, J, work.Y, Rq, Rv, dv_dq, dv_dv, dimp_dq, dimp_dv)
     return OK
 
 
@@ -1646,11 +1718,10 @@ def impulse_so_terms(m0, cints, cfloats, q, v, restitution, mu_v, mu_l, v_plus, 
     v+ + restitution v; on (q, v) the residual gives -rho_a . dM/dq + restitution (q, v+)
     contact block."""
     nv = v.shape[0]
-    M, LM, J, Y, Lam, LL, gamma, b, S0, oR, op = work
-    nc = J.shape[0]
+    nc = work.J.shape[0]
     rho_a = np.empty(nv)
     rho_l = np.empty(nc)
-    _costate(LM, LL, Y, mu_v, mu_l, rho_a, rho_l)
+    _costate(work.LM, work.LL, work.Y, mu_v, mu_l, rho_a, rho_l)
     zero = np.zeros(nv)
     dv = np.empty(nv)
     w = np.empty(nv)
@@ -1661,13 +1732,13 @@ def impulse_so_terms(m0, cints, cfloats, q, v, restitution, mu_v, mu_l, v_plus, 
     unused = np.zeros((nv, nv))
     unused2 = np.zeros((nv, nv))
     G = np.zeros((nv, nv))
-    idsva_so_contracted(m0, q, zero, dv, rho_a, Aqq, unused, unused2, G)
+    _id_second_order(m0, rho_a, Aqq, unused, unused2, G, work)
     Bc = np.zeros((nv, nv))  # the contacts' (q, v+) block
     Bql = np.zeros((nv, nc))
     unused[:, :] = 0.0
     unused2[:, :] = 0.0
-    _contact_hessian_blocks(m0, cints, cfloats, S0, oR, op, zero, w, rho_a, rho_l, imp, Aqq,
-                            unused, unused2, Bc, Bql)
+    _contact_hessian_blocks(m0, cints, cfloats, work.S0, work.oR, work.op, zero, w, rho_a, rho_l,
+                            imp, Aqq, unused, unused2, Bc, Bql)
     Bqa = np.empty((nv, nv))
     Aqv = np.empty((nv, nv))
     for r in range(nv):

@@ -176,6 +176,26 @@ def cholesky_solve(L, B, X):
     back_substitution(L, X)
 
 
+@njit(cache=True, error_model="numpy")
+def cholesky_solve_vector(L, b, x):
+    """x = (L L^T)^{-1} b for one right-hand side b (n,), by scalar substitutions along the rows
+    of L (the row-wise :func:`cholesky_solve` makes a view per four rows; Talos's contact
+    co-state, n = 50: 5.3 -> 2.1 us).  x may be b."""
+    n = b.shape[0]
+    for i in range(n):
+        s = b[i]
+        Li = L[i]
+        for k in range(i):
+            s -= Li[k] * x[k]
+        x[i] = s / Li[i]
+    for i in range(n - 1, -1, -1):
+        xi = x[i] / L[i, i]
+        x[i] = xi
+        Li = L[i]
+        for k in range(i):
+            x[k] -= Li[k] * xi
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def forward_substitution(L, B, X):
     """X = -L^{-1} B (the first half of :func:`cholesky_solve`)."""

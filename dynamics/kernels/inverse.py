@@ -42,6 +42,12 @@ from .spatial import (
 def kinematics_and_inertias(m, q, oR, op, S0, I0):
     """Forward kinematics plus the ground-frame spatial inertia I0[i] of every body."""
     forward_kinematics(m, q, oR, op, S0)
+    ground_inertias(m, oR, op, I0)
+
+
+@njit(cache=True, error_model="numpy", forceinline=True)
+def ground_inertias(m, oR, op, I0):
+    """The ground-frame spatial inertia I0[i] of every body, after forward kinematics."""
     for r in range(6):
         for c in range(6):
             I0[0, r, c] = 0.0
@@ -171,12 +177,21 @@ def idsva_forward_sweep(m, S0, IC, v, a, bc_scale):
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     BC = np.zeros((nj, 6, 6))
-    Vel = np.empty((nj, 6))
-    Acc = np.empty((nj, 6))
     FC = np.empty((nj, 6))
     Psid = np.empty((nv, 6))
     Psidd = np.empty((nv, 6))
     Sd = np.empty((nv, 6))
+    idsva_forward_into(m, S0, IC, v, a, bc_scale, BC, FC, Psid, Psidd, Sd)
+    return BC, FC, Psid, Psidd, Sd
+
+
+@njit(cache=True, error_model="numpy", forceinline=True)
+def idsva_forward_into(m, S0, IC, v, a, bc_scale, BC, FC, Psid, Psidd, Sd):
+    """:func:`idsva_forward_sweep` into given arrays: BC (njoints, 6, 6, zero on entry), FC
+    (njoints, 6) per body, Psid, Psidd, Sd (nv, 6)."""
+    nj = m.parent.shape[0]
+    Vel = np.empty((nj, 6))
+    Acc = np.empty((nj, 6))
     tmp66 = np.empty((6, 6))
     tmp6 = np.empty(6)
     velocity_acceleration_pass(m, S0, IC, v, a, Vel, Acc, FC)
@@ -187,7 +202,6 @@ def idsva_forward_sweep(m, S0, IC, v, a, bc_scale):
             for r in range(6):
                 for c in range(6):
                     BC[i, r, c] *= bc_scale
-    return BC, FC, Psid, Psidd, Sd
 
 
 @njit(cache=True, error_model="numpy")
@@ -212,8 +226,19 @@ def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
 def idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M):
     """:func:`idsva_point` after :func:`ground_kinematics` (S0 and IC given; IC is
     accumulated into the composite inertias)."""
-    nj = m.parent.shape[0]
     BC, FC, Psid, Psidd, Sd = idsva_forward_sweep(m, S0, IC, v, a, 1.0)
+    idsva_backward_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, tau, dtau_dq, dtau_dv, M,
+                         np.empty((Psid.shape[0], 4, 6)))
+
+
+@njit(cache=True, error_model="numpy", forceinline=True)
+def idsva_backward_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, tau, dtau_dq, dtau_dv, M, dof_forces):
+    """IDSVA's backward sweep after its forward sweep (:func:`idsva_forward_into`, bc_scale 1):
+    IC, BC, FC are accumulated in place into the composites of the subtrees, and the terms
+    t1, t4, t3, t2 of every DoF are kept in ``dof_forces`` (nv, 4, 6): what the contracted
+    IDSVA-SO at the same point can take (:func:`~.second_order.idsva_so_contracted_sweep`: its
+    w0, w4, w5, w7)."""
+    nj = m.parent.shape[0]
     tmp6 = np.empty(6)
     t1 = np.empty(6)
     t2 = np.empty(6)
@@ -242,6 +267,11 @@ def idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M):
             matTvec6(BC[i], S0[p], t4)
             for r in range(6):
                 t4[r] *= 2.0
+            for r in range(6):
+                dof_forces[p, 0, r] = t1[r]
+                dof_forces[p, 1, r] = t4[r]
+                dof_forces[p, 2, r] = t3[r]
+                dof_forces[p, 3, r] = t2[r]
             # tuples: held in registers, they cannot alias the outputs (no reload after stores)
             u1, u2, u3, u4 = tup6(t1), tup6(t2), tup6(t3), tup6(t4)
             j = i
@@ -257,6 +287,20 @@ def idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M):
                         dtau_dq[r, p] = dot6(sr, u3)
                         dtau_dv[r, p] = dot6(sr, u2)
                 j = m.parent[j]
+        lam = m.parent[i]
+        if lam > 0:
+            for r in range(6):
+                FC[lam, r] += FC[i, r]
+                for c in range(6):
+                    IC[lam, r, c] += IC[i, r, c]
+                    BC[lam, r, c] += BC[i, r, c]
+
+
+@njit(cache=True, error_model="numpy", forceinline=True)
+def composite_sums(m, IC, BC, FC):
+    """Accumulate the per-body IC, BC, FC of :func:`idsva_forward_into` in place into the
+    composites of the subtrees (what :func:`idsva_backward_sweep` leaves)."""
+    for i in range(m.parent.shape[0] - 1, 0, -1):
         lam = m.parent[i]
         if lam > 0:
             for r in range(6):

@@ -29,7 +29,7 @@ of every DoF is formed once.
 import numpy as np
 from numba import njit, prange
 
-from .inverse import idsva_forward_pass
+from .inverse import composite_sums, idsva_forward_pass
 from .layout import chunk_range, prange_only, unpack
 from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matTvec6, matvec6,
                       motion_cross, row6, tup6)
@@ -119,7 +119,8 @@ def _dof_products(I, B, s, psd, C, IC_C, Bt_C, C1, C3, t6, u6, x6):
 @njit(cache=True, error_model="numpy", forceinline=True)
 def _pair_workspace():
     """Scratch of the pair loops of :func:`idsva_so_point` and :func:`idsva_so_contracted`:
-    tmp66, A1, A3 (6, 6) and w0, w4, w5, w7, x6 (6,)."""
+    tmp66, A1, A3 (6, 6; the contracted sweep's B in place of A3) and w0, w4, w5, w7, x6
+    (6,)."""
     return (np.empty((6, 6)), np.empty((6, 6)), np.empty((6, 6)), np.empty(6), np.empty(6),
             np.empty(6), np.empty(6), np.empty(6))
 
@@ -322,10 +323,26 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
     (:func:`_dof_products`), and the subtree sums of mu_p A1 add A1(sum_p mu_p s_p) once per
     joint (A1 is linear in s): HyQ 18.9 -> 17.5 us a knot.  Checked against the contraction
     of the full tensors (tests/test_forward_second_order.py)."""
+    S0, IC, BC, FC, Psid, Psidd, Sd = idsva_forward_pass(m, q, v, a, 1.0)
+    composite_sums(m, IC, BC, FC)
+    idsva_so_contracted_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, np.empty((0, 4, 6)), mu, Hq,
+                              Hv, Hqv, G)
+
+
+@njit(cache=True, error_model="numpy", fastmath=True)
+def idsva_so_contracted_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, dof_forces, mu, Hq, Hv, Hqv,
+                              G):
+    """:func:`idsva_so_contracted` given the forward pass at the point, with the composite
+    inertias, body-Coriolis matrices (eq. 14, with its 1/2) and forces of every subtree (IC,
+    BC, FC: what :func:`~.inverse.idsva_backward_sweep` leaves, read only), and the forces
+    w0, w4, w5, w7 of every DoF (:func:`_dof_forces`) in ``dof_forces`` (nv, 4, 6) if it has
+    rows (else formed here).  The contact dynamics keep them from their first derivatives at
+    the same acceleration (IDSVA's t1, t4, t3, t2), so that their second order forms neither
+    the forward pass nor the per-DoF forces again."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
-    S0, IC, BC, FC, Psid, Psidd, Sd = idsva_forward_pass(m, q, v, a, 2.0)  # B without the 1/2
-    tmp66, A1, _, w0, w4, w5, w7, x6 = _pair_workspace()
+    kept = dof_forces.shape[0] > 0
+    tmp66, A1, B, w0, w4, w5, w7, x6 = _pair_workspace()
     u4 = np.empty(6)
     C1 = np.empty(6)
     C3 = np.empty(6)
@@ -362,7 +379,10 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
     A1h = np.zeros((nj, 6, 6))
 
     for i in range(nj - 1, 0, -1):
-        I, B = IC[i], BC[i]
+        I = IC[i]
+        for r in range(6):  # B without the 1/2
+            for c in range(6):
+                B[r, c] = 2.0 * BC[i, r, c]
         lam = m.parent[i]
         C = sig_in[lam]  # zero at the root; sig[i], the sigma of p's own joint, is the same
         matvec6(I, C, IC_C)
@@ -370,7 +390,14 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
         mi[:] = 0.0
         for pa in range(m.iv[i], m.iv[i] + m.nvj[i]):
             s = S0[pa]
-            _dof_forces(I, B, FC[i], s, Psid[pa], Psidd[pa], Sd[pa], w0, w4, w5, w7)
+            if kept:
+                for r in range(6):
+                    w0[r] = dof_forces[pa, 0, r]
+                    w4[r] = dof_forces[pa, 1, r]
+                    w5[r] = dof_forces[pa, 2, r]
+                    w7[r] = dof_forces[pa, 3, r]
+            else:
+                _dof_forces(I, B, FC[i], s, Psid[pa], Psidd[pa], Sd[pa], w0, w4, w5, w7)
             mua = mu[pa]
             for r in range(6):
                 W0[i, r] += mua * w0[r]
@@ -417,12 +444,9 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
                 A1h[i, r, c] += A1[r, c]
         if lam > 0:
             for r in range(6):
-                FC[lam, r] += FC[i, r]
                 W0[lam, r] += W0[i, r]
                 W4[lam, r] += W4[i, r]
                 for c in range(6):
-                    IC[lam, r, c] += IC[i, r, c]
-                    BC[lam, r, c] += BC[i, r, c]
                     A1h[lam, r, c] += A1h[i, r, c]
 
     # output at p: every DoF t with the DoFs r of its own joint and of its ancestors
