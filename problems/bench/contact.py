@@ -30,7 +30,7 @@ from dynamics.symbolic import SymbolicTree, contact_dynamics, contact_specs
 from ..output import write_table
 from ..reference import pinocchio_cpp
 from ..reference.pinocchio_contacts import rigid_contacts
-from .timing import random_states, ratio, time_us
+from .timing import random_states, ratio, time_us, time_us_alternating
 
 #: (robot, feet, flat) of the benchmark: point contacts, or flat feet (Contact6D) if flat
 CASES = (("hyq", ("lf_foot", "rf_foot", "lh_foot", "rh_foot"), False),
@@ -48,6 +48,7 @@ COLUMNS = [("robot", "robot"), ("nv", "nv"), ("contacts", "contacts"),
            ("cpp_us", "Pinocchio C++ [us/knot]"), ("fo_vs_cpp", "first order / C++"),
            ("fo1_vs_cpp", "first order, 1 thread / C++"),
            ("so_us", "second order, contracted [us/knot]"), ("so_vs_fo", "second / first"),
+           ("so_1t_us", "second order, 1 thread"), ("so1_vs_fo1", "second / first, 1 thread"),
            ("impact_us", "impact map, first order [us/knot]"),
            ("err_pin", "first order vs Pinocchio"), ("err_casadi", "second order vs CasADi")]
 
@@ -103,14 +104,13 @@ def run_contact(T=100, min_time=0.2, log=print):
         log(f"contact derivatives: {name} (nv={m.nv}), {what}")
         Q, V, _, TAU = random_states(m, T)
         MU = np.random.default_rng(1).normal(size=(T, m.nv + cs.size))
-        fo = time_us(lambda: constrained_derivatives(m, cs, Q, V, TAU), 3 * min_time, 5) / T
-        so = time_us(lambda: constrained_second_derivatives(m, cs, Q, V, TAU, MU),
-                     3 * min_time, 5) / T
+        pair = (lambda: constrained_derivatives(m, cs, Q, V, TAU),
+                lambda: constrained_second_derivatives(m, cs, Q, V, TAU, MU))
+        fo, so = (x / T for x in time_us_alternating(pair, 8 * min_time, 20))
         imp = time_us(lambda: impulse_dynamics(m, cs, Q, V, order=1), 3 * min_time, 5) / T
         dyn.set_threads(1)
         try:
-            fo1 = time_us(lambda: constrained_derivatives(m, cs, Q, V, TAU), 3 * min_time,
-                          5) / T
+            fo1, so1 = (x / T for x in time_us_alternating(pair, 8 * min_time, 20))
         finally:
             dyn.set_threads(threads)
         pin_run = _pinocchio(m, feet, flat)
@@ -137,11 +137,12 @@ def run_contact(T=100, min_time=0.2, log=print):
         rows.append(dict(robot=name, nv=m.nv, contacts=what, fo_us=fo, fo_1t_us=fo1,
                          pin_us=pin_us, fo_vs_pin=ratio(fo, pin_us), cpp_us=cpp,
                          fo_vs_cpp=ratio(fo, cpp), fo1_vs_cpp=ratio(fo1, cpp), so_us=so,
-                         so_vs_fo=ratio(so, fo), impact_us=imp, err_pin=err,
+                         so_vs_fo=ratio(so, fo), so_1t_us=so1, so1_vs_fo1=ratio(so1, fo1),
+                         impact_us=imp, err_pin=err,
                          err_casadi=err_cas))
     notes = [f"batch: T = {T} knots, time per knot, parallel over knots on {threads} threads "
              f"({os.cpu_count()} cores) unless '1 thread'; the minimum over rounds of a noisy "
-             f"shared machine",
+             f"shared machine, the first and second order's rounds taking turns",
              "first order: the KKT contact dynamics (a, lam) and their derivatives in (q, v, "
              "tau); point contacts (Contact3D) with Baumgarte gains (0, 50) as Crocoddyl's "
              "quadruped examples, flat feet (Contact6D, Pinocchio's CONTACT_6D) with (0, 30) "

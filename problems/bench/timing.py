@@ -30,6 +30,27 @@ def time_us(fn, min_time=0.2, rounds=15) -> float:
     return best * 1e6
 
 
+def time_us_alternating(fns, min_time=0.2, rounds=15) -> list:
+    """:func:`time_us` of each of ``fns`` with their rounds taking turns (a round of each, then
+    the next), so that the minima of a ratio of two of them meet the same phases of a noisy
+    machine."""
+    one = []
+    for fn in fns:
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        one.append(max(time.perf_counter() - t0, 1e-7))
+    ns = [max(1, int(min_time / rounds / t)) for t in one]
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, (fn, n) in enumerate(zip(fns, ns)):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - t0) / n)
+    return [b * 1e6 for b in best]
+
+
 def ratio(a, b):
     """a / b, or None when either is missing."""
     return a / b if a and b else None
