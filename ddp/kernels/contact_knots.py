@@ -8,7 +8,7 @@ of ``soddp compare ur3`` that is about a quarter of the compile time (``docs/des
 * :func:`contact_step`: the knot's step (the KKT contact dynamics then the Euler step, or the
   impact map), returning whether it stepped or why not (:data:`STEPPED`);
 * :func:`contact_knot_derivatives`: its dynamics derivatives, forces and forward kinematics,
-  and its KKT factors for the contracted sweep (:func:`store_kkt`);
+  and its KKT factors for the contracted sweep (:func:`kept_workspace`);
 * :func:`contact_second_order`: DDP's second-order dynamics terms at the knot.
 
 Each takes the records of the call it serves (their types are those Python gives them, so that
@@ -21,10 +21,11 @@ from numba.core import types
 from numba.core.typing.typeof import Purpose
 
 from dynamics.kernels import compile_notice, is_cached
-from dynamics.kernels.contact import (OK, constrained_derivatives_point, constrained_dynamics_point,
-                                     contact_workspace, impulse_derivatives_point,
-                                     impulse_dynamics_point, impulse_so_terms, kinematics_workspace,
-                                     second_order_state, so_contracted_terms)
+from dynamics.kernels.contact import (OK, ContactWork, constrained_derivatives_point,
+                                     constrained_dynamics_point, contact_workspace,
+                                     impulse_derivatives_point, impulse_dynamics_point,
+                                     impulse_so_terms, kinematics_workspace, second_order_state,
+                                     so_contracted_terms)
 from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.layout import link as _link
 from dynamics.kernels.layout import unpack
@@ -89,43 +90,24 @@ def force_cost_weight(step, t):
 
 
 @njit(**_JIT)
-def store_kkt(kkt, t, work):
-    """Keep knot t's KKT factors, forward kinematics and IDSVA's forward pass (the
-    :data:`~dynamics.kernels.contact.ContactWork` ``work``) in the
-    :data:`~.records.KKTFactors` ``kkt``, for DDP's contracted sweep (:func:`load_kkt`)."""
-    n, nc = work.Y.shape
-    kkt.LM[t] = work.LM
-    kkt.Y[t, :n * nc] = work.Y.reshape(n * nc)
-    kkt.LL[t, :nc * nc] = work.LL.reshape(nc * nc)
-    kkt.S0[t] = work.S0
-    kkt.oR[t] = work.oR
-    kkt.op[t] = work.op
-    kkt.IC[t] = work.IC
-    kkt.BC[t] = work.BC
-    kkt.FC[t] = work.FC
-    kkt.Psid[t] = work.Psid
-    kkt.Psidd[t] = work.Psidd
-    kkt.Sd[t] = work.Sd
-    kkt.dof_forces[t] = work.dof_forces
+def kept_workspace(kkt, t, nj, n, nc, S0, oR, op):
+    """The :data:`~dynamics.kernels.contact.ContactWork` of knot t whose KKT factors and
+    IDSVA arrays are views of those the :data:`~.records.KKTFactors` ``kkt`` keeps at t, with
+    the forward kinematics S0, oR, op: the derivative call writes into them and DDP's
+    contracted sweep reads them, without a copy (M, J, Lambda, gamma, b are its own)."""
+    return ContactWork(np.empty((n, n)), kkt.LM[t], np.empty((nc, n)),
+                       kkt.Y[t, :n * nc].reshape((n, nc)), np.empty((nc, nc)),
+                       kkt.LL[t, :nc * nc].reshape((nc, nc)), np.empty(nc), np.empty(n), S0, oR,
+                       op, kkt.IC[t], kkt.BC[t], kkt.FC[t], kkt.Psid[t], kkt.Psidd[t], kkt.Sd[t],
+                       kkt.dof_forces[t])
 
 
 @njit(**_JIT)
-def load_kkt(kkt, t, work):
-    """Knot t's arrays that :func:`store_kkt` kept, into ``work``."""
-    n, nc = work.Y.shape
-    work.LM[:, :] = kkt.LM[t]
-    work.Y[:, :] = kkt.Y[t, :n * nc].reshape((n, nc))
-    work.LL[:, :] = kkt.LL[t, :nc * nc].reshape((nc, nc))
-    work.S0[:, :] = kkt.S0[t]
-    work.oR[:, :, :] = kkt.oR[t]
-    work.op[:, :] = kkt.op[t]
-    work.IC[:, :, :] = kkt.IC[t]
-    work.BC[:, :, :] = kkt.BC[t]
-    work.FC[:, :] = kkt.FC[t]
-    work.Psid[:, :] = kkt.Psid[t]
-    work.Psidd[:, :] = kkt.Psidd[t]
-    work.Sd[:, :] = kkt.Sd[t]
-    work.dof_forces[:, :, :] = kkt.dof_forces[t]
+def _keep_kinematics(kkt, t, work):
+    """Keep knot t's forward kinematics (the caller's arrays in ``work``) in ``kkt``."""
+    kkt.S0[t] = work.S0
+    kkt.oR[t] = work.oR
+    kkt.op[t] = work.op
 
 
 @njit(**_JIT)
@@ -135,7 +117,7 @@ def contact_knot_derivatives(model, step, knots, derivatives, second_order, t, a
     :func:`~.evaluation.knot_derivatives`): a, da_dq[t], da_dv[t], da_dtau and the forces at t
     (for an impact v+ in a, dv+/dq, dv+/dv in da_dq[t], da_dv[t]), the forward kinematics into
     S0, oR, op, and the KKT factors with them into ``second_order.kkt`` at t if it keeps any
-    (:func:`store_kkt`); returns the status of the KKT solve."""
+    (:func:`kept_workspace`); returns the status of the KKT solve."""
     m = unpack(model.ints, model.floats)
     contacts = step.contacts
     B = step.B
@@ -146,10 +128,13 @@ def contact_knot_derivatives(model, step, knots, derivatives, second_order, t, a
     nc = contacts.size[t]
     n = v.shape[0]
     ci, cf = knot_contact_set(contacts, t)
-    work = kinematics_workspace(m.parent.shape[0], n, nc, S0, oR, op)
+    kept = kkt.LM.shape[0] > 0
+    if kept:  # the KKT factors and IDSVA's arrays straight into the kept ones
+        work = kept_workspace(kkt, t, m.parent.shape[0], n, nc, S0, oR, op)
+    else:
+        work = kinematics_workspace(m.parent.shape[0], n, nc, S0, oR, op)
     lam, dlq, dlv = forces.lam[t, :nc], forces.dlam_dq[t, :nc], forces.dlam_dv[t, :nc]
     dlt, dlu = forces.dlam_dtau[t, :nc], forces.dlam_du[t, :nc]
-    kept = kkt[0].shape[0] > 0
     if contacts.kind[t] == IMPACT:
         m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
         status = impulse_derivatives_point(m0, ci, cf, q, v, contacts.restitution[t],
@@ -158,7 +143,7 @@ def contact_knot_derivatives(model, step, knots, derivatives, second_order, t, a
         dlt[:, :] = 0.0
         dlu[:, :] = 0.0
         if status == OK and kept:
-            store_kkt(kkt, t, work)
+            _keep_kinematics(kkt, t, work)
         return np.int64(status)
     status = constrained_derivatives_point(m, ci, cf, q, v, tau, contacts.damping[t], a, lam,
                                            da_dq, da_dv, da_dtau, dlq, dlv, dlt, work)
@@ -170,7 +155,7 @@ def contact_knot_derivatives(model, step, knots, derivatives, second_order, t, a
                     s += dlt[i, r] * B[r, c]
                 dlu[i, c] = s
         if kept:
-            store_kkt(kkt, t, work)
+            _keep_kinematics(kkt, t, work)
     return np.int64(status)
 
 
@@ -180,7 +165,7 @@ def contact_second_order(model, step, d, so, t, mu, Lq, Lv, Lqv, LtB):
     mu over the acceleration (v+ at an impact) and with the running cost's gradient in the
     forces over them: Lq, Lv, Lqv and LtB as in :func:`~.passes._add_second_order_terms` (Lv and
     LtB zero at an impact).  The knot's KKT factors, forward kinematics and IDSVA's forward
-    pass are those the derivative call kept in ``so.kkt`` (:func:`store_kkt`), or formed again
+    pass are those the derivative call kept in ``so.kkt`` (:func:`kept_workspace`), or formed again
     if it kept none.  Returns the status of the knot's KKT solve (the terms are zero if it
     failed)."""
     contacts = step.contacts
@@ -191,13 +176,14 @@ def contact_second_order(model, step, d, so, t, mu, Lq, Lv, Lqv, LtB):
     n = mu.shape[0]
     nc = contacts.size[t]
     ci, cf = knot_contact_set(contacts, t)
-    work = contact_workspace(m.parent.shape[0], n, nc)
     F = d.forces
-    if so.kkt[0].shape[0] > 0:  # kept by the derivative call
+    kkt = so.kkt
+    if kkt.LM.shape[0] > 0:  # kept by the derivative call
         if F.status[t] != OK:
             return np.int64(F.status[t])
-        load_kkt(so.kkt, t, work)
+        work = kept_workspace(kkt, t, m.parent.shape[0], n, nc, kkt.S0[t], kkt.oR[t], kkt.op[t])
     else:
+        work = contact_workspace(m.parent.shape[0], n, nc)
         status = second_order_state(m, ci, cf, so.q[t], so.v[t], so.a[t], contacts.damping[t],
                                     impact, work)
         if status != OK:
