@@ -16,24 +16,13 @@ def time_us(fn, min_time=0.2, rounds=15) -> float:
     """Microseconds per call of ``fn()``: the minimum over ``rounds`` rounds (each about
     ``min_time / rounds`` seconds) of the mean time per call.  The minimum is robust to the noise
     of a shared virtual machine."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-7)
-    n = max(1, int(min_time / rounds / one))
-    best = float("inf")
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / n)
-    return best * 1e6
+    return time_us_alternating((fn,), min_time, rounds)[0]
 
 
 def time_us_alternating(fns, min_time=0.2, rounds=15) -> list:
-    """:func:`time_us` of each of ``fns`` with their rounds taking turns (a round of each, then
-    the next), so that the minima of a ratio of two of them meet the same phases of a noisy
-    machine."""
+    """:func:`time_us` of each of ``fns`` (``min_time`` each) with their rounds taking turns (a
+    round of each, then the next), so that the minima of a ratio of two of them meet the same
+    phases of a noisy machine."""
     one = []
     for fn in fns:
         fn()
