@@ -245,7 +245,7 @@ def idsva_backward_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, tau, dtau_dq, dtau_
     t3 = np.empty(6)
     t4 = np.empty(6)
     w = np.empty(6)
-
+    composite_sums(m, IC, BC, FC)  # a joint reads its whole subtree's sums only
     for i in range(nj - 1, 0, -1):
         for p in range(m.iv[i], m.iv[i] + m.nvj[i]):
             tau[p] = dot6(S0[p], FC[i])
@@ -287,13 +287,6 @@ def idsva_backward_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, tau, dtau_dq, dtau_
                         dtau_dq[r, p] = dot6(sr, u3)
                         dtau_dv[r, p] = dot6(sr, u2)
                 j = m.parent[j]
-        lam = m.parent[i]
-        if lam > 0:
-            for r in range(6):
-                FC[lam, r] += FC[i, r]
-                for c in range(6):
-                    IC[lam, r, c] += IC[i, r, c]
-                    BC[lam, r, c] += BC[i, r, c]
 
 
 @njit(cache=True, error_model="numpy", forceinline=True)

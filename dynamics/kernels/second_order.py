@@ -156,6 +156,7 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
     for k in range(nv):
         for r in range(6):
             PsSd[k, r] = Psid[k, r] + Sd[k, r]
+    composite_sums(m, IC, BC, FC)  # a joint reads its whole subtree's sums only
 
     for i in range(nj - 1, 0, -1):
         I = IC[i]
@@ -284,13 +285,6 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
                                 d2vf[pa * nn + pb * nv + pc] = -dot6(t_A1s, sr)
                         k = m.parent[k]
                 j = m.parent[j]
-        lam = m.parent[i]
-        if lam > 0:
-            for r in range(6):
-                FC[lam, r] += FC[i, r]
-                for c in range(6):
-                    IC[lam, r, c] += IC[i, r, c]
-                    BC[lam, r, c] += BC[i, r, c]
 
 
 @njit(cache=True, error_model="numpy", fastmath=True)
