@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kernels import passes as _passes
-from .kernels.records import LINKED_SECOND_ORDER, Box, Costs, Gains, Regularization, SecondOrderMode
+from .kernels.records import Box, Costs, Gains, Regularization, SecondOrderMode
 from .local_model import LocalModel
 
 
@@ -84,8 +84,7 @@ def backward(problem, xs, us, derivatives, local: LocalModel, regularization=Reg
     g = P.gaps_record(gaps)
     if structured is None:
         structured = P.nv >= _passes.STRUCTURED_MIN_NV
-    if so.mode != SecondOrderMode.NONE:
-        P.integrator.link_contact_kernel(LINKED_SECOND_ORDER, derivatives=d.step, second_order=so)
+    P.integrator.link_second_order(d.step, so)
     status, knot = _passes.backward_pass(P.integrator.kernel_model, P.integrator.record, d.step,
                                          so, Costs(d.running, d.terminal), r, box, g, gains,
                                          bool(structured))

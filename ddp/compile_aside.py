@@ -30,10 +30,13 @@ from pathlib import Path
 from .kernels import contact_knots as _contact_knots
 from .kernels import costs as _kcosts
 from .kernels import is_cached
+from .kernels import linked as _linked
 from .kernels import passes as _passes
+from .kernels.records import SecondOrderMode
 
 #: what the process aside can compile, and the kernel whose cache entry says it is compiled
 GROUPS = {"passes": _passes.backward_pass, "protocol": _kcosts.cost_batch,
+          "contracted": _linked.knot_second_order,
           "contacts": _contact_knots.contact_second_order}
 
 _ROOT = Path(__file__).resolve().parent.parent  # the folder that holds the ddp package
@@ -77,6 +80,19 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def contracted(problem) -> bool:
+    """Whether DDP's solve of ``problem`` (``second_order`` auto) links the free knots'
+    contracted second-order terms (the group ``contracted``)."""
+    integrator = problem.integrator
+    return (integrator.dynamics.compiled and not integrator.all_contacts
+            and integrator.second_order_mode("auto") == SecondOrderMode.CONTRACTED)
+
+
+def compiles(group) -> bool:
+    """Whether a process aside runs that was given ``group`` (and has not reported it done)."""
+    return _ASIDE is not None and group in _ASIDE.groups and group not in _ASIDE.done
 
 
 def start(groups=("passes",), meanwhile=None) -> bool:

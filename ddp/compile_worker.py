@@ -11,6 +11,9 @@ the group's name when they are cached.
   that the CasADi backend's problems take from the kernels.  ``soddp compare`` compiles them in
   its own process while the process aside compiles the passes
   (``compile_aside.start(meanwhile=...)``);
+* ``contracted``: DDP's contracted second-order terms at the free knots
+  (:func:`~ddp.kernels.linked.knot_second_order`, which the backward pass links when DDP takes
+  them: robots of more than four DoFs);
 * ``contacts``: DDP's second-order terms at the knots with contacts
   (:func:`~ddp.kernels.contact_knots.contact_second_order`, which the backward pass of a problem
   with contacts links), on a floating random tree with one point contact, while the solver's
@@ -32,7 +35,8 @@ from dynamics import lie
 
 from . import costs as _costs
 from . import solver
-from .kernels.records import LINKED_SECOND_ORDER
+from .kernels.records import LINKED_SECOND_ORDER, SecondOrderMode
+from .local_model import GAUSS_NEWTON, exact_model
 from .phases import Phase
 from .problem import ShootingProblem
 
@@ -56,13 +60,17 @@ def compile_passes() -> None:
     # the costs first: the derivatives (in the other process) call the cost program last, and
     # load it from the cache when it is there by then
     P.cost(xs, us)
-    models = solver.warm_models(P)
+    # DDP with the full tensors, which the backward pass contracts itself: the contracted terms
+    # it links are the group "contracted"'s
+    models = (exact_model("ddp", "exact", SecondOrderMode.TENSORS), GAUSS_NEWTON)
     derivatives = [P.evaluation.unevaluated_derivatives(xs, us, m) for m in models]
     solver.warm_up_passes(P, derivatives, models)
 
 
-def compile_protocol() -> None:
-    P = small_problem(dynamics.FiniteDifferenceDynamics)
+def compile_protocol(model=None) -> None:
+    """The group ``protocol``, on ``model`` (a RobotModel; None: the small random tree, whose
+    Lie-group joints compile the expansion of (+) too)."""
+    P = small_problem(dynamics.FiniteDifferenceDynamics, model)
     us = np.zeros((P.T, P.nu))
     xs = P.rollout(us)
     for m in solver.warm_models(P):
@@ -74,6 +82,15 @@ def compile_protocol() -> None:
     lie.integrate_second_order(P.dynamics.model, q, np.zeros((P.T, P.nv)))  # the AD backend's
 
 
+def compile_contracted() -> None:
+    P = small_problem(dynamics.AnalyticalDynamics)
+    us = np.zeros((P.T, P.nu))
+    xs = np.repeat(P.x0[None], P.T + 1, axis=0)
+    local = exact_model("ddp", "exact", SecondOrderMode.CONTRACTED)
+    d = P.evaluation.unevaluated_derivatives(xs, us, local)
+    P.integrator.link_second_order(d.step, d.second_order)
+
+
 def compile_contacts() -> None:
     m = dynamics.robots.random_tree(3, floating_base=True, seed=0)
     foot = pinocchio.Frame("foot", m.njoints - 1, pinocchio.SE3.Identity(),
@@ -83,11 +100,12 @@ def compile_contacts() -> None:
     us = np.zeros((P.T, P.nu))
     xs = np.repeat(P.x0[None], P.T + 1, axis=0)
     derivatives = P.evaluation.unevaluated_derivatives(xs, us, solver.warm_models(P)[0])
-    P.integrator.link_contact_kernel(LINKED_SECOND_ORDER, derivatives=derivatives.step,
-                                     second_order=derivatives.second_order)
+    P.integrator.link_knot_kernel(LINKED_SECOND_ORDER, derivatives=derivatives.step,
+                                  second_order=derivatives.second_order)
 
 
-GROUPS = {"passes": compile_passes, "protocol": compile_protocol, "contacts": compile_contacts}
+GROUPS = {"passes": compile_passes, "protocol": compile_protocol,
+          "contracted": compile_contracted, "contacts": compile_contacts}
 
 
 def main(groups) -> int:

@@ -27,9 +27,10 @@ from .kernels import evaluation as _kev
 from .kernels import CHUNK_RAISED, call_door, num_chunks, run_in_chunks
 from .kernels import passes as _passes
 from .kernels.costs import kinematics_buffers
-from .kernels.records import (LINKED_DERIVATIVES, LINKED_STEP, Box, CostDerivatives, Costs,
-                              FDTensors, Forces, Knots, Program, Programs, Rollout, SecondOrder,
-                              SecondOrderMode, empty_step_derivatives, kkt_factors)
+from .kernels.records import (LINKED_DERIVATIVES, LINKED_LIE_EXPANSION, LINKED_STEP,
+                              LINKED_TENSORS, Box, CostDerivatives, Costs, FDTensors, Forces,
+                              Knots, Program, Programs, Rollout, SecondOrder, SecondOrderMode,
+                              empty_step_derivatives, kkt_factors)
 
 #: the empty ``kin`` of a rollout that keeps no kinematics (numpy's run of the kernel's function)
 _NO_KINEMATICS = kinematics_buffers.py_func(0, 0, 0)
@@ -104,7 +105,7 @@ class CompiledEvaluation(Evaluation):
         P = self.problem
         xs = np.empty((P.T + 1, P.nx))
         un = np.empty_like(loop.us)
-        P.integrator.link_contact_kernel(LINKED_STEP)
+        P.integrator.link_knot_kernel(LINKED_STEP)
         with np.errstate(all="ignore"):
             _passes.rollout(P.integrator.kernel_model, P.integrator.record, x0, loop, self._box(),
                             P.gaps_record(gaps), xs, un, _NO_KINEMATICS,
@@ -115,7 +116,7 @@ class CompiledEvaluation(Evaluation):
         P = self.problem
         out = Rollout(np.empty((P.T + 1, P.nx)), np.empty_like(loop.us), np.empty(P.T + 1),
                       np.empty((P.T, self.nc)))
-        P.integrator.link_contact_kernel(LINKED_STEP)
+        P.integrator.link_knot_kernel(LINKED_STEP)
         if self._cost_chunk_args is None:  # arrays of the types the door passes its costs
             self._cost_chunk_args = (P.integrator.kernel_model, self.programs.running,
                                      np.empty((0, P.nq)), np.empty((0, P.nv)),
@@ -138,8 +139,12 @@ class CompiledEvaluation(Evaluation):
         knots, step, second_order, costs = self._derivative_records(xs, us, local)
         args = (P.integrator.kernel_model, P.integrator.record, knots, self.programs,
                 local.hessians == "exact", step, second_order, costs)
-        P.integrator.link_contact_kernel(LINKED_DERIVATIVES, knots=knots, derivatives=step,
-                                         second_order=second_order)
+        linked = (LINKED_DERIVATIVES, LINKED_LIE_EXPANSION)
+        if local.second_order == SecondOrderMode.TENSORS:
+            linked += (LINKED_TENSORS,)
+        for which in linked:
+            P.integrator.link_knot_kernel(which, knots=knots, derivatives=step,
+                                          second_order=second_order)
         run_in_chunks(_kev.knot_derivatives, _kev.derivatives_chunk, args, num_chunks(P.T))
         run = costs.running
         for c, k in self.running_others:
@@ -200,7 +205,7 @@ class CompiledEvaluation(Evaluation):
         P = self.problem
         out, lam = np.empty((len(us), P.nx)), np.zeros((len(us), self.nc))
         status = np.empty(len(us), np.int64)
-        P.integrator.link_contact_kernel(LINKED_STEP)
+        P.integrator.link_knot_kernel(LINKED_STEP)
         with np.errstate(all="ignore"):
             _passes.knot_steps(P.integrator.kernel_model, P.integrator.record,
                                np.ascontiguousarray(xs, dtype=float),

@@ -29,8 +29,10 @@ from dynamics import lie, robots
 
 from .kernels import assemble_step_derivatives, num_chunks, step_velocities
 from .kernels import contact_knots as _contact_knots
+from .kernels import linked as _linked
 from .kernels import passes as _passes
-from .kernels.records import (LINKED_SECOND_ORDER, FDTensors, Model, SecondOrder,
+from .kernels.records import (CONTACT_SLOTS, LINKED_FREE_SECOND_ORDER, LINKED_LIE_EXPANSION,
+                              LINKED_SECOND_ORDER, FDTensors, Model, SecondOrder,
                               SecondOrderMode, Step, StepDerivatives, empty_step_derivatives,
                               kkt_factors)
 from .local_model import second_order_mode
@@ -73,19 +75,42 @@ class SemiImplicitEuler:
         if contacts is None:  # free flight (a problem gives the contacts of each of its knots)
             contacts = knot_contacts(model, [Phase(1)], self.dt)[0]
         self.record = Step(self.dt, self.B, offsets, sizes, contacts)
-        #: whether some knot has contacts (or is an impact)
+        #: whether some knot has contacts (or is an impact); whether every knot has
         self.has_contacts = bool(np.any(contacts.size > 0))
+        self.all_contacts = bool(np.all(contacts.size > 0))
         self._linked = set()
 
-    def link_contact_kernel(self, which, **records):
-        """Link the compiled kernel of the knots with contacts ``which`` (a slot of
-        :mod:`ddp.kernels.records`: LINKED_STEP, LINKED_DERIVATIVES, LINKED_SECOND_ORDER) for
-        the ``records`` of the call that reaches it (:func:`ddp.kernels.contact_knots.link`), once
-        per process; nothing when no knot has contacts (the kernels then never compile)."""
+    def link_knot_kernel(self, which, **records):
+        """Link the compiled kernel of the knots ``which`` (a slot of
+        :mod:`ddp.kernels.records`) for the ``records`` of the call that reaches it, once per
+        process, when some knot of this problem reaches it: a contact knots' kernel
+        (LINKED_STEP, LINKED_DERIVATIVES, LINKED_SECOND_ORDER;
+        :func:`ddp.kernels.contact_knots.link`) when some knot has contacts, a free knots'
+        second-order kernel (LINKED_TENSORS, LINKED_FREE_SECOND_ORDER) when some knot is free,
+        the expansion of (+) (LINKED_LIE_EXPANSION) on a robot with Lie-group joints
+        (:func:`ddp.kernels.linked.link`).  Nothing on a backend stepped through the Dynamics
+        protocol, nor when no knot reaches it: the kernel then never compiles."""
         key = (which, os.getpid())
-        if self.has_contacts and self.dynamics.compiled and key not in self._linked:
-            _contact_knots.link(which, self.kernel_model, self.record, **records)
-            self._linked.add(key)
+        if not self.dynamics.compiled or key in self._linked:
+            return
+        if which in CONTACT_SLOTS:
+            if self.has_contacts:
+                _contact_knots.link(which, self.kernel_model, self.record, **records)
+        elif which == LINKED_LIE_EXPANSION:
+            if self.record.lie_offsets.shape[0] > 0:
+                _linked.link(which, self.kernel_model, **records)
+        elif not self.all_contacts:
+            _linked.link(which, self.kernel_model, **records)
+        self._linked.add(key)
+
+    def link_second_order(self, derivatives, second_order):
+        """Link the kernels of DDP's second-order terms that the backward pass reaches with
+        these ``derivatives`` and ``second_order`` records (by its mode: the contracted terms of
+        the free knots and of the knots with contacts; none for tensors, which it contracts
+        itself)."""
+        if second_order.mode == SecondOrderMode.CONTRACTED:
+            for which in (LINKED_FREE_SECOND_ORDER, LINKED_SECOND_ORDER):
+                self.link_knot_kernel(which, derivatives=derivatives, second_order=second_order)
 
     def second_order_mode(self, second_order: str) -> SecondOrderMode:
         """The :class:`~ddp.kernels.records.SecondOrderMode` of DDP for a ``second_order``
@@ -248,8 +273,7 @@ class SemiImplicitEuler:
         compiled function as the backward pass."""
         if second_order.mode == SecondOrderMode.NONE:
             raise ValueError("second_order: derivatives computed without second-order data")
-        self.link_contact_kernel(LINKED_SECOND_ORDER, derivatives=derivatives,
-                                 second_order=second_order)
+        self.link_second_order(derivatives, second_order)
         return _passes.step_hessians(t, np.ascontiguousarray(lam, dtype=float),
                                      self.kernel_model, self.record, derivatives, second_order)
 

@@ -134,8 +134,7 @@ def warm_up(problem) -> None:
     one compiles the derivatives and the closed-loop rollout with its cost
     (:mod:`ddp.compile_aside`); this returns when the process aside is done."""
     compiled = problem.dynamics.compiled
-    warmed, key = ((_WARM, (type(problem.evaluation), type(problem.dynamics))) if compiled
-                   else (_WARM_PROBLEMS, problem))
+    warmed, key = (_WARM, _kind(problem)) if compiled else (_WARM_PROBLEMS, problem)
     if key not in warmed:
         warmed.add(key)
         kernel = _kev.derivatives_chunk if compiled else _passes.backward_pass
@@ -153,11 +152,23 @@ def warm_up(problem) -> None:
                 models = warm_models(P)
                 derivatives = [P.calc_diff(xs, us, m) for m in models]
                 warm_up_closed_loop(P, xs, us)  # here: the process aside has the other passes
+                if compile_aside.contracted(P) and not compile_aside.compiles("contracted"):
+                    d = derivatives[0]  # DDP's contracted terms (linked), here too
+                    P.integrator.link_second_order(d.step, d.second_order)
                 compile_aside.wait()
                 warm_up_passes(P, derivatives, models)
         except Exception:  # noqa: BLE001 - the solve itself meets the same failure and reports it
             pass
     compile_aside.wait()  # a solve is never timed while the process aside compiles
+
+
+def _kind(problem) -> tuple:
+    """What sets the compiled kernels that a solve of ``problem`` loads: its evaluation and
+    backend, and what it links (:meth:`~ddp.integrators.SemiImplicitEuler.link_knot_kernel`:
+    DDP's second-order mode, contacts, Lie-group joints)."""
+    step = problem.integrator
+    return (type(problem.evaluation), type(problem.dynamics), step.second_order_mode("auto"),
+            step.has_contacts, step.all_contacts, step.record.lie_offsets.shape[0] > 0)
 
 
 def warm_models(problem):

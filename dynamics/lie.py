@@ -214,8 +214,11 @@ def integrate_second_order(model, q, w, hessian: bool = True) -> IntegrateExpans
     b = prepare(model, q=q, dq=w)
     offsets, sizes = lie_blocks(model)
     T, nv = b.T, model.nv
-    Jq, Jw = np.empty((T, nv, nv)), np.empty((T, nv, nv))
     H = np.zeros((T, len(offsets), 6, 12, 12))
+    if len(offsets) == 0:  # a vector space: (+) is a sum (and the kernel never compiles)
+        eye = np.broadcast_to(np.eye(nv), (T, nv, nv))
+        return IntegrateExpansion(eye.copy(), eye.copy(), offsets, sizes, H)
+    Jq, Jw = np.empty((T, nv, nv)), np.empty((T, nv, nv))
     run_in_chunks(_lg.integrate_expansion_batch, _lg.integrate_expansion_chunk,
                   (*model.kernel_args, b["dq"], bool(hessian), Jq, Jw, H), num_chunks(T))
     return IntegrateExpansion(Jq, Jw, offsets, sizes, H)

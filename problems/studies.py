@@ -254,9 +254,13 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, croc
     if show_first:
         log(_describe(name, get(name), tasks[0]["method"], tasks[0]["backend"]))
     if any(b != "analytical" for _, _, b in runs if b in backends_of(name)):
-        # on a first run the process aside compiles the solver's passes, and this one the
-        # protocol path's kernels once it has compiled the knots' derivatives
-        ddp.compile_aside.start(("passes",), meanwhile=compile_protocol)
+        # on a first run the process aside compiles the solver's passes (and DDP's contracted
+        # terms), and this one the protocol path's kernels on this robot once it has compiled
+        # the knots' derivatives
+        problem = get(name)
+        contracted = ddp.compile_aside.contracted(problem)
+        ddp.compile_aside.start(("passes", "contracted") if contracted else ("passes",),
+                                meanwhile=lambda: compile_protocol(problem.dynamics.model))
     records = []
     for k, t in enumerate(tasks):
         record = run_task(t, verbose=show_first and k == 0)

@@ -56,7 +56,9 @@ def test_the_solver_compiles_each_kernel_once():
     worker's problems run here too.  Each door of the compiled solver must have the same one
     signature for both problems (on the analytical and the finite-difference backends), or the
     process aside would compile code that no solve loads.  None of these problems has contacts:
-    the kernels of the contact knots are never linked (:mod:`ddp.kernels.contact_knots`).
+    the kernels of the contact knots are never linked (:mod:`ddp.kernels.contact_knots`); nor
+    are the full FD-SO tensors of the free knots, which no solve here asks for (UR3's DDP takes
+    the contracted terms: :mod:`ddp.kernels.linked`).
 
     It runs after the other tests (``last``): the kernels they compiled are then in the cache
     (its index also counts their signatures, so every test's calls are held to one signature),
@@ -86,7 +88,8 @@ for pkg in (dynamics.kernels, ddp.kernels):
         for name, f in vars(mod).items():
             if isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__ and f._cache:
                 print(name, len(f._cache._cache_file._load_index()))
-print("linked_in_this_process", len(dynamics.kernels.layout._LINKED))
+for slot, (kernel, _, _) in dynamics.kernels.layout._LINKED.items():
+    print("linked:" + kernel.__name__, slot)
 """
     # two threads fixed: on a busy machine ``threads.available()`` would give one chunk, and the
     # parallel doors would not run (nor compile)
@@ -94,12 +97,14 @@ print("linked_in_this_process", len(dynamics.kernels.layout._LINKED))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout
     counts = {name: int(n) for name, n in (line.split() for line in out.splitlines())}
+    linked = {name.split(":")[1] for name in counts if name.startswith("linked:")}
     checked = {k: n for k, n in counts.items()
                if (k.endswith("_chunk") or k in _ONCE or k in _DOORS) and n}
     assert len(checked) >= 8 and set(_ONCE) | set(_DOORS) <= set(checked), counts
     assert all(n == 1 for n in checked.values()), {k: n for k, n in checked.items() if n > 1}
-    # problems without contacts never link (nor compile) the kernels of the contact knots
-    assert counts["linked_in_this_process"] == 0
+    # problems without contacts never link (nor compile) the kernels of the contact knots; UR3's
+    # DDP (contracted second order) links the free knots' contracted terms, not their tensors
+    assert linked == {"knot_second_order"}, linked
 
 
 def test_a_first_compile_says_so_once(tmp_path, capsys):
@@ -134,17 +139,18 @@ def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(mo
     from ddp import compile_aside
 
     monkeypatch.setattr(compile_aside, "_ASIDE", None)
-    with pytest.raises(ValueError, match=r"groups: expected names of \['contacts', 'passes', "
-                                         r"'protocol'\]; got \['nope'\]"):
+    with pytest.raises(ValueError, match=r"groups: expected names of \['contacts', 'contracted', "
+                                         r"'passes', 'protocol'\]; got \['nope'\]"):
         compile_aside.start(("nope",))
     monkeypatch.setenv("SODDP_COMPILE_ASIDE", "0")
     assert not compile_aside.start(("passes",))
     monkeypatch.delenv("SODDP_COMPILE_ASIDE")
     env = dict(os.environ, PYTHONPATH=str(ROOT), SODDP_COMPILE_ASIDE="0")
-    r = subprocess.run([sys.executable, "-m", "ddp.compile_worker", "passes", "protocol"],
-                       env=env, capture_output=True, text=True, check=True)
-    assert r.stdout.split() == ["passes", "protocol"]
-    assert not compile_aside.start(("passes", "protocol"))  # both cached now
+    groups = ("passes", "contracted", "protocol")
+    r = subprocess.run([sys.executable, "-m", "ddp.compile_worker", *groups], env=env,
+                       capture_output=True, text=True, check=True)
+    assert r.stdout.split() == list(groups)
+    assert not compile_aside.start(groups)  # all cached now
     failing = compile_aside._Aside(("no-such-group",))
     failing.wait()
     assert failing.process.wait() != 0 and failing.done == {"no-such-group"}

@@ -278,3 +278,21 @@ def test_the_contact_knots_link_one_signature_which_the_process_aside_compiles()
     for kernel in (contact_knots.contact_step, contact_knots.contact_knot_derivatives,
                    contact_knots.contact_second_order):
         assert len(kernel.signatures) == 1, (kernel.__name__, kernel.signatures)
+
+
+def test_the_free_knots_link_the_second_order_kernel_of_each_mode_with_one_signature():
+    """DDP on UR3 with either second-order mode links the free knots' kernel of that mode
+    (:mod:`ddp.kernels.linked`: the full tensors in the derivative call, or the contracted
+    terms in the backward pass) for one set of argument types, and both modes take the same
+    first step (the same exact second-order terms, formed two ways)."""
+    from ddp.kernels import linked
+    from ddp.kernels.records import LINKED_FREE_SECOND_ORDER, LINKED_TENSORS
+
+    P = problems.get("ur3", T=6)
+    steps = [ddp.solve(P, method="ddp", second_order=mode, max_iter=1).us
+             for mode in ("tensor", "contracted")]
+    assert rel_err(steps[0], steps[1]) < 1e-9
+    for slot, kernel in ((LINKED_TENSORS, linked.knot_tensors),
+                         (LINKED_FREE_SECOND_ORDER, linked.knot_second_order)):
+        assert layout._LINKED[slot][0] is kernel
+        assert len(kernel.signatures) == 1, (kernel.__name__, kernel.signatures)

@@ -16,9 +16,8 @@ Each takes the records of the call it serves (their types are those Python gives
 """
 
 import numpy as np
-from numba import njit, typeof
+from numba import njit
 from numba.core import types
-from numba.core.typing.typeof import Purpose
 
 from dynamics.kernels import compile_notice, is_cached
 from dynamics.kernels.contact import (OK, ContactWork, constrained_derivatives_point,
@@ -27,8 +26,8 @@ from dynamics.kernels.contact import (OK, ContactWork, constrained_derivatives_p
                                      impulse_so_terms, kinematics_workspace, second_order_state,
                                      so_contracted_terms)
 from dynamics.kernels.dense import gemm_tn
+from dynamics.kernels.layout import argument_types, array_types, unpack
 from dynamics.kernels.layout import link as _link
-from dynamics.kernels.layout import unpack
 from dynamics.kernels.step import euler_step
 
 from .records import IMPACT, LINKED_DERIVATIVES, LINKED_SECOND_ORDER, LINKED_STEP
@@ -203,15 +202,6 @@ def contact_second_order(model, step, d, so, t, mu, Lq, Lv, Lqv, LtB):
 
 
 # ------------------------------------------------------------------------------------ linking
-def _arrays(*ndims):
-    """The numba types of C-contiguous float arrays of these dimensions."""
-    return tuple(typeof(np.empty((0,) * k), Purpose.argument) for k in ndims)
-
-
-def _types(*records):
-    return tuple(typeof(r, Purpose.argument) for r in records)
-
-
 def link(which, model, step, derivatives=None, second_order=None, knots=None):
     """Link the contact kernels ``which`` (slots of :mod:`.records`: LINKED_STEP,
     LINKED_DERIVATIVES, LINKED_SECOND_ORDER) for the records of a problem (``model``, ``step``
@@ -221,15 +211,16 @@ def link(which, model, step, derivatives=None, second_order=None, knots=None):
     i64 = types.int64
     if which == LINKED_STEP:
         kernel = contact_step
-        argtypes = (*_types(model, step), i64, *_arrays(1, 1, 1, 1, 2, 2, 3, 2, 1, 1, 1))
+        argtypes = (*argument_types(model, step), i64,
+                    *array_types(1, 1, 1, 1, 2, 2, 3, 2, 1, 1, 1))
     elif which == LINKED_DERIVATIVES:
         kernel = contact_knot_derivatives
-        argtypes = (*_types(model, step, knots, derivatives, second_order), i64,
-                    *_arrays(1, 2, 2, 3, 2))
+        argtypes = (*argument_types(model, step, knots, derivatives, second_order), i64,
+                    *array_types(1, 2, 2, 3, 2))
     elif which == LINKED_SECOND_ORDER:
         kernel = contact_second_order
-        argtypes = (*_types(model, step, derivatives, second_order), i64,
-                    *_arrays(1, 2, 2, 2, 2))
+        argtypes = (*argument_types(model, step, derivatives, second_order), i64,
+                    *array_types(1, 2, 2, 2, 2))
     else:
         raise ValueError(f"which: expected LINKED_STEP, LINKED_DERIVATIVES or "
                          f"LINKED_SECOND_ORDER; got {which!r}")

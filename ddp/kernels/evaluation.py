@@ -19,18 +19,17 @@ from numba import njit, prange
 
 from dynamics.kernels.contact import OK
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
-from dynamics.kernels.forward_so import fdsva_so_point
 from dynamics.kernels.kinematics import forward_kinematics
 from dynamics.kernels.layout import (CHUNK_RAN, borrowed, call_chunk, chunk_range, keep_alive,
                                      prange_only, unpack)
-from dynamics.kernels.lie_group import integrate_expansion_point
 from dynamics.kernels.step import assemble_impact, assemble_knot, step_displacement
 
 from .costs import cost_knots, forces_of, has_frame_terms, kinematics_buffers, no_forces
-from .passes import call_contact_kernel, rollout
-from .records import (IMPACT, LINKED_DERIVATIVES, CostDerivatives, Costs, FDTensors, Forces,
-                      KKTFactors, KnotContacts, Knots, Model, Program, Programs, SecondOrder,
-                      SecondOrderMode, Step, StepDerivatives)
+from .passes import call_knot_kernel, rollout
+from .records import (IMPACT, LINKED_DERIVATIVES, LINKED_LIE_EXPANSION, LINKED_TENSORS,
+                      CostDerivatives, Costs, FDTensors, Forces, KKTFactors, KnotContacts,
+                      Knots, Model, Program, Programs, SecondOrder, SecondOrderMode, Step,
+                      StepDerivatives)
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -72,8 +71,7 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
                                                     derivatives.da_dq, derivatives.da_dv,
                                                     derivatives.da_du, derivatives.Jq,
                                                     derivatives.Jw))
-    d2q, d2v, d2qv, d2t = borrowed(second_order.tensors)
-    ACC, DA_DTAU, H = borrowed((second_order.a, second_order.da_dtau, second_order.lie_H))
+    ACC, DA_DTAU = borrowed((second_order.a, second_order.da_dtau))
     work = (np.empty(n), np.empty(n), np.empty((n, n)), np.empty((n, n)), np.empty((n, nu)))
     fdsva_work = fdsva_workspace(nj, n)
     frames = has_frame_terms(program)
@@ -90,9 +88,9 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
             S0t, oRt, opt = KS[t], KR[t], Kp[t]
         impact = contacts.kind[t] == IMPACT
         if impact or contacts.size[t] > 0:
-            status = call_contact_kernel(LINKED_DERIVATIVES, (model, step, knots, derivatives,
-                                                              second_order, t, a, da_dtau, S0t,
-                                                              oRt, opt))
+            status = call_knot_kernel(LINKED_DERIVATIVES, (model, step, knots, derivatives,
+                                                           second_order, t, a, da_dtau, S0t,
+                                                           oRt, opt))
             forces.status[t] = status
             if status != OK:  # NaN derivatives: the solver reports the knot
                 Fx[t, :, :] = np.nan
@@ -104,9 +102,9 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
             if impact:
                 assemble_impact(da_dq[t], da_dv[t], Fx[t], Fu[t], da_du[t], Jq[t], Jw[t])
                 continue
-        elif tensors:
-            fdsva_so_point(m, Q[t], V[t], TAU[t], second_order.inner, second_order.outer, a,
-                           da_dq[t], da_dv[t], da_dtau, d2q[t], d2v[t], d2qv[t], d2t[t])
+        elif tensors:  # the full FD-SO tensors (linked.knot_tensors)
+            call_knot_kernel(LINKED_TENSORS, (model, knots, derivatives, second_order, t, a,
+                                              da_dtau))
             if frames:
                 forward_kinematics(m, Q[t], KR[t], Kp[t], KS[t])
         else:
@@ -123,9 +121,10 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
                 for c in range(n):
                     Jq[t, r, c] = 1.0 if r == c else 0.0
                     Jw[t, r, c] = 1.0 if r == c else 0.0
-        else:
+        else:  # linked.knot_lie_expansion
             step_displacement(V[t], a, dt, w)
-            integrate_expansion_point(m, w, Jq[t], Jw[t], H[t], hessian)
+            call_knot_kernel(LINKED_LIE_EXPANSION, (model, derivatives, second_order, t, w,
+                                                    hessian))
         assemble_knot(B, dt, da_dq[t], da_dv[t], da_dtau, Jq[t], Jw[t], lie_offsets, lie_sizes,
                       Fx[t], Fu[t], da_du[t], tmp, tu)
     _zero_rows(running, t0, t1)

@@ -33,7 +33,6 @@ from numba import njit
 from dynamics.kernels.dense import (back_substitution, cholesky, cholesky_solve,
                                     forward_substitution, gemm_nt, gemm_tn)
 from dynamics.kernels.forward import aba_sweeps
-from dynamics.kernels.forward_so import fdsva_so_lam_terms
 from dynamics.kernels.inverse import kinematics_and_inertias
 from dynamics.kernels.kinematics import difference_point, integrate_point
 from dynamics.kernels.layout import borrowed, call_linked, keep_alive, unpack
@@ -41,21 +40,22 @@ from dynamics.kernels.step import (acceleration_weights, add_impact_hessian, add
                                    euler_step, step_quadratic)
 
 from .contact_knots import STEP_NOT_FINITE, STEPPED, force_cost_weight
-from .records import (IMPACT, LINKED_SECOND_ORDER, LINKED_STEP, Forces, SecondOrder,
-                      SecondOrderMode, StepDerivatives)
+from .records import (IMPACT, LINKED_FREE_SECOND_ORDER, LINKED_SECOND_ORDER, LINKED_STEP,
+                      Forces, SecondOrder, SecondOrderMode, StepDerivatives)
 
 _JIT = dict(cache=True, error_model="numpy")
 
 #: statuses of the backward pass
 OK, NOT_POSITIVE_DEFINITE = 0, 1
-#: what the passes raise at a knot with contacts whose kernel Python did not link (a bug)
-NOT_LINKED_MESSAGE = ("a knot with contacts reached a contact kernel that is not linked for its "
-                      "argument types (ddp.kernels.contact_knots.link) or that raised")
+#: what the passes raise at a knot whose kernel Python did not link (a bug)
+NOT_LINKED_MESSAGE = ("a knot reached a kernel that is not linked for its argument types "
+                      "(ddp.kernels.contact_knots.link, ddp.kernels.linked.link) or that "
+                      "raised")
 
 
 @njit(forceinline=True, **_JIT)
-def call_contact_kernel(slot, args):
-    """The status that the contact kernel linked in ``slot`` returns for ``args``
+def call_knot_kernel(slot, args):
+    """The status that the knots' kernel linked in ``slot`` returns for ``args``
     (:func:`~dynamics.kernels.layout.call_linked`); RuntimeError if none is linked for their
     types, or if it raised."""
     status = call_linked(slot, args)
@@ -125,9 +125,9 @@ def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
         if keep:
             oRt, opt, S0t = KR[t], Kp[t], KS[t]
         if contacts.kind[t] == IMPACT or contacts.size[t] > 0:
-            stepped = call_contact_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0t,
-                                                        oRt, opt, xs[t + 1, :nq], xs[t + 1, nq:],
-                                                        w))
+            stepped = call_knot_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0t,
+                                                     oRt, opt, xs[t + 1, :nq], xs[t + 1, nq:],
+                                                     w))
             ok = stepped == STEPPED
         else:
             kinematics_and_inertias(m, q, oRt, opt, S0t, I0)
@@ -167,9 +167,9 @@ def knot_steps(model, step, xs, us, next_xs, lam, status):
                 s += step.B[r, c] * us[t, c]
             tau[r] = s
         if contacts.kind[t] == IMPACT or contacts.size[t] > 0:
-            status[t] = call_contact_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0,
-                                                          oR, op, next_xs[t, :nq],
-                                                          next_xs[t, nq:], w))
+            status[t] = call_knot_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0,
+                                                       oR, op, next_xs[t, :nq],
+                                                       next_xs[t, nq:], w))
         else:
             kinematics_and_inertias(m, q, oR, op, S0, I0)
             aba_sweeps(m, v, tau, acc, S0, I0, U, Dinv)
@@ -352,7 +352,6 @@ def backward_pass(model, step, derivatives, second_order, costs, regularization,
     Returns (status, knot): status OK, or NOT_POSITIVE_DEFINITE at that knot."""
     T, ndx, nu = derivatives.Fu.shape
     n = ndx // 2
-    m = unpack(model.ints, model.floats)
     exact = second_order.mode != SecondOrderMode.NONE
     safeguard = regularization.safeguard
     # arguments and work arrays as borrowed views (no reference counting in the knot loop)
@@ -388,7 +387,7 @@ def backward_pass(model, step, derivatives, second_order, costs, regularization,
                 w.Qxx_gn[:, :] = w.Qxx
                 w.Qux_gn[:, :] = w.Qux
                 w.Quu_gn[:, :] = w.Quu
-            _add_second_order_terms(t, model, m, step, d, so, Vx, w.Qxx, w.Qux, w.Quu)
+            _add_second_order_terms(t, model, step, d, so, Vx, w.Qxx, w.Qux, w.Quu)
         _regularized(w.Quu, w.Qux, w.F, d.Fu[t], regularization.u, regularization.x, w.VFr,
                      w.Qzr, w.Quu_r, w.Qux_r)
         factored = False  # whether L holds the Cholesky factor of Quu_r
@@ -495,14 +494,15 @@ def _form_q(t, d, run, dt, lie_offsets, lie_sizes, Vx, Vxx, structured, assemble
 
 
 @njit(**_JIT)
-def _add_second_order_terms(t, model, m, step, d, so, lam, Qxx, Qux, Quu):
+def _add_second_order_terms(t, model, step, d, so, lam, Qxx, Qux, Quu):
     """Add the exact second-order dynamics terms of knot t contracted with lam (module
-    docstring) to Qxx, Qux, Quu (``m``: the unpacked ``model``).  ``so.mode`` TENSORS contracts
-    the knot's tensors, whatever its dynamics (at an impact: those of v+ in (q, q) and (q, v)),
-    and the rows of the forces after them (a problem with costs on the forces, stepped through
-    the Dynamics protocol) weighted as the contracted kernels weight them (dl/dlam / dt).
+    docstring) to Qxx, Qux, Quu.  ``so.mode`` TENSORS contracts the knot's tensors, whatever its
+    dynamics (at an impact: those of v+ in (q, q) and (q, v)), and the rows of the forces after
+    them (a problem with costs on the forces, stepped through the Dynamics protocol) weighted
+    as the contracted kernels weight them (dl/dlam / dt).
     CONTRACTED reads the knot's q, v, acceleration and da_dtau = M^-1 (``so``) with the
-    first-order da_dq, da_dv of the derivative phase; at a knot with contacts or an impact, the
+    first-order da_dq, da_dv of the derivative phase: at a free knot the contracted FD-SO
+    (:func:`~.linked.knot_second_order`, linked), at a knot with contacts or an impact the
     contact dynamics' or impact map's terms (:func:`~.contact_knots.contact_second_order`,
     linked)."""
     dt, B, lie_offsets, lie_sizes = step.dt, step.B, step.lie_offsets, step.lie_sizes
@@ -534,12 +534,9 @@ def _add_second_order_terms(t, model, m, step, d, so, lam, Qxx, Qux, Quu):
                     Lt[j, k] += c * T2t[t, i, j, k]
         gemm_tn(Lt, B, LtB, 1.0, 0.0)
     elif impact or contacts.size[t] > 0:
-        call_contact_kernel(LINKED_SECOND_ORDER, (model, step, d, so, t, mu, Lq, Lv, Lqv, LtB))
-    else:  # Lt = -M^-1 G, so Lt^T B = -G^T (M^-1 B)
-        G = np.empty((n, n))
-        fdsva_so_lam_terms(m, so.q[t], so.v[t], so.a[t], d.da_dq[t], d.da_dv[t], so.da_dtau[t],
-                           mu, Lq, Lv, Lqv, G)
-        gemm_tn(G, d.da_du[t], LtB, -1.0, 0.0)
+        call_knot_kernel(LINKED_SECOND_ORDER, (model, step, d, so, t, mu, Lq, Lv, Lqv, LtB))
+    else:
+        call_knot_kernel(LINKED_FREE_SECOND_ORDER, (model, d, so, t, mu, Lq, Lv, Lqv, LtB))
     if impact:
         add_impact_hessian(Lq, Lqv, Qxx)
         return
@@ -718,13 +715,12 @@ def _value_update(Vx, Vxx, reg_v, gap, infeasible, Vx_out, fVxx_out):
 @njit(**_JIT)
 def step_hessians(t, lam, model, step, derivatives, second_order):
     """(Fxx, Fxu, Fuu) of knot t: the second-order terms of the backward pass alone."""
-    m = unpack(model.ints, model.floats)
     n = derivatives.Jw.shape[1]
     nu = step.B.shape[1]
     Fxx = np.zeros((2 * n, 2 * n))
     Fux = np.zeros((nu, 2 * n))
     Fuu = np.zeros((nu, nu))
-    _add_second_order_terms(t, model, m, step, _borrowed_derivatives(derivatives),
+    _add_second_order_terms(t, model, step, _borrowed_derivatives(derivatives),
                             _borrowed_second_order(second_order), lam, Fxx, Fux, Fuu)
     return Fxx, Fux.T.copy(), Fuu
 

@@ -77,9 +77,14 @@ class SecondOrderMode(IntEnum):
 #: with the knot's contacts (none: free flight), or an impact (no time passes, no control)
 STEP, IMPACT = 0, 1
 
-#: the slots of the contact kernels in the table of linked kernels
-#: (:func:`~dynamics.kernels.layout.call_linked`; :mod:`.contact_knots` links them)
+#: the slots of the knots' kernels in the table of linked kernels
+#: (:func:`~dynamics.kernels.layout.call_linked`): those of the knots with contacts or an impact
+#: (:mod:`.contact_knots` links them), the second-order terms of the free knots, one per
+#: :class:`SecondOrderMode`, and the expansion of (+) on Lie-group joints (:mod:`.linked`)
 LINKED_STEP, LINKED_DERIVATIVES, LINKED_SECOND_ORDER = 0, 1, 2
+LINKED_TENSORS, LINKED_FREE_SECOND_ORDER, LINKED_LIE_EXPANSION = 3, 4, 5
+#: the slots of the contact knots' kernels
+CONTACT_SLOTS = (LINKED_STEP, LINKED_DERIVATIVES, LINKED_SECOND_ORDER)
 
 Model = namedtuple("Model", "ints floats")
 KnotContacts = namedtuple("KnotContacts", "kind ints floats int_offsets float_offsets size "

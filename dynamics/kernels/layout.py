@@ -356,15 +356,16 @@ def chunk_range(T, chunk, nchunks):
 
 # --------------------------------------------------------------------------------- linked kernels
 # A kernel that only some problems reach (the knots with contacts: their KKT dynamics, their
-# derivatives, their second-order terms) is called through a table of addresses that Python
-# fills when a problem needs it (:func:`link`), not by name.  Called by name, numba would compile
-# its whole call tree into every caller, for every problem: on a cold first run of a problem
-# without contacts, a quarter of the compile time (``docs/design.md``).  The table is one array
-# of this process, which the compiled code finds by its symbol name (LLVM resolves it when it
-# loads the code, compiled now or from the cache), so that an address never leaves the process
-# that made it (a record holding one could be pickled to another process).
+# derivatives, their second-order terms; a free knot's second-order terms, in the one mode a
+# solve uses) is called through a table of addresses that Python fills when a problem needs it
+# (:func:`link`), not by name.  Called by name, numba would compile its whole call tree into
+# every caller, for every problem: on a cold first run of a problem without contacts, a quarter
+# of the compile time (``docs/design.md``).  The table is one array of this process, which the
+# compiled code finds by its symbol name (LLVM resolves it when it loads the code, compiled now
+# or from the cache), so that an address never leaves the process that made it (a record
+# holding one could be pickled to another process).
 
-#: the slots of the table (one per linked kernel; :mod:`ddp.kernels.contact_knots` names its own)
+#: the slots of the table (one per linked kernel; :mod:`ddp.kernels.records` names the solver's)
 LINKED_SLOTS = 8
 #: what :func:`call_linked` returns instead of the kernel's value: nothing was linked in the slot
 #: for these argument types; the kernel raised
@@ -373,6 +374,16 @@ _TABLE_SYMBOL = "soddp_linked_kernels"
 _TABLE = (ctypes.c_int64 * (2 * LINKED_SLOTS))()  # (address, key of the types) per slot
 llvm.add_symbol(_TABLE_SYMBOL, ctypes.addressof(_TABLE))
 _LINKED = {}  # slot -> (kernel, key, library) linked in this process
+
+
+def argument_types(*values):
+    """The numba types of ``values`` as a compiled kernel receives them (records, arrays)."""
+    return tuple(typeof(v, Purpose.argument) for v in values)
+
+
+def array_types(*ndims):
+    """The numba types of C-contiguous float arrays of these numbers of dimensions."""
+    return tuple(typeof(np.empty((0,) * k), Purpose.argument) for k in ndims)
 
 
 def link(slot, kernel, argtypes):
