@@ -82,9 +82,9 @@ class SemiImplicitEuler:
 
     def link_knot_kernel(self, which, **records):
         """Link the compiled kernel of the knots ``which`` (a slot of
-        :mod:`ddp.kernels.records`) for the ``records`` of the call that reaches it, once per
-        process, when some knot of this problem reaches it: a contact knots' kernel
-        (LINKED_STEP, LINKED_DERIVATIVES, LINKED_SECOND_ORDER;
+        :mod:`ddp.kernels.records`) for the ``records`` of the call that reaches it (the contact
+        knots' kernels take them), once per process, when some knot of this problem reaches
+        it: a contact knots' kernel (LINKED_STEP, LINKED_DERIVATIVES, LINKED_SECOND_ORDER;
         :func:`ddp.kernels.contact_knots.link`) when some knot has contacts, a free knots'
         second-order kernel (LINKED_TENSORS, LINKED_FREE_SECOND_ORDER) when some knot is free,
         the expansion of (+) (LINKED_LIE_EXPANSION) on a robot with Lie-group joints
@@ -98,9 +98,9 @@ class SemiImplicitEuler:
                 _contact_knots.link(which, self.kernel_model, self.record, **records)
         elif which == LINKED_LIE_EXPANSION:
             if self.record.lie_offsets.shape[0] > 0:
-                _linked.link(which, self.kernel_model, **records)
+                _linked.link(which, self.kernel_model)
         elif not self.all_contacts:
-            _linked.link(which, self.kernel_model, **records)
+            _linked.link(which, self.kernel_model)
         self._linked.add(key)
 
     def link_second_order(self, derivatives, second_order):

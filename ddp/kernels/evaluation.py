@@ -71,7 +71,8 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
                                                     derivatives.da_dq, derivatives.da_dv,
                                                     derivatives.da_du, derivatives.Jq,
                                                     derivatives.Jw))
-    ACC, DA_DTAU = borrowed((second_order.a, second_order.da_dtau))
+    d2q, d2v, d2qv, d2t = borrowed(second_order.tensors)
+    ACC, DA_DTAU, H = borrowed((second_order.a, second_order.da_dtau, second_order.lie_H))
     work = (np.empty(n), np.empty(n), np.empty((n, n)), np.empty((n, n)), np.empty((n, nu)))
     fdsva_work = fdsva_workspace(nj, n)
     frames = has_frame_terms(program)
@@ -103,8 +104,9 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
                 assemble_impact(da_dq[t], da_dv[t], Fx[t], Fu[t], da_du[t], Jq[t], Jw[t])
                 continue
         elif tensors:  # the full FD-SO tensors (linked.knot_tensors)
-            call_knot_kernel(LINKED_TENSORS, (model, knots, derivatives, second_order, t, a,
-                                              da_dtau))
+            call_knot_kernel(LINKED_TENSORS, (model, Q[t], V[t], TAU[t], second_order.inner,
+                                              second_order.outer, a, da_dq[t], da_dv[t],
+                                              da_dtau, d2q[t], d2v[t], d2qv[t], d2t[t]))
             if frames:
                 forward_kinematics(m, Q[t], KR[t], Kp[t], KS[t])
         else:
@@ -123,8 +125,7 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
                     Jw[t, r, c] = 1.0 if r == c else 0.0
         else:  # linked.knot_lie_expansion
             step_displacement(V[t], a, dt, w)
-            call_knot_kernel(LINKED_LIE_EXPANSION, (model, derivatives, second_order, t, w,
-                                                    hessian))
+            call_knot_kernel(LINKED_LIE_EXPANSION, (model, w, Jq[t], Jw[t], H[t], hessian))
         assemble_knot(B, dt, da_dq[t], da_dv[t], da_dtau, Jq[t], Jw[t], lie_offsets, lie_sizes,
                       Fx[t], Fu[t], da_du[t], tmp, tu)
     _zero_rows(running, t0, t1)

@@ -14,7 +14,10 @@ again there.  Linked, a solve compiles what it uses, once:
 
 So a cold first run of ``soddp compare ur3`` (contracted mode, no Lie-group joint) compiles
 neither the full tensors' tree nor the expansion's (``docs/design.md``).  Each kernel takes the
-records of the call it serves and returns an int64 status (0).
+model record and one knot's arrays, not the records of the call: passing their 40-odd arrays
+made UR3's backward pass 11% slower and HyQ's derivatives 5%, one knot's arrays 1% and 3%
+(unpacking the model takes most of that; passing it unpacked, 16 arrays, cost more).  Each
+returns an int64 status (0).
 """
 
 import numpy as np
@@ -34,62 +37,53 @@ _JIT = dict(cache=True, error_model="numpy")
 
 
 @njit(**_JIT)
-def knot_tensors(model, knots, derivatives, second_order, t, a, da_dtau):
-    """FDSVA-SO at free knot t (the records of :func:`~.evaluation.knot_derivatives`): the
-    acceleration into a, da_dq[t], da_dv[t], da_dtau (= M^-1) and the four tensors of
-    ``second_order.tensors`` at t, by its ``inner`` / ``outer`` methods."""
-    m = unpack(model.ints, model.floats)
-    d2q, d2v, d2qv, d2t = second_order.tensors
-    fdsva_so_point(m, knots.q[t], knots.v[t], knots.tau[t], second_order.inner,
-                   second_order.outer, a, derivatives.da_dq[t], derivatives.da_dv[t], da_dtau,
-                   d2q[t], d2v[t], d2qv[t], d2t[t])
+def knot_tensors(model, q, v, tau, inner, outer, a, da_dq, da_dv, da_dtau, d2q, d2v, d2qv, d2t):
+    """FDSVA-SO at a free knot (q, v, tau), by its ``inner`` / ``outer`` methods
+    (:func:`~dynamics.kernels.forward_so.fdsva_so_point`): the acceleration into a, da_dq,
+    da_dv, da_dtau (= M^-1) and the four tensors."""
+    fdsva_so_point(unpack(model.ints, model.floats), q, v, tau, inner, outer, a, da_dq, da_dv,
+                   da_dtau, d2q, d2v, d2qv, d2t)
     return np.int64(0)
 
 
 @njit(**_JIT)
-def knot_second_order(model, d, so, t, mu, Lq, Lv, Lqv, LtB):
-    """The FD-SO terms of free knot t contracted with mu (the records of
-    :func:`~.passes._add_second_order_terms`): Lq, Lv, Lqv added, LtB = Lt^T B written, from
-    the knot's q, v, acceleration and da_dtau = M^-1 (``so``) and the first-order da_dq, da_dv
-    of the derivative phase.  Lt = -M^-1 G, so Lt^T B = -G^T (M^-1 B)."""
-    m = unpack(model.ints, model.floats)
+def knot_second_order(model, q, v, a, da_dq, da_dv, da_dtau, da_du, mu, Lq, Lv, Lqv, LtB):
+    """The FD-SO terms of a free knot contracted with mu: Lq, Lv, Lqv added, LtB = Lt^T B
+    written, from the knot's q, v, acceleration a, da_dtau = M^-1 and its first-order da_dq,
+    da_dv, da_du = M^-1 B.  Lt = -M^-1 G, so Lt^T B = -G^T (M^-1 B)."""
     n = mu.shape[0]
     G = np.empty((n, n))
-    fdsva_so_lam_terms(m, so.q[t], so.v[t], so.a[t], d.da_dq[t], d.da_dv[t], so.da_dtau[t], mu,
-                       Lq, Lv, Lqv, G)
-    gemm_tn(G, d.da_du[t], LtB, -1.0, 0.0)
+    fdsva_so_lam_terms(unpack(model.ints, model.floats), q, v, a, da_dq, da_dv, da_dtau, mu, Lq,
+                       Lv, Lqv, G)
+    gemm_tn(G, da_du, LtB, -1.0, 0.0)
     return np.int64(0)
 
 
 @njit(**_JIT)
-def knot_lie_expansion(model, derivatives, second_order, t, w, hessian):
-    """The expansion of (+) of knot t's step displacement w: Jq[t], Jw[t] and, with
-    ``hessian``, the Hessians of its Lie-group blocks into ``second_order.lie_H[t]``
+def knot_lie_expansion(model, w, Jq, Jw, H, hessian):
+    """The expansion of (+) of a knot's step displacement w: Jq, Jw and, with ``hessian``, the
+    Hessians of its Lie-group blocks into H
     (:func:`~dynamics.kernels.lie_group.integrate_expansion_point`)."""
-    m = unpack(model.ints, model.floats)
-    integrate_expansion_point(m, w, derivatives.Jq[t], derivatives.Jw[t], second_order.lie_H[t],
-                              hessian)
+    integrate_expansion_point(unpack(model.ints, model.floats), w, Jq, Jw, H, hessian)
     return np.int64(0)
 
 
-def link(which, model, knots=None, derivatives=None, second_order=None):
+def link(which, model):
     """Link the kernel ``which`` (LINKED_TENSORS, LINKED_FREE_SECOND_ORDER or
-    LINKED_LIE_EXPANSION of :mod:`.records`) for the records of a problem: its ``model``, and
-    the ``knots`` (for LINKED_TENSORS), ``derivatives`` and ``second_order`` records of its
-    derivative call; compiled on a machine's first run, else loaded from the cache."""
+    LINKED_LIE_EXPANSION of :mod:`.records`) for a problem's ``model`` record: compiled on a
+    machine's first run, else loaded from the cache.  Its other arguments are one knot's
+    arrays, C-contiguous (views of the records' rows)."""
     i64 = types.int64
     if which == LINKED_TENSORS:
         kernel = knot_tensors
-        argtypes = (*argument_types(model, knots, derivatives, second_order), i64,
-                    *array_types(1, 2))
+        argtypes = (*argument_types(model), *array_types(1, 1, 1), i64, i64,
+                    *array_types(1, 2, 2, 2, 3, 3, 3, 3))
     elif which == LINKED_FREE_SECOND_ORDER:
         kernel = knot_second_order
-        argtypes = (*argument_types(model, derivatives, second_order), i64,
-                    *array_types(1, 2, 2, 2, 2))
+        argtypes = (*argument_types(model), *array_types(1, 1, 1, 2, 2, 2, 2, 1, 2, 2, 2, 2))
     elif which == LINKED_LIE_EXPANSION:
         kernel = knot_lie_expansion
-        argtypes = (*argument_types(model, derivatives, second_order), i64, *array_types(1),
-                    types.boolean)
+        argtypes = (*argument_types(model), *array_types(1, 2, 2, 4), types.boolean)
     else:
         raise ValueError(f"which: expected LINKED_TENSORS, LINKED_FREE_SECOND_ORDER or "
                          f"LINKED_LIE_EXPANSION; got {which!r}")

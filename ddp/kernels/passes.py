@@ -536,7 +536,9 @@ def _add_second_order_terms(t, model, step, d, so, lam, Qxx, Qux, Quu):
     elif impact or contacts.size[t] > 0:
         call_knot_kernel(LINKED_SECOND_ORDER, (model, step, d, so, t, mu, Lq, Lv, Lqv, LtB))
     else:
-        call_knot_kernel(LINKED_FREE_SECOND_ORDER, (model, d, so, t, mu, Lq, Lv, Lqv, LtB))
+        call_knot_kernel(LINKED_FREE_SECOND_ORDER, (model, so.q[t], so.v[t], so.a[t],
+                                                    d.da_dq[t], d.da_dv[t], so.da_dtau[t],
+                                                    d.da_du[t], mu, Lq, Lv, Lqv, LtB))
     if impact:
         add_impact_hessian(Lq, Lqv, Qxx)
         return
