@@ -251,13 +251,14 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, croc
     if crocoddyl and crocoddyl_solvers.python():
         tasks += [task(part="backends", problem=name, solver="crocoddyl", method=m,
                        max_iter=max_iter) for m in SOLVERS["crocoddyl"]]
+    protocol = any(b != "analytical" for _, _, b in runs if b in backends_of(name))
+    problem = get(name) if show_first or protocol else None  # built once (HyQ walking: 1 s)
     if show_first:
-        log(_describe(name, get(name), tasks[0]["method"], tasks[0]["backend"]))
-    if any(b != "analytical" for _, _, b in runs if b in backends_of(name)):
+        log(_describe(name, problem, tasks[0]["method"], tasks[0]["backend"]))
+    if protocol:
         # on a first run the process aside compiles the solver's passes (and DDP's contracted
         # terms), and this one the protocol path's kernels on this robot once it has compiled
         # the knots' derivatives
-        problem = get(name)
         contracted = ddp.compile_aside.contracted(problem)
         ddp.compile_aside.start(("passes", "contracted") if contracted else ("passes",),
                                 meanwhile=lambda: compile_protocol(problem.dynamics.model))
