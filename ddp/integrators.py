@@ -27,7 +27,8 @@ import numpy as np
 
 from dynamics import lie, robots
 
-from .kernels import assemble_step_derivatives, num_chunks, step_velocities
+from .kernels import (assemble_step_chunk, assemble_step_derivatives, num_chunks, run_in_chunks,
+                      step_velocities)
 from .kernels import contact_knots as _contact_knots
 from .kernels import linked as _linked
 from .kernels import passes as _passes
@@ -247,9 +248,9 @@ class SemiImplicitEuler:
             _held_forces(method, d.forces, c.lam, c.dlam_dq, c.dlam_dv, c.dlam_dtau, self.B)
         d.da_dq[:], d.da_dv[:] = da_dq, da_dv
         d.Jq[:], d.Jw[:] = e.Jq, e.Jw
-        assemble_step_derivatives(self.B, dt, d.da_dq, d.da_dv, da_dtau, d.Jq, d.Jw,
-                                  self.record.lie_offsets, self.record.lie_sizes, d.Fx, d.Fu,
-                                  d.da_du, num_chunks(T))
+        run_in_chunks(assemble_step_derivatives, assemble_step_chunk,
+                      (self.B, dt, d.da_dq, d.da_dv, da_dtau, d.Jq, d.Jw, self.record.lie_offsets,
+                       self.record.lie_sizes, d.Fx, d.Fu, d.da_du), num_chunks(T))
         empty4 = np.zeros((T, 0, 0, 0))
         tensors = FDTensors(empty4, empty4, empty4, empty4)
         if mode == SecondOrderMode.TENSORS and held:

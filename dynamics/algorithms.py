@@ -26,39 +26,53 @@ IPR_AUTO = "ltdl"
 
 def rnea(model, q, v, a) -> np.ndarray:
     """Inverse dynamics tau = M(q) a + C(q, v) v + g(q).  (nv,) or (T, nv)."""
-    compile_notice(_inv.rnea_batch, "RNEA", 1)
+    compile_notice(_inv.rnea_chunk, "RNEA", 1)
     b = prepare(model, q=q, v=v, a=a)
-    return b.unbatch(_inv.rnea_batch(*model.kernel_args, b["q"], b["v"], b["a"],
-                                     num_chunks(b.T)))
+    out = np.empty((b.T, model.nv))
+    run_in_chunks(_inv.rnea_batch, _inv.rnea_chunk,
+                  (*model.kernel_args, b["q"], b["v"], b["a"], out), num_chunks(b.T))
+    return b.unbatch(out)
 
 
 def aba(model, q, v, tau) -> np.ndarray:
     """Forward dynamics a = M(q)^{-1} (tau - C(q, v) v - g(q)) by ABA.  (nv,) or (T, nv)."""
-    compile_notice(_fwd.aba_batch, "ABA", 1)
+    compile_notice(_fwd.aba_chunk, "ABA", 1)
     b = prepare(model, q=q, v=v, tau=tau)
-    return b.unbatch(_fwd.aba_batch(*model.kernel_args, b["q"], b["v"], b["tau"],
-                                    num_chunks(b.T)))
+    out = np.empty((b.T, model.nv))
+    run_in_chunks(_fwd.aba_batch, _fwd.aba_chunk,
+                  (*model.kernel_args, b["q"], b["v"], b["tau"], out), num_chunks(b.T))
+    return b.unbatch(out)
 
 
 def mass_matrix(model, q) -> np.ndarray:
     """Joint-space inertia matrix M(q) (full, symmetric) by CRBA.  (nv, nv) or (T, nv, nv)."""
-    compile_notice(_inv.crba_batch, "CRBA", 1)
+    compile_notice(_inv.crba_chunk, "CRBA", 1)
     b = prepare(model, q=q)
-    return b.unbatch(_inv.crba_batch(*model.kernel_args, b["q"], num_chunks(b.T)))
+    out = np.empty((b.T, model.nv, model.nv))
+    run_in_chunks(_inv.crba_batch, _inv.crba_chunk, (*model.kernel_args, b["q"], out),
+                  num_chunks(b.T))
+    return b.unbatch(out)
 
 
 def inverse_mass_matrix(model, q) -> np.ndarray:
     """M(q)^{-1} (CRBA + sparse L^T D L factorization).  (nv, nv) or (T, nv, nv)."""
-    compile_notice(_fwd.minv_batch, "the inverse mass matrix", 1)
+    compile_notice(_fwd.minv_chunk, "the inverse mass matrix", 1)
     b = prepare(model, q=q)
-    return b.unbatch(_fwd.minv_batch(*model.kernel_args, b["q"], num_chunks(b.T)))
+    out = np.empty((b.T, model.nv, model.nv))
+    run_in_chunks(_fwd.minv_batch, _fwd.minv_chunk, (*model.kernel_args, b["q"], out),
+                  num_chunks(b.T))
+    return b.unbatch(out)
 
 
 def id_derivatives(model, q, v, a) -> IDDerivatives:
     """First-order derivatives of inverse dynamics by IDSVA: tau, dtau_dq, dtau_dv, M."""
-    compile_notice(_inv.idsva_batch, "IDSVA", 1)
+    compile_notice(_inv.idsva_chunk, "IDSVA", 1)
     b = prepare(model, q=q, v=v, a=a)
-    out = _inv.idsva_batch(*model.kernel_args, b["q"], b["v"], b["a"], num_chunks(b.T))
+    T, nv = b.T, model.nv
+    out = (np.empty((T, nv)), np.empty((T, nv, nv)), np.empty((T, nv, nv)),
+           np.empty((T, nv, nv)))
+    run_in_chunks(_inv.idsva_batch, _inv.idsva_chunk,
+                  (*model.kernel_args, b["q"], b["v"], b["a"], *out), num_chunks(T))
     return IDDerivatives(*b.unbatch(out))
 
 
@@ -77,10 +91,11 @@ def id_second_derivatives(model, q, v, a, out: IDDerivatives | None = None) -> I
     ``out``: the result of an earlier call with the same shapes, whose arrays are overwritten
     (avoids allocating, for ATLAS, 1.5 MB per knot on every call).
     """
-    compile_notice(_so.idsva_so_batch, "IDSVA-SO", 1)
+    compile_notice(_so.idsva_so_chunk, "IDSVA-SO", 1)
     b = prepare(model, q=q, v=v, a=a)
     buf = reusable_buffer(out, _so.id_so_size(b.T, model.nv), "IDDerivatives", b)
-    _so.idsva_so_batch(*model.kernel_args, b["q"], b["v"], b["a"], buf, num_chunks(b.T))
+    run_in_chunks(_so.idsva_so_batch, _so.idsva_so_chunk,
+                  (*model.kernel_args, b["q"], b["v"], b["a"], buf), num_chunks(b.T))
     result = IDDerivatives(*b.unbatch(_so.id_so_views(buf, b.T, model.nv)))
     result._buffer = buf
     return result
@@ -132,7 +147,7 @@ def fd_second_derivatives(model, q, v, tau, lam=None, inner: str = "auto", outer
     Inner- and Outer-Terms of eq. 46 are computed (full tensors only; all give the same result).
     ``out``: a result of an earlier call with the same shapes, whose arrays are overwritten.
     """
-    compile_notice(_fso.fdsva_so_batch, "FDSVA-SO", 1)
+    compile_notice(_fso.fdsva_so_chunk, "FDSVA-SO", 1)
     if inner not in ("auto", "dtm", "idfoza"):
         raise ValueError(f"inner: expected 'auto', 'dtm' or 'idfoza'; got {inner!r}")
     if outer not in ("auto", "dtm", "aza"):
@@ -141,8 +156,9 @@ def fd_second_derivatives(model, q, v, tau, lam=None, inner: str = "auto", outer
     if lam is not None:
         b = prepare(model, q=q, v=v, tau=tau, lam=lam)
         buf = reusable_buffer(out, _fso.fd_lam_size(b.T, n), "FDDerivatives (with lam)", b)
-        _fso.fdsva_so_lam_batch(*model.kernel_args, b["q"], b["v"], b["tau"], b["lam"], buf,
-                                num_chunks(b.T))
+        run_in_chunks(_fso.fdsva_so_lam_batch, _fso.fdsva_so_lam_chunk,
+                      (*model.kernel_args, b["q"], b["v"], b["tau"], b["lam"], buf),
+                      num_chunks(b.T))
         views = _fso.fd_lam_views(buf, b.T, n)
     else:
         b = prepare(model, q=q, v=v, tau=tau)
@@ -151,10 +167,11 @@ def fd_second_derivatives(model, q, v, tau, lam=None, inner: str = "auto", outer
         if outer == "auto":
             outer = "dtm" if n <= OUTER_CROSSOVER_NV else "aza"
         buf = reusable_buffer(out, _so.id_so_size(b.T, n), "FDDerivatives", b)
-        _fso.fdsva_so_batch(*model.kernel_args, b["q"], b["v"], b["tau"],
-                            _fso.INNER_DTM if inner == "dtm" else _fso.INNER_IDFOZA,
-                            _fso.OUTER_DTM if outer == "dtm" else _fso.OUTER_AZA, buf,
-                            num_chunks(b.T))
+        methods = (_fso.INNER_DTM if inner == "dtm" else _fso.INNER_IDFOZA,
+                   _fso.OUTER_DTM if outer == "dtm" else _fso.OUTER_AZA)
+        run_in_chunks(_fso.fdsva_so_batch, _fso.fdsva_so_chunk,
+                      (*model.kernel_args, b["q"], b["v"], b["tau"], *methods, buf),
+                      num_chunks(b.T))
         views = _so.id_so_views(buf, b.T, n)
     result = FDDerivatives(*b.unbatch(views))
     result._buffer = buf

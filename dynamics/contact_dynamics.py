@@ -22,7 +22,7 @@ from .contacts import ContactSet
 from .inputs import prepare
 from .kernels import compile_notice
 from .kernels import contact as _k
-from .kernels.layout import num_chunks
+from .kernels.layout import num_chunks, run_in_chunks
 from .protocol import RobotConfigurationSpace, robot_model
 from .results import FDDerivatives
 
@@ -76,13 +76,14 @@ def constrained_dynamics(model, contacts, q, v, tau, damping=0.0):
     """(a, lam, status) of the contact dynamics at one knot or a batch (module docstring)."""
     cs = _contact_set(model, contacts)
     damping = _damping(damping)
-    compile_notice(_k.constrained_dynamics_batch, "the contact dynamics", 1)
+    compile_notice(_k.constrained_dynamics_chunk, "the contact dynamics", 1)
     b = prepare(model, q=q, v=v, tau=tau)
     A = np.empty((b.T, model.nv))
     LAM = np.empty((b.T, cs.size))
     status = np.empty(b.T, dtype=np.int64)
-    _k.constrained_dynamics_batch(*model.kernel_args, cs.ints, cs.floats, b["q"], b["v"],
-                                  b["tau"], damping, A, LAM, status, num_chunks(b.T))
+    run_in_chunks(_k.constrained_dynamics_batch, _k.constrained_dynamics_chunk,
+                  (*model.kernel_args, cs.ints, cs.floats, b["q"], b["v"], b["tau"], damping, A,
+                   LAM, status), num_chunks(b.T))
     bad = status != _k.OK
     A[bad], LAM[bad] = np.nan, np.nan
     return b.unbatch((A, LAM, status))
@@ -104,14 +105,15 @@ def constrained_derivatives(model, contacts, q, v, tau, damping=0.0) -> ContactD
     """:class:`ContactDerivatives` at one knot or a batch (module docstring)."""
     cs = _contact_set(model, contacts)
     damping = _damping(damping)
-    compile_notice(_k.constrained_derivatives_batch, "the contact dynamics derivatives", 2)
+    compile_notice(_k.constrained_derivatives_chunk, "the contact dynamics derivatives", 2)
     b = prepare(model, q=q, v=v, tau=tau)
     T, n, nc = b.T, model.nv, cs.size
     out = [np.empty((T, n)), np.empty((T, nc)), np.empty((T, n, n)), np.empty((T, n, n)),
            np.empty((T, n, n)), np.empty((T, nc, n)), np.empty((T, nc, n)), np.empty((T, nc, n))]
     status = np.empty(T, dtype=np.int64)
-    _k.constrained_derivatives_batch(*model.kernel_args, cs.ints, cs.floats, b["q"], b["v"],
-                                     b["tau"], damping, *out, status, num_chunks(T))
+    run_in_chunks(_k.constrained_derivatives_batch, _k.constrained_derivatives_chunk,
+                  (*model.kernel_args, cs.ints, cs.floats, b["q"], b["v"], b["tau"], damping,
+                   *out, status), num_chunks(T))
     bad = status != _k.OK
     for x in out:
         x[bad] = np.nan
@@ -143,7 +145,7 @@ def constrained_second_derivatives(model, contacts, q, v, tau, mu=None,
     a closed form on each contact's chain its contact part (:mod:`dynamics.kernels.contact`)."""
     cs = _contact_set(model, contacts)
     damping = _damping(damping)
-    compile_notice(_k.constrained_so_batch, "the contact dynamics second derivatives", 3)
+    compile_notice(_k.constrained_so_chunk, "the contact dynamics second derivatives", 3)
     n, nc = model.nv, cs.size
     if mu is None:
         b = prepare(model, q=q, v=v, tau=tau)
@@ -157,8 +159,9 @@ def constrained_second_derivatives(model, contacts, q, v, tau, mu=None,
              np.empty((T, nc, n))]
     second = [np.empty((T, rows, n, n)) for _ in range(4)]
     status = np.empty(T, dtype=np.int64)
-    _k.constrained_so_batch(*model.kernel_args, cs.ints, cs.floats, b["q"], b["v"], b["tau"],
-                            damping, MU, *first, *second, status, num_chunks(T))
+    run_in_chunks(_k.constrained_so_batch, _k.constrained_so_chunk,
+                  (*model.kernel_args, cs.ints, cs.floats, b["q"], b["v"], b["tau"], damping, MU,
+                   *first, *second, status), num_chunks(T))
     if mu is not None:
         second = [x[:, 0] for x in second]
     bad = status != _k.OK
@@ -223,7 +226,7 @@ def impulse_dynamics(model, contacts, q, v, restitution=0.0, damping=0.0, order=
     cs = _contact_set(model, contacts)
     damping, restitution = _damping(damping), _restitution(restitution)
     check_order_0_to_2(order)
-    compile_notice(_k.impulse_batch, "the impact map and its derivatives", 3)
+    compile_notice(_k.impulse_chunk, "the impact map and its derivatives", 3)
     n, nc = model.nv, cs.size
     if mu is not None and order != 2:
         raise ValueError("mu: a co-state contracts the second derivatives (order=2)")
@@ -240,9 +243,10 @@ def impulse_dynamics(model, contacts, q, v, restitution=0.0, damping=0.0, order=
     r2 = rows if order == 2 else 0
     second = [np.empty((T, r2, n, n)) for _ in range(2)]
     status = np.empty(T, dtype=np.int64)
-    _k.impulse_batch(*without_gravity(model), cs.ints, cs.impulse_floats, b["q"], b["v"],
-                     restitution, damping, np.int64(order), MU, *first, *second, status,
-                     num_chunks(T))
+    run_in_chunks(_k.impulse_batch, _k.impulse_chunk,
+                  (*without_gravity(model), cs.ints, cs.impulse_floats, b["q"], b["v"],
+                   restitution, damping, np.int64(order), MU, *first, *second, status),
+                  num_chunks(T))
     bad = status != _k.OK
     for x in first + second:
         x[bad] = np.nan

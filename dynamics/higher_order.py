@@ -31,7 +31,7 @@ from .inputs import prepare
 from .kernels import checks as _checks
 from .kernels import higher_order as _ho
 from .kernels import kinematics as _kin
-from .kernels.layout import num_chunks
+from .kernels.layout import num_chunks, run_in_chunks
 
 
 class HybridResult(NamedTuple):
@@ -80,7 +80,9 @@ def rnea(model, q, v_derivs) -> np.ndarray:
     """
     VD, single = _derivs(model, "v_derivs", v_derivs, 2)
     Q = _with_q(model, q, single, VD.shape[0], "v_derivs")
-    out = _ho.rnea_batch(*model.kernel_args, Q, VD, num_chunks(len(Q)))
+    out = np.empty((len(Q), VD.shape[1] - 1, model.nv))
+    run_in_chunks(_ho.rnea_batch, _ho.rnea_chunk, (*model.kernel_args, Q, VD, out),
+                  num_chunks(len(Q)))
     return out[0] if single else out
 
 
@@ -153,7 +155,8 @@ def _solve_hybrid(model, q, v, ACC, TAU, mask, single):
     if ACC is not None:
         VD[:, 1:] = ACC
     TAU = TAU.copy()
-    _ho.hybrid_batch(*model.kernel_args, b["q"], VD, TAU, mask, num_chunks(b.T))
+    run_in_chunks(_ho.hybrid_batch, _ho.hybrid_chunk,
+                  (*model.kernel_args, b["q"], VD, TAU, mask), num_chunks(b.T))
     acc = VD[:, 1:]
     return (acc[0], TAU[0]) if single else (acc, TAU)
 
@@ -183,5 +186,8 @@ def closed_form(model, q, v) -> ClosedForm:
     matrix M, Coriolis and centrifugal vector h = C v, gravity vector g and the Coriolis matrix C.
     C equals Pinocchio's ``computeCoriolisMatrix``."""
     b = prepare(model, q=q, v=v)
-    out = _ho.closed_form_batch(*model.kernel_args, b["q"], b["v"], num_chunks(b.T))
+    T, nv = b.T, model.nv
+    out = (np.empty((T, nv, nv)), np.empty((T, nv)), np.empty((T, nv)), np.empty((T, nv, nv)))
+    run_in_chunks(_ho.closed_form_batch, _ho.closed_form_chunk,
+                  (*model.kernel_args, b["q"], b["v"], *out), num_chunks(T))
     return ClosedForm(*b.unbatch(out))

@@ -34,8 +34,8 @@ import numpy as np
 from .algorithms import fd_derivatives
 from .inputs import prepare
 from .kernels import geometric as _geo
-from .kernels.layout import num_chunks
-from .kernels.step import assemble_step_derivatives, step_velocities
+from .kernels.layout import num_chunks, run_in_chunks
+from .kernels.step import assemble_step_chunk, assemble_step_derivatives, step_velocities
 from .lie import integrate_second_order
 
 METHODS = ("geometric", "fdsva")
@@ -98,16 +98,19 @@ def column_support(model, ncol: int):
 def eidamb(model, q, v, a) -> np.ndarray:
     """EIDAmb (Table 4): ``[base wrench; joint torques]`` = ``rnea(q, v, a)``, (nv,) or (T, nv)."""
     b = prepare(model, q=q, v=v, a=a)
-    return b.unbatch(_geo.eidamb_batch(*model.kernel_args, b["q"], b["v"], b["a"],
-                                       num_chunks(b.T)))
+    tau = np.empty((b.T, model.nv))
+    run_in_chunks(_geo.eidamb_batch, _geo.eidamb_chunk,
+                  (*model.kernel_args, b["q"], b["v"], b["a"], tau), num_chunks(b.T))
+    return b.unbatch(tau)
 
 
 def eidamb_derivatives(model, q, v, a) -> EIDAmbDerivatives:
     """EIDAmb and its derivatives by Tables 5-8 (see :class:`EIDAmbDerivatives`)."""
     b = prepare(model, q=q, v=v, a=a)
     n = model.nv
-    tau, D = _geo.eidamb_derivatives_batch(*model.kernel_args, b["q"], b["v"], b["a"],
-                                           _ncol(model), num_chunks(b.T))
+    tau, D = np.empty((b.T, n)), np.empty((b.T, n, _ncol(model)))
+    run_in_chunks(_geo.eidamb_derivatives_batch, _geo.eidamb_derivatives_chunk,
+                  (*model.kernel_args, b["q"], b["v"], b["a"], tau, D), num_chunks(b.T))
     dH = b.unbatch(D[:, :, 2 * n:]) if model.has_free_flyer else None
     return EIDAmbDerivatives(*b.unbatch((tau, D[:, :, :n], D[:, :, n:2 * n])), dH)
 
@@ -115,7 +118,22 @@ def eidamb_derivatives(model, q, v, a) -> EIDAmbDerivatives:
 def immamb(model, q) -> np.ndarray:
     """IMMAmb (Table 9): M(q)^-1, (nv, nv) or (T, nv, nv)."""
     b = prepare(model, q=q)
-    return b.unbatch(_geo.immamb_batch(*model.kernel_args, b["q"], num_chunks(b.T)))
+    Minv = np.empty((b.T, model.nv, model.nv))
+    run_in_chunks(_geo.immamb_batch, _geo.immamb_chunk, (*model.kernel_args, b["q"], Minv),
+                  num_chunks(b.T))
+    return b.unbatch(Minv)
+
+
+def geometric_fd(model, Q, V, TAU, ncol):
+    """The forward-dynamics derivatives of the geometric route at every knot of (Q, V, TAU)
+    (T, nq / nv / nv): a (T, nv), Minv (T, nv, nv) and dacc (T, nv, ``ncol``), the derivatives of
+    a in the first ``ncol`` columns of the model's :func:`column_support`."""
+    T, n = len(Q), model.nv
+    a, Minv, dacc = np.empty((T, n)), np.empty((T, n, n)), np.empty((T, n, ncol))
+    run_in_chunks(_geo.geometric_fd_batch, _geo.geometric_fd_chunk,
+                  (*model.kernel_args, Q, V, TAU, column_support(model, ncol), a, Minv, dacc),
+                  num_chunks(T))
+    return a, Minv, dacc
 
 
 def linearize(model, q, v, tau, dt=None, method: str = "geometric",
@@ -149,15 +167,15 @@ def linearize(model, q, v, tau, dt=None, method: str = "geometric",
     n, T = model.nv, b.T
     Q, V, TAU = b["q"], b["v"], b["tau"]
     if method == "geometric" and dt is None and base_twist == "body":  # assembled compiled
-        a, A, B = _geo.geometric_linearization_batch(*model.kernel_args, Q, V, TAU,
-                                                     *column_support(model, 2 * n),
-                                                     num_chunks(T))
+        a, A, B = np.empty((T, n)), np.empty((T, 2 * n, 2 * n)), np.empty((T, 2 * n, n))
+        run_in_chunks(_geo.geometric_linearization_batch, _geo.geometric_linearization_chunk,
+                      (*model.kernel_args, Q, V, TAU, column_support(model, 2 * n), a, A, B),
+                      num_chunks(T))
         return Linearization(*b.unbatch((A, B, a, A[:, n:, :n], A[:, n:, n:], B[:, n:])), None,
                              None, method, base_twist)
     if method == "geometric":
         ncol = 2 * n + (6 if base_twist == "inertial" else 0)
-        a, Minv, dacc = _geo.geometric_fd_batch(*model.kernel_args, Q, V, TAU,
-                                                *column_support(model, ncol), num_chunks(T))
+        a, Minv, dacc = geometric_fd(model, Q, V, TAU, ncol)
         da_dq, da_dv = dacc[:, :, :n], dacc[:, :, n:2 * n]
         da_dH = dacc[:, :, 2 * n:] if base_twist == "inertial" else None
     else:
@@ -180,18 +198,26 @@ def linearize(model, q, v, tau, dt=None, method: str = "geometric",
 def _ad(model, X):
     """ad_x (T, nv, nv) of tangent vectors X (T, nv) (``geometric.tangent_ad_point``; its
     free-flyer block is crm(x[:6]))."""
-    return _geo.tangent_ad_batch(*model.kernel_args, np.ascontiguousarray(X),
-                                 num_chunks(len(X)))
+    out = np.empty((len(X), model.nv, model.nv))
+    run_in_chunks(_geo.tangent_ad_batch, _geo.tangent_ad_chunk,
+                  (*model.kernel_args, np.ascontiguousarray(X), out), num_chunks(len(X)))
+    return out
 
 
 def _continuous_body(model, V, da_dq, da_dv, Minv):
-    return _geo.continuous_linearization_batch(*model.kernel_args, V, *map(np.ascontiguousarray,
-                                               (da_dq, da_dv, Minv)), num_chunks(len(V)))
+    T, n = V.shape
+    A, B = np.empty((T, 2 * n, 2 * n)), np.empty((T, 2 * n, n))
+    run_in_chunks(_geo.continuous_linearization_batch, _geo.continuous_linearization_chunk,
+                  (*model.kernel_args, V, *map(np.ascontiguousarray, (da_dq, da_dv, Minv)), A,
+                   B), num_chunks(T))
+    return A, B
 
 
 def _continuous_inertial(model, Q, V, a, da_dq, da_dv, da_dH, Minv):
     T, n = V.shape
-    Ad = _geo.base_adjoint_batch(*model.kernel_args, Q, num_chunks(len(Q)))  # Ad(H)
+    Ad = np.zeros((T, 6, 6))  # Ad(H)
+    run_in_chunks(_geo.base_adjoint_batch, _geo.base_adjoint_chunk, (*model.kernel_args, Q, Ad),
+                  num_chunks(T))
     AdInv = np.linalg.inv(Ad)  # ^0X_A
     A = np.zeros((T, 2 * n, 2 * n))
     A[:, :6, n:n + 6] = AdInv
@@ -220,7 +246,7 @@ def _semi_implicit_euler(model, Q, V, dt, a, da_dq, da_dv, Minv):
     e = integrate_second_order(model, Q, W, hessian=False)
     A = np.empty((T, 2 * n, 2 * n))
     B = np.empty((T, 2 * n, n))
-    assemble_step_derivatives(np.eye(n), dt, *map(np.ascontiguousarray, (da_dq, da_dv, Minv,
-                              e.Jq, e.Jw)), e.offsets, e.sizes, A, B, np.empty((T, n, n)),
-                              num_chunks(T))
+    run_in_chunks(assemble_step_derivatives, assemble_step_chunk,
+                  (np.eye(n), dt, *map(np.ascontiguousarray, (da_dq, da_dv, Minv, e.Jq, e.Jw)),
+                   e.offsets, e.sizes, A, B, np.empty((T, n, n))), num_chunks(T))
     return A, B

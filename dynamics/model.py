@@ -32,7 +32,7 @@ import numpy as np
 
 from .inputs import prepare
 from .kernels import kinematics as _kin
-from .kernels.layout import KernelModel, num_chunks, pack
+from .kernels.layout import KernelModel, num_chunks, pack, run_in_chunks
 
 #: the joint type codes of ``jtype`` (revolute, unbounded revolute, prismatic, helical,
 #: spherical, free-flyer, planar)
@@ -292,14 +292,18 @@ class RobotModel:
     def integrate(self, q, dq) -> np.ndarray:
         """q (+) dq, as ``pinocchio.integrate``.  Shapes (nq,), (nv,) or batched (T, nq), (T, nv)."""
         b = prepare(self, q=q, dq=dq)
-        return b.unbatch(_kin.integrate_batch(*self.kernel_args, b["q"], b["dq"],
-                                              num_chunks(b.T)))
+        out = np.empty((b.T, self.nq))
+        run_in_chunks(_kin.integrate_batch, _kin.integrate_chunk,
+                      (*self.kernel_args, b["q"], b["dq"], out), num_chunks(b.T))
+        return b.unbatch(out)
 
     def difference(self, q0, q1) -> np.ndarray:
         """q1 (-) q0 (tangent vector at q0), as ``pinocchio.difference``."""
         b = prepare(self, q0=q0, q1=q1)
-        return b.unbatch(_kin.difference_batch(*self.kernel_args, b["q0"], b["q1"],
-                                               num_chunks(b.T)))
+        out = np.empty((b.T, self.nv))
+        run_in_chunks(_kin.difference_batch, _kin.difference_chunk,
+                      (*self.kernel_args, b["q0"], b["q1"], out), num_chunks(b.T))
+        return b.unbatch(out)
 
     def random_configuration(self, rng=None) -> np.ndarray:
         """A random configuration: joint limits where finite, else angles in [-pi, pi] and

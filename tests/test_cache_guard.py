@@ -37,7 +37,8 @@ def test_stale_cache_is_dropped(tmp_path):
 _ONCE = ("cost_knots", "fdsva_core", "_integrate_hessian_block", "so3_log_expansion")
 #: the doors of the compiled solver and the protocol path's batched kernels
 _DOORS = ("derivatives_chunk", "knot_derivatives", "backward_pass", "rollout", "rollout_cost",
-          "cost_batch", "gradient_norm", "integrate_expansion_batch", "rnea_batch", "fdsva_batch")
+          "cost_batch", "gradient_norm", "integrate_expansion_batch", "rnea_batch", "fdsva_batch",
+          "fdsva_so_batch")
 
 
 @pytest.mark.last

@@ -191,12 +191,25 @@ def _row_sums(pair, chunk, nchunks):
 
 @njit(parallel=True)
 def _row_sums_door(pair, chunks):
+    """A door whose chunk takes a record: taken apart here, rebuilt inside the parallel loop."""
     x, out = pair
     nchunks = chunks[2]
     ran = np.zeros(nchunks, np.int64)
     for c in prange(nchunks):
         ran[c] = layout.call_chunk(chunks, (_Pair(x, out), np.int64(c), nchunks))
     return ran.max()
+
+
+@njit
+def _plain_row_sums(x, out, chunk, nchunks):
+    t0, t1 = layout.chunk_range(x.shape[0], chunk, nchunks)
+    for t in range(t0, t1):
+        out[t] = x[t].sum() + chunk
+
+
+@njit(parallel=layout.prange_only())
+def _plain_door(x, out, chunks):
+    return layout.in_parallel((x, out), chunks)
 
 
 @njit(parallel=True)
@@ -223,6 +236,11 @@ def test_run_in_chunks_calls_the_chunk_by_its_address_for_the_argument_types():
     # an exception in the chunk reaches the caller through the door
     with pytest.raises(ValueError, match="one row per row"):
         layout.run_in_chunks(_row_sums_door, _row_sums, (_Pair(x, np.zeros(5)),), 2)
+    # the door of a chunk of arrays: the loop of in_parallel, which numba makes parallel in it
+    out = np.zeros(6)
+    layout.run_in_chunks(_plain_door, _plain_row_sums, (x, out), 2)
+    np.testing.assert_array_equal(out, want)
+    assert "do_scheduling" in _plain_door.inspect_llvm(_plain_door.signatures[0])
     # a door that passes other types than the chunk was compiled for never calls the address
     with pytest.raises(layout.StaleChunk, match="_wrong_door passes _row_sums other argument"):
         layout.run_in_chunks(_wrong_door, _row_sums, (pair,), 2)

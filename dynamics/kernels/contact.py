@@ -101,14 +101,14 @@ the contacts' (q, v+) block, and none in (v, v).
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .dense import back_substitution, cholesky, cholesky_solve_vector, forward_substitution
 from .inverse import (crba_point, ground_inertias, idsva_backward_sweep, idsva_forward_into,
                       rnea_point)
 from .second_order import idsva_so_contracted_sweep
 from .kinematics import forward_kinematics
-from .layout import chunk_range, prange_only, unpack
+from .layout import chunk_range, in_parallel, prange_only, unpack
 from .lie_group import se3_log_hessian_contracted, se3_log_jacobian
 from .spatial import dot6, matTvec6, matvec6
 
@@ -1095,8 +1095,10 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
 
 # ---------------------------------------------------------------------------------- batches
 @njit(**_JIT)
-def _dynamics_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status, chunk,
-                    nchunks):
+def constrained_dynamics_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status,
+                               chunk, nchunks):
+    """:func:`constrained_dynamics_point` at the knots of chunk ``chunk`` of ``nchunks`` into A (T,
+    nv), LAM (T, nc), status (T,)."""
     m = unpack(ints, floats)
     nj, nv = ints[0], ints[1]
     work = contact_workspace(nj, nv, LAM.shape[1])
@@ -1108,20 +1110,16 @@ def _dynamics_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, st
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
 def constrained_dynamics_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status,
-                               nchunks):
-    """:func:`constrained_dynamics_point` at T knots into A (T, nv), LAM (T, nc), status (T,)."""
-    if nchunks == 1:
-        _dynamics_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status,
-                        np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _dynamics_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status,
-                            np.int64(c), nchunks)
+                               chunks):
+    """The door of :func:`constrained_dynamics_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status), chunks)
 
 
 @njit(**_JIT)
-def _derivatives_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ, DAV, DAT,
-                       DLQ, DLV, DLT, status, chunk, nchunks):
+def constrained_derivatives_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ,
+                                  DAV, DAT, DLQ, DLV, DLT, status, chunk, nchunks):
+    """:func:`constrained_derivatives_point` at the knots of chunk ``chunk`` of ``nchunks``."""
     m = unpack(ints, floats)
     nj, nv = ints[0], ints[1]
     work = contact_workspace(nj, nv, LAM.shape[1])
@@ -1134,15 +1132,11 @@ def _derivatives_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM,
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
 def constrained_derivatives_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ,
-                                  DAV, DAT, DLQ, DLV, DLT, status, nchunks):
-    """:func:`constrained_derivatives_point` at T knots."""
-    if nchunks == 1:
-        _derivatives_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ, DAV,
-                           DAT, DLQ, DLV, DLT, status, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _derivatives_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ,
-                               DAV, DAT, DLQ, DLV, DLT, status, np.int64(c), nchunks)
+                                  DAV, DAT, DLQ, DLV, DLT, status, chunks):
+    """The door of :func:`constrained_derivatives_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ, DAV, DAT,
+                        DLQ, DLV, DLT, status), chunks)
 
 
 # ---------------------------------------------------------------------------------- second order
@@ -1752,8 +1746,11 @@ def impulse_so_terms(m0, cints, cfloats, q, v, restitution, mu_v, mu_l, v_plus, 
 
 
 @njit(**_JIT)
-def _so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV, DAT, DLQ,
-              DLV, DLT, LQ, LV, LQV, LT, status, chunk, nchunks):
+def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV,
+                         DAT, DLQ, DLV, DLT, LQ, LV, LQV, LT, status, chunk, nchunks):
+    """The first derivatives of :func:`constrained_derivatives_chunk` and, with co-states
+    MU (T, nv + nc), the contracted second derivatives LQ, LV, LQV, LT (T, 1, nv, nv); with MU of
+    0 knots, the full second-derivative tensors of (a, lam) (T, nv + nc, nv, nv) in LQ ... LT."""
     m = unpack(ints, floats)
     nj, nv = ints[0], ints[1]
     nc = LAM.shape[1]
@@ -1787,22 +1784,21 @@ def _so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ,
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
 def constrained_so_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV,
-                         DAT, DLQ, DLV, DLT, LQ, LV, LQV, LT, status, nchunks):
-    """The first derivatives of :func:`constrained_derivatives_batch` and, with co-states
-    MU (T, nv + nc), the contracted second derivatives LQ, LV, LQV, LT (T, 1, nv, nv); with MU of
-    0 knots, the full second-derivative tensors of (a, lam) (T, nv + nc, nv, nv) in LQ ... LT."""
-    if nchunks == 1:
-        _so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV, DAT,
-                  DLQ, DLV, DLT, LQ, LV, LQV, LT, status, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV,
-                      DAT, DLQ, DLV, DLT, LQ, LV, LQV, LT, status, np.int64(c), nchunks)
+                         DAT, DLQ, DLV, DLT, LQ, LV, LQV, LT, status, chunks):
+    """The door of :func:`constrained_so_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV, DAT,
+                        DLQ, DLV, DLT, LQ, LV, LQV, LT, status), chunks)
 
 
 @njit(**_JIT)
-def _impulse_chunk(ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU, VP,
-                   IMP, DVQ, DVV, DIQ, DIV, LQ, LQV, status, chunk, nchunks):
+def impulse_chunk(ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU, VP,
+                  IMP, DVQ, DVV, DIQ, DIV, LQ, LQV, status, chunk, nchunks):
+    """The impact map at the knots of chunk ``chunk`` of ``nchunks`` for the model without gravity
+    (``ints0``, ``floats0``) and contacts without gains: ``order`` 0: v+ (T, nv), the impulses (T,
+    nc); 1: and their first derivatives DVQ, DVV (T, nv, nv), DIQ, DIV (T, nc, nv); 2: and the
+    second derivatives on (q, q) and (q, v), contracted with MU (T, nv + nc) into LQ, LQV (T, 1, nv,
+    nv), or with MU of 0 knots the full tensors of (v+, imp) (T, nv + nc, nv, nv)."""
     m0 = unpack(ints0, floats0)
     nj, nv = ints0[0], ints0[1]
     nc = IMP.shape[1]
@@ -1839,19 +1835,11 @@ def _impulse_chunk(ints0, floats0, cints, cfloats, Q, V, restitution, damping, o
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
 def impulse_batch(ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU, VP, IMP,
-                  DVQ, DVV, DIQ, DIV, LQ, LQV, status, nchunks):
-    """The impact map at T knots for the model without gravity (``ints0``, ``floats0``) and
-    contacts without gains: ``order`` 0: v+ (T, nv), the impulses (T, nc); 1: and their first
-    derivatives DVQ, DVV (T, nv, nv), DIQ, DIV (T, nc, nv); 2: and the second derivatives on
-    (q, q) and (q, v), contracted with MU (T, nv + nc) into LQ, LQV (T, 1, nv, nv), or with MU
-    of 0 knots the full tensors of (v+, imp) (T, nv + nc, nv, nv)."""
-    if nchunks == 1:
-        _impulse_chunk(ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU, VP,
-                       IMP, DVQ, DVV, DIQ, DIV, LQ, LQV, status, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _impulse_chunk(ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU,
-                           VP, IMP, DVQ, DVV, DIQ, DIV, LQ, LQV, status, np.int64(c), nchunks)
+                  DVQ, DVV, DIQ, DIV, LQ, LQV, status, chunks):
+    """The door of :func:`impulse_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU, VP,
+                        IMP, DVQ, DVV, DIQ, DIV, LQ, LQV, status), chunks)
 
 
 @njit(cache=True, error_model="numpy")

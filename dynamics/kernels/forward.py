@@ -13,9 +13,9 @@
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .layout import borrowed, call_chunk, chunk_range, keep_alive, prange_only, unpack
+from .layout import borrowed, chunk_range, in_parallel, keep_alive, prange_only, unpack
 
 from .dense import gemm
 from .inverse import crba_point, idsva_sweeps, kinematics_and_inertias
@@ -347,7 +347,7 @@ def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, 
 
 
 @njit(cache=True, error_model="numpy")
-def _aba_chunk(ints, floats, Q, V, TAU, out, chunk, nchunks):
+def aba_chunk(ints, floats, Q, V, TAU, out, chunk, nchunks):
     nj = ints[0]
     nv = ints[1]
     m = unpack(ints, floats)
@@ -361,18 +361,16 @@ def _aba_chunk(ints, floats, Q, V, TAU, out, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def aba_batch(ints, floats, Q, V, TAU, nchunks):
-    out = np.empty((Q.shape[0], ints[1]))
-    if nchunks == 1:
-        _aba_chunk(ints, floats, Q, V, TAU, out, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _aba_chunk(ints, floats, Q, V, TAU, out, np.int64(c), nchunks)
-    return out
+def aba_batch(ints, floats, Q, V, TAU, out, chunks):
+    """The door of :func:`aba_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, V, TAU, out), chunks)
 
 
 @njit(cache=True, error_model="numpy")
-def _minv_chunk(ints, floats, Q, out, chunk, nchunks):
+def minv_chunk(ints, floats, Q, out, chunk, nchunks):
+    """M^{-1} at the knots of chunk ``chunk`` of ``nchunks`` into out (T, nv, nv): CRBA, then the
+    sparse L^T D L factorization."""
     m = unpack(ints, floats)
     nv = ints[1]
     M = np.empty((nv, nv))
@@ -384,35 +382,23 @@ def _minv_chunk(ints, floats, Q, out, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def minv_batch(ints, floats, Q, nchunks):
-    """M^{-1} per knot: CRBA, then the sparse L^T D L factorization."""
-    out = np.empty((Q.shape[0], ints[1], ints[1]))
-    if nchunks == 1:
-        _minv_chunk(ints, floats, Q, out, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _minv_chunk(ints, floats, Q, out, np.int64(c), nchunks)
-    return out
+def minv_batch(ints, floats, Q, out, chunks):
+    """The door of :func:`minv_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, out), chunks)
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
 def fdsva_batch(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, chunks):
-    """:func:`fdsva_core` at every knot into qdd (T, nv), da_dq, da_dv, Minv (T, nv, nv), in
-    parallel chunks of knots (one per thread), each by :func:`fdsva_chunk` through ``chunks`` =
-    (its address, key, nchunks >= 2) (:func:`~.layout.run_in_chunks` calls this; the status it
-    returns is :func:`~.layout.call_chunk`'s)."""
-    nchunks = chunks[2]
-    ran = np.zeros(nchunks, np.int64)
-    for c in prange(nchunks):
-        ran[c] = call_chunk(chunks, (ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv,
-                                       np.int64(c), nchunks))
-    return ran.max()
+    """The door of :func:`fdsva_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv), chunks)
 
 
 @njit(cache=True, error_model="numpy")
 def fdsva_chunk(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, chunk, nchunks):
-    """:func:`fdsva_core` at the knots of chunk ``chunk`` of ``nchunks``, with work arrays of
-    its own."""
+    """:func:`fdsva_core` at the knots of chunk ``chunk`` of ``nchunks`` into qdd (T, nv),
+    da_dq, da_dv, Minv (T, nv, nv), with work arrays of its own."""
     m = unpack(ints, floats)
     nj = ints[0]
     nv = ints[1]

@@ -25,12 +25,12 @@ products instead of O(n^4)).
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .dense import gemm, gemm_tn
 from .forward import IPR_LTDL, aza_apply, fdsva_core
 from .inverse import idsva_point
-from .layout import KernelModel, chunk_range, prange_only, unpack
+from .layout import KernelModel, chunk_range, in_parallel, prange_only, unpack
 from .second_order import id_so_views, idsva_so_contracted, idsva_so_point
 
 INNER_DTM, INNER_IDFOZA = 0, 1
@@ -202,7 +202,9 @@ def fd_lam_views(buf, T, nv):
 
 
 @njit(cache=True, error_model="numpy")
-def _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, chunk, nchunks):
+def fdsva_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, chunk, nchunks):
+    """Full FDSVA-SO at the knots of chunk ``chunk`` of ``nchunks``, in place into ``buf`` (layout
+    of ``id_so_views``)."""
     m = unpack(ints, floats)
     a, dq, dv, Minv, d2q, d2v, d2qv, d2t = id_so_views(buf, Q.shape[0], ints[1])
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
@@ -212,18 +214,16 @@ def _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def fdsva_so_batch(ints, floats, Q, V, TAU, inner, outer, buf, nchunks):
-    """Full FDSVA-SO over a batch, in place into ``buf`` (layout of ``id_so_views``), in
-    ``nchunks`` parallel chunks of knots."""
-    if nchunks == 1:
-        _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _fd_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, np.int64(c), nchunks)
+def fdsva_so_batch(ints, floats, Q, V, TAU, inner, outer, buf, chunks):
+    """The door of :func:`fdsva_so_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, V, TAU, inner, outer, buf), chunks)
 
 
 @njit(cache=True, error_model="numpy")
-def _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, chunk, nchunks):
+def fdsva_so_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, chunk, nchunks):
+    """Contracted FDSVA-SO at the knots of chunk ``chunk`` of ``nchunks``, in place into ``buf``
+    (layout of ``fd_lam_views``)."""
     m = unpack(ints, floats)
     a, dq, dv, Minv, Lq, Lv, Lqv, Lt = fd_lam_views(buf, Q.shape[0], ints[1])
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
@@ -233,11 +233,7 @@ def _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def fdsva_so_lam_batch(ints, floats, Q, V, TAU, LAM, buf, nchunks):
-    """Contracted FDSVA-SO over a batch, in place into ``buf`` (layout of ``fd_lam_views``), in
-    ``nchunks`` parallel chunks of knots."""
-    if nchunks == 1:
-        _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _fd_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, np.int64(c), nchunks)
+def fdsva_so_lam_batch(ints, floats, Q, V, TAU, LAM, buf, chunks):
+    """The door of :func:`fdsva_so_lam_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, V, TAU, LAM, buf), chunks)

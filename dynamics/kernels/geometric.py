@@ -54,12 +54,12 @@ block Minv[7:, 1:6]) is the transpose of the upper one, and ``M^A_0`` starts at 
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .dense import symm_gemm_col_sparse
 from .forward import small_spd_inverse
 from .kinematics import FF, PLA, SPH, compose_placements, ground_motion_subspace, joint_transform
-from .layout import borrowed, chunk_range, keep_alive, prange_only, unpack
+from .layout import borrowed, chunk_range, in_parallel, keep_alive, prange_only, unpack
 from .spatial import force_cross_add, ground_inertia, motion_cross, motion_cross_add, tup6
 
 # contract: LLVM may fuse a * b + c into one FMA (rounding changes in the last bits; measured on
@@ -737,7 +737,11 @@ def geometric_fd_point(m, q, v, tau, support, acc, Minv, dacc):
 
 
 @njit(**_JIT)
-def _geometric_fd_chunk(ints, floats, Q, V, TAU, support, acc, Minv, dacc, chunk, nchunks):
+def geometric_fd_chunk(ints, floats, Q, V, TAU, support, acc, Minv, dacc, chunk, nchunks):
+    """:func:`geometric_fd_point` at the knots of chunk ``chunk`` of ``nchunks``: acc (T, nv), Minv
+    (T, nv, nv), dacc (T, nv, ncol). ``support``: the model's :func:`column_support` (seg, nseg,
+    nslot, slot) for ncol = ``seg.shape[0]`` columns (computed once per model by the caller: it
+    costs about as much as the Minv product of a point)."""
     m = unpack(ints, floats)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
@@ -745,24 +749,10 @@ def _geometric_fd_chunk(ints, floats, Q, V, TAU, support, acc, Minv, dacc, chunk
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def geometric_fd_batch(ints, floats, Q, V, TAU, seg, nseg, nslot, slot, nchunks):
-    """:func:`geometric_fd_point` at every knot: acc (T, nv), Minv (T, nv, nv), dacc (T, nv,
-    ncol), in ``nchunks`` parallel chunks of knots.  ``seg``, ``nseg``, ``nslot``, ``slot``: the
-    model's :func:`column_support` for ncol = ``seg.shape[0]`` columns (computed once per model
-    by the caller: it costs about as much as the Minv product of a point)."""
-    T = Q.shape[0]
-    nv = ints[1]
-    acc = np.empty((T, nv))
-    Minv = np.empty((T, nv, nv))
-    dacc = np.empty((T, nv, seg.shape[0]))
-    if nchunks == 1:
-        _geometric_fd_chunk(ints, floats, Q, V, TAU, (seg, nseg, nslot, slot), acc, Minv, dacc,
-                            np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _geometric_fd_chunk(ints, floats, Q, V, TAU, (seg, nseg, nslot, slot), acc, Minv,
-                                dacc, np.int64(c), nchunks)
-    return acc, Minv, dacc
+def geometric_fd_batch(ints, floats, Q, V, TAU, support, acc, Minv, dacc, chunks):
+    """The door of :func:`geometric_fd_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, V, TAU, support, acc, Minv, dacc), chunks)
 
 
 @njit(**_INLINE)
@@ -780,7 +770,14 @@ def _configuration_rows(m, v, A, B):
 
 
 @njit(**_JIT)
-def _linearization_chunk(ints, floats, Q, V, TAU, support, acc, A, B, chunk, nchunks):
+def geometric_linearization_chunk(ints, floats, Q, V, TAU, support, acc, A, B, chunk, nchunks):
+    """The continuous-time linearization in the body base twist (``dynamics.linearize``'s default)
+    at the knots of chunk ``chunk`` of ``nchunks``, assembled where it is computed: acc (T, nv), A
+    (T, 2nv, 2nv) = [[-ad_v, I], [da_dq, da_dv]] and B (T, 2nv, nv) = [[0], [Minv]]; the
+    forward-dynamics derivatives of :func:`geometric_fd_point` are written into A's and B's
+    acceleration rows (no copy: on ATLAS the numpy assembly of A and B cost more than the kernel
+    itself). ``support``: :func:`column_support` for 2 nv columns (as
+    :func:`geometric_fd_chunk`)."""
     m = unpack(ints, floats)
     nv = ints[1]
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
@@ -792,31 +789,17 @@ def _linearization_chunk(ints, floats, Q, V, TAU, support, acc, A, B, chunk, nch
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def geometric_linearization_batch(ints, floats, Q, V, TAU, seg, nseg, nslot, slot, nchunks):
-    """The continuous-time linearization in the body base twist (``dynamics.linearize``'s
-    default) at every knot, assembled where it is computed: acc (T, nv), A (T, 2nv, 2nv) =
-    [[-ad_v, I], [da_dq, da_dv]] and B (T, 2nv, nv) = [[0], [Minv]]; the forward-dynamics
-    derivatives of :func:`geometric_fd_point` are written into A's and B's acceleration rows
-    (no copy: on ATLAS the numpy assembly of A and B cost more than the kernel itself).
-    ``seg``, ``nseg``, ``nslot``, ``slot``: :func:`column_support` for 2 nv columns (as
-    :func:`geometric_fd_batch`)."""
-    T = Q.shape[0]
-    nv = ints[1]
-    acc = np.empty((T, nv))
-    A = np.empty((T, 2 * nv, 2 * nv))
-    B = np.empty((T, 2 * nv, nv))
-    if nchunks == 1:
-        _linearization_chunk(ints, floats, Q, V, TAU, (seg, nseg, nslot, slot), acc, A, B,
-                             np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _linearization_chunk(ints, floats, Q, V, TAU, (seg, nseg, nslot, slot), acc, A, B,
-                                 np.int64(c), nchunks)
-    return acc, A, B
+def geometric_linearization_batch(ints, floats, Q, V, TAU, support, acc, A, B, chunks):
+    """The door of :func:`geometric_linearization_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, V, TAU, support, acc, A, B), chunks)
 
 
 @njit(**_JIT)
-def _continuous_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, chunk, nchunks):
+def continuous_linearization_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, chunk, nchunks):
+    """The A (T, 2nv, 2nv) and B (T, 2nv, nv) of :func:`geometric_linearization_chunk` from
+    forward-dynamics derivatives computed otherwise (da_dq, da_dv, Minv (T, nv, nv), e.g. by
+    FDSVA) at velocities V (T, nv), at the knots of chunk ``chunk`` of ``nchunks``."""
     m = unpack(ints, floats)
     nv = ints[1]
     t0, t1 = chunk_range(V.shape[0], chunk, nchunks)
@@ -830,24 +813,15 @@ def _continuous_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, chunk, nchunks)
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def continuous_linearization_batch(ints, floats, V, da_dq, da_dv, Minv, nchunks):
-    """The A (T, 2nv, 2nv) and B (T, 2nv, nv) of :func:`geometric_linearization_batch` from
-    forward-dynamics derivatives computed otherwise (da_dq, da_dv, Minv (T, nv, nv), e.g. by
-    FDSVA) at velocities V (T, nv), in ``nchunks`` parallel chunks of knots."""
-    T = V.shape[0]
-    nv = ints[1]
-    A = np.empty((T, 2 * nv, 2 * nv))
-    B = np.empty((T, 2 * nv, nv))
-    if nchunks == 1:
-        _continuous_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _continuous_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, np.int64(c), nchunks)
-    return A, B
+def continuous_linearization_batch(ints, floats, V, da_dq, da_dv, Minv, A, B, chunks):
+    """The door of :func:`continuous_linearization_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, V, da_dq, da_dv, Minv, A, B), chunks)
 
 
 @njit(**_JIT)
-def _eidamb_chunk(ints, floats, Q, V, A, tau, chunk, nchunks):
+def eidamb_chunk(ints, floats, Q, V, A, tau, chunk, nchunks):
+    """:func:`eidamb_point` at the knots of chunk ``chunk`` of ``nchunks``: tau (T, nv)."""
     m = unpack(ints, floats)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
@@ -855,19 +829,16 @@ def _eidamb_chunk(ints, floats, Q, V, A, tau, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def eidamb_batch(ints, floats, Q, V, A, nchunks):
-    """:func:`eidamb_point` at every knot: tau (T, nv)."""
-    tau = np.empty((Q.shape[0], ints[1]))
-    if nchunks == 1:
-        _eidamb_chunk(ints, floats, Q, V, A, tau, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _eidamb_chunk(ints, floats, Q, V, A, tau, np.int64(c), nchunks)
-    return tau
+def eidamb_batch(ints, floats, Q, V, A, tau, chunks):
+    """The door of :func:`eidamb_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, V, A, tau), chunks)
 
 
 @njit(**_JIT)
-def _eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, chunk, nchunks):
+def eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, chunk, nchunks):
+    """:func:`eidamb_derivatives_point` at the knots of chunk ``chunk`` of ``nchunks``: tau (T, nv),
+    D (T, nv, ncol)."""
     m = unpack(ints, floats)
     slots = column_slots(m, D.shape[2])
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
@@ -876,22 +847,15 @@ def _eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def eidamb_derivatives_batch(ints, floats, Q, V, A, ncol, nchunks):
-    """:func:`eidamb_derivatives_point` at every knot: tau (T, nv), D (T, nv, ncol)."""
-    T = Q.shape[0]
-    nv = ints[1]
-    tau = np.empty((T, nv))
-    D = np.empty((T, nv, ncol))
-    if nchunks == 1:
-        _eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, np.int64(c), nchunks)
-    return tau, D
+def eidamb_derivatives_batch(ints, floats, Q, V, A, tau, D, chunks):
+    """The door of :func:`eidamb_derivatives_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, V, A, tau, D), chunks)
 
 
 @njit(**_JIT)
-def _immamb_chunk(ints, floats, Q, Minv, chunk, nchunks):
+def immamb_chunk(ints, floats, Q, Minv, chunk, nchunks):
+    """:func:`immamb_point` at the knots of chunk ``chunk`` of ``nchunks``: Minv (T, nv, nv)."""
     m = unpack(ints, floats)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
@@ -899,15 +863,10 @@ def _immamb_chunk(ints, floats, Q, Minv, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def immamb_batch(ints, floats, Q, nchunks):
-    """:func:`immamb_point` at every knot: Minv (T, nv, nv)."""
-    Minv = np.empty((Q.shape[0], ints[1], ints[1]))
-    if nchunks == 1:
-        _immamb_chunk(ints, floats, Q, Minv, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _immamb_chunk(ints, floats, Q, Minv, np.int64(c), nchunks)
-    return Minv
+def immamb_batch(ints, floats, Q, Minv, chunks):
+    """The door of :func:`immamb_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, Minv), chunks)
 
 
 @njit(**_JIT)
@@ -952,7 +911,8 @@ def tangent_ad_point(m, v, out):
 
 
 @njit(**_JIT)
-def _tangent_ad_chunk(ints, floats, V, out, chunk, nchunks):
+def tangent_ad_chunk(ints, floats, V, out, chunk, nchunks):
+    """:func:`tangent_ad_point` at the knots of chunk ``chunk`` of ``nchunks``: out (T, nv, nv)."""
     m = unpack(ints, floats)
     t0, t1 = chunk_range(V.shape[0], chunk, nchunks)
     for t in range(t0, t1):
@@ -960,19 +920,16 @@ def _tangent_ad_chunk(ints, floats, V, out, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def tangent_ad_batch(ints, floats, V, nchunks):
-    """:func:`tangent_ad_point` at every knot: (T, nv, nv)."""
-    out = np.empty((V.shape[0], ints[1], ints[1]))
-    if nchunks == 1:
-        _tangent_ad_chunk(ints, floats, V, out, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _tangent_ad_chunk(ints, floats, V, out, np.int64(c), nchunks)
-    return out
+def tangent_ad_batch(ints, floats, V, out, chunks):
+    """The door of :func:`tangent_ad_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, V, out), chunks)
 
 
 @njit(**_JIT)
-def _base_adjoint_chunk(ints, floats, Q, out, chunk, nchunks):
+def base_adjoint_chunk(ints, floats, Q, out, chunk, nchunks):
+    """Ad(H) (T, 6, 6) of the pose H = oM_1 of the root joint, [lin; ang]: [[R, [p]x R], [0, R]],
+    at the knots of chunk ``chunk`` of ``nchunks`` (out zeroed by the caller)."""
     m = unpack(ints, floats)
     RJ = np.empty((3, 3))
     pJ = np.empty(3)
@@ -994,12 +951,7 @@ def _base_adjoint_chunk(ints, floats, Q, out, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def base_adjoint_batch(ints, floats, Q, nchunks):
-    """Ad(H) (T, 6, 6) of the pose H = oM_1 of the root joint, [lin; ang]: [[R, [p]x R], [0, R]]."""
-    out = np.zeros((Q.shape[0], 6, 6))
-    if nchunks == 1:
-        _base_adjoint_chunk(ints, floats, Q, out, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _base_adjoint_chunk(ints, floats, Q, out, np.int64(c), nchunks)
-    return out
+def base_adjoint_batch(ints, floats, Q, out, chunks):
+    """The door of :func:`base_adjoint_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, out), chunks)

@@ -41,11 +41,11 @@ Series arrays (one sample; joint 0 is the universe and stays zero), K = highest 
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .forward import small_spd_inverse
 from .kinematics import FF, HEL, PLA, PRI, forward_kinematics, joint_transform
-from .layout import chunk_range, prange_only, unpack
+from .layout import chunk_range, in_parallel, prange_only, unpack
 from .spatial import body_coriolis_add, dot6, ground_inertia, matvec6, motion_cross
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -649,7 +649,9 @@ def _hybrid_buffers(nj):
 
 
 @njit(**_JIT)
-def _rnea_chunk(ints, floats, Q, VD, out, chunk, nchunks):
+def rnea_chunk(ints, floats, Q, VD, out, chunk, nchunks):
+    """:func:`rnea_point` at the samples of chunk ``chunk`` of ``nchunks``: Q (T, nq), VD (T, r+2,
+    nv) -> out (T, r+1, nv). One workspace per chunk."""
     m = unpack(ints, floats)
     B = binomials(VD.shape[1] - 1)
     ws = workspace(m.parent.shape[0], VD.shape[1] - 1)
@@ -658,22 +660,17 @@ def _rnea_chunk(ints, floats, Q, VD, out, chunk, nchunks):
         rnea_point(m, Q[t], VD[t], B, ws, out[t])
 
 
-@njit(parallel=prange_only(), **_JIT)
-def rnea_batch(ints, floats, Q, VD, nchunks):
-    """:func:`rnea_point` at every sample, in ``nchunks`` parallel chunks of samples: Q (T, nq),
-    VD (T, r+2, nv) -> (T, r+1, nv).  One workspace per chunk."""
-    T, K1, nv = VD.shape
-    out = np.empty((T, K1 - 1, nv))
-    if nchunks == 1:
-        _rnea_chunk(ints, floats, Q, VD, out, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _rnea_chunk(ints, floats, Q, VD, out, np.int64(c), nchunks)
-    return out
+@njit(cache=True, error_model="numpy", parallel=prange_only())
+def rnea_batch(ints, floats, Q, VD, out, chunks):
+    """The door of :func:`rnea_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, VD, out), chunks)
 
 
 @njit(**_JIT)
-def _hybrid_chunk(ints, floats, Q, VD, TAU, motion, chunk, nchunks):
+def hybrid_chunk(ints, floats, Q, VD, TAU, motion, chunk, nchunks):
+    """:func:`hybrid_point` at the samples of chunk ``chunk`` of ``nchunks``; VD (T, r+2, nv) and
+    TAU (T, r+1, nv) are completed in place (see hybrid_point for which entries are inputs)."""
     m = unpack(ints, floats)
     K = TAU.shape[1]
     B = binomials(K)
@@ -684,16 +681,11 @@ def _hybrid_chunk(ints, floats, Q, VD, TAU, motion, chunk, nchunks):
         hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, buffers)
 
 
-@njit(parallel=prange_only(), **_JIT)
-def hybrid_batch(ints, floats, Q, VD, TAU, motion, nchunks):
-    """:func:`hybrid_point` at every sample, in ``nchunks`` parallel chunks of samples; VD (T,
-    r+2, nv) and TAU (T, r+1, nv) are completed in place (see hybrid_point for which entries are
-    inputs)."""
-    if nchunks == 1:
-        _hybrid_chunk(ints, floats, Q, VD, TAU, motion, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _hybrid_chunk(ints, floats, Q, VD, TAU, motion, np.int64(c), nchunks)
+@njit(cache=True, error_model="numpy", parallel=prange_only())
+def hybrid_batch(ints, floats, Q, VD, TAU, motion, chunks):
+    """The door of :func:`hybrid_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, VD, TAU, motion), chunks)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -782,25 +774,17 @@ def closed_form_point(m, q, v, M, h, g, C):
 
 
 @njit(**_JIT)
-def _closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, chunk, nchunks):
+def closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, chunk, nchunks):
+    """:func:`closed_form_point` at the samples of chunk ``chunk`` of ``nchunks``: M, h, g, C of
+    shapes (T, nv, nv), (T, nv), (T, nv), (T, nv, nv)."""
     m = unpack(ints, floats)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
         closed_form_point(m, Q[t], Vel[t], M[t], h[t], g[t], C[t])
 
 
-@njit(parallel=prange_only(), **_JIT)
-def closed_form_batch(ints, floats, Q, Vel, nchunks):
-    """:func:`closed_form_point` at every sample, in ``nchunks`` parallel chunks of samples: M, h,
-    g, C of shapes (T, nv, nv), (T, nv), (T, nv), (T, nv, nv)."""
-    T, nv = Vel.shape
-    M = np.empty((T, nv, nv))
-    h = np.empty((T, nv))
-    g = np.empty((T, nv))
-    C = np.empty((T, nv, nv))
-    if nchunks == 1:
-        _closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, np.int64(c), nchunks)
-    return M, h, g, C
+@njit(cache=True, error_model="numpy", parallel=prange_only())
+def closed_form_batch(ints, floats, Q, Vel, M, h, g, C, chunks):
+    """The door of :func:`closed_form_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, Vel, M, h, g, C), chunks)

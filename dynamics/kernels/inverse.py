@@ -20,9 +20,9 @@ of joint i and lambda(i) its parent:
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .layout import chunk_range, prange_only, unpack
+from .layout import chunk_range, in_parallel, prange_only, unpack
 
 from .kinematics import forward_kinematics
 from .spatial import (
@@ -304,7 +304,7 @@ def composite_sums(m, IC, BC, FC):
 
 
 @njit(cache=True, error_model="numpy")
-def _rnea_chunk(ints, floats, Q, V, A, out, chunk, nchunks):
+def rnea_chunk(ints, floats, Q, V, A, out, chunk, nchunks):
     m = unpack(ints, floats)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
@@ -312,18 +312,14 @@ def _rnea_chunk(ints, floats, Q, V, A, out, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def rnea_batch(ints, floats, Q, V, A, nchunks):
-    out = np.empty(V.shape)
-    if nchunks == 1:
-        _rnea_chunk(ints, floats, Q, V, A, out, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _rnea_chunk(ints, floats, Q, V, A, out, np.int64(c), nchunks)
-    return out
+def rnea_batch(ints, floats, Q, V, A, out, chunks):
+    """The door of :func:`rnea_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, V, A, out), chunks)
 
 
 @njit(cache=True, error_model="numpy")
-def _crba_chunk(ints, floats, Q, out, chunk, nchunks):
+def crba_chunk(ints, floats, Q, out, chunk, nchunks):
     m = unpack(ints, floats)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
@@ -332,18 +328,14 @@ def _crba_chunk(ints, floats, Q, out, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def crba_batch(ints, floats, Q, nchunks):
-    out = np.empty((Q.shape[0], ints[1], ints[1]))
-    if nchunks == 1:
-        _crba_chunk(ints, floats, Q, out, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _crba_chunk(ints, floats, Q, out, np.int64(c), nchunks)
-    return out
+def crba_batch(ints, floats, Q, out, chunks):
+    """The door of :func:`crba_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, out), chunks)
 
 
 @njit(cache=True, error_model="numpy")
-def _idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, chunk, nchunks):
+def idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, chunk, nchunks):
     m = unpack(ints, floats)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
@@ -354,16 +346,7 @@ def _idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def idsva_batch(ints, floats, Q, V, A, nchunks):
-    T = Q.shape[0]
-    nv = ints[1]
-    tau = np.empty((T, nv))
-    dq = np.empty((T, nv, nv))
-    dv = np.empty((T, nv, nv))
-    M = np.empty((T, nv, nv))
-    if nchunks == 1:
-        _idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, np.int64(c), nchunks)
-    return tau, dq, dv, M
+def idsva_batch(ints, floats, Q, V, A, tau, dq, dv, M, chunks):
+    """The door of :func:`idsva_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, V, A, tau, dq, dv, M), chunks)

@@ -24,9 +24,9 @@ what makes the derivative kernels follow the right-perturbation convention of th
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .layout import chunk_range, prange_only, unpack
+from .layout import chunk_range, in_parallel, prange_only, unpack
 
 REV, RUB, PRI, SPH, FF, PLA, HEL = 0, 1, 2, 3, 4, 5, 6
 
@@ -376,7 +376,7 @@ def difference_point(m, q0, q1, out):
 
 
 @njit(cache=True, error_model="numpy")
-def _integrate_chunk(ints, floats, Q, V, out, chunk, nchunks):
+def integrate_chunk(ints, floats, Q, V, out, chunk, nchunks):
     m = unpack(ints, floats)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
@@ -384,18 +384,14 @@ def _integrate_chunk(ints, floats, Q, V, out, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def integrate_batch(ints, floats, Q, V, nchunks):
-    out = np.empty_like(Q)
-    if nchunks == 1:
-        _integrate_chunk(ints, floats, Q, V, out, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _integrate_chunk(ints, floats, Q, V, out, np.int64(c), nchunks)
-    return out
+def integrate_batch(ints, floats, Q, V, out, chunks):
+    """The door of :func:`integrate_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, V, out), chunks)
 
 
 @njit(cache=True, error_model="numpy")
-def _difference_chunk(ints, floats, Q0, Q1, out, chunk, nchunks):
+def difference_chunk(ints, floats, Q0, Q1, out, chunk, nchunks):
     m = unpack(ints, floats)
     t0, t1 = chunk_range(Q0.shape[0], chunk, nchunks)
     for t in range(t0, t1):
@@ -403,11 +399,7 @@ def _difference_chunk(ints, floats, Q0, Q1, out, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def difference_batch(ints, floats, Q0, Q1, nchunks):
-    out = np.empty((Q0.shape[0], ints[1]))
-    if nchunks == 1:
-        _difference_chunk(ints, floats, Q0, Q1, out, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _difference_chunk(ints, floats, Q0, Q1, out, np.int64(c), nchunks)
-    return out
+def difference_batch(ints, floats, Q0, Q1, out, chunks):
+    """The door of :func:`difference_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q0, Q1, out), chunks)

@@ -51,7 +51,7 @@ from collections import namedtuple
 import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
-from numba import njit, typeof
+from numba import njit, prange, typeof
 from numba.core import cgutils, types
 from numba.core.typing.typeof import Purpose
 from numba.extending import intrinsic
@@ -318,21 +318,25 @@ def call_door(door, kernel, args, chunk_args, nchunks):
 def run_in_chunks(door, kernel, args, nchunks):
     """``kernel(*args, c, nchunks)`` for every chunk c of ``nchunks``: on the calling thread for
     one chunk, else in parallel through ``door(*args, chunks)``, ``chunks`` = (address, key,
-    nchunks) of the kernel's machine code.  The door's ``prange`` loop over the chunks calls
-    ``call_chunk(chunks, (*args, c, nchunks))``, not the kernel by name, and returns the
-    largest status::
+    nchunks) of the kernel's machine code.  A door takes the chunk's arguments and passes them
+    on to its parallel loop, :func:`in_parallel` (one door per kernel: numba's cache keeps one
+    signature per function, see ``tests/test_cache_guard.py``)::
 
-        ran = np.zeros(chunks[2], np.int64)
-        for c in prange(chunks[2]):
-            ran[c] = call_chunk(chunks, (x, out, np.int64(c), chunks[2]))
-        return ran.max()
+        @njit(cache=True, error_model="numpy", parallel=prange_only())
+        def rnea_batch(ints, floats, Q, V, A, out, chunks):
+            return in_parallel((ints, floats, Q, V, A, out), chunks)
+
+    A door whose chunk takes records takes them apart and builds them again inside its loop
+    (numba's parallel body cannot rebuild a namedtuple it did not see built; given the records
+    as one tuple, the solver's derivative door took twice the LLVM time).
 
     Why an address: numba links a callee's whole call tree into the module of each caller and
     optimizes it and emits its machine code again there.  A door that calls its chunk by name
-    compiles the chunk twice; the solver's derivative door alone took 50 s of LLVM on a cold
-    compile (``soddp bench compile``); through an address, 7 s.  The address travels as
-    integers (a tuple numba's dispatcher types in C), not as an object of a type of its own:
-    that made every call of the solver's derivative door about 22 us slower.
+    compiles the chunk twice more (in the door and in its parallel loop); the solver's
+    derivative door alone took 50 s of LLVM on a cold compile (``soddp bench compile``);
+    through an address, 7 s.  The address travels as integers (a tuple numba's dispatcher types
+    in C), not as an object of a type of its own: that made every call of the solver's
+    derivative door about 22 us slower.
 
     The address is looked up once per kernel (typing the records costs about 0.8 ms), and again
     when the door finds it was made for other argument types (:data:`CHUNK_STALE`).  When a
@@ -346,6 +350,18 @@ def run_in_chunks(door, kernel, args, nchunks):
             kernel(*args, np.int64(c), np.int64(nchunks))
         raise RuntimeError(f"{kernel.__name__} raised in a parallel chunk, not again on this "
                            "thread")
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def in_parallel(args, chunks):
+    """The parallel loop of a door of :func:`run_in_chunks` (numba inlines it into each door,
+    whose ``parallel`` option makes it a parallel region): ``call_chunk(chunks, (*args, c,
+    nchunks))`` for every chunk c, ``args`` the chunk's arguments; the largest status."""
+    nchunks = chunks[2]
+    ran = np.zeros(nchunks, np.int64)
+    for c in prange(nchunks):
+        ran[c] = call_chunk(chunks, (*args, np.int64(c), nchunks))
+    return ran.max()
 
 
 @njit(cache=True)

@@ -28,11 +28,11 @@ from fractions import Fraction
 from math import factorial
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .dense import gemm, gemm_tn
 from .kinematics import FF, PLA, RUB, SPH
-from .layout import borrowed, call_chunk, chunk_range, keep_alive, prange_only, unpack
+from .layout import borrowed, chunk_range, in_parallel, keep_alive, prange_only, unpack
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -772,7 +772,9 @@ def _put_block(Bq, Bw, o, Jq, Jw):
 
 @njit(**_JIT)
 def integrate_expansion_chunk(ints, floats, W, hessian, Jq, Jw, H, chunk, nchunks):
-    """:func:`integrate_expansion_point` at the knots of chunk ``chunk`` of ``nchunks``."""
+    """:func:`integrate_expansion_point` at the knots of chunk ``chunk`` of ``nchunks`` of W
+    (T, nv) into (Jq, Jw) (T, nv, nv) and H (T, nblocks, 6, 12, 12) (zeroed by the caller; left
+    so without ``hessian``)."""
     m = unpack(ints, floats)
     t0, t1 = chunk_range(W.shape[0], chunk, nchunks)
     for t in range(t0, t1):
@@ -781,14 +783,7 @@ def integrate_expansion_chunk(ints, floats, W, hessian, Jq, Jw, H, chunk, nchunk
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
 def integrate_expansion_batch(ints, floats, W, hessian, Jq, Jw, H, chunks):
-    """:func:`integrate_expansion_point` at every knot of W (T, nv) into (Jq, Jw) (T, nv, nv)
-    and H (T, nblocks, 6, 12, 12) (zeroed by the caller; left so without ``hessian``), in
-    parallel chunks of knots, each by :func:`integrate_expansion_chunk` through ``chunks`` = (its
-    address, key, nchunks >= 2) (:func:`~.layout.run_in_chunks`; the status it returns is
-    :func:`~.layout.call_chunk`'s)."""
-    nchunks = chunks[2]
-    ran = np.zeros(nchunks, np.int64)
-    for c in prange(nchunks):
-        ran[c] = call_chunk(chunks, (ints, floats, W, hessian, Jq, Jw, H, np.int64(c), nchunks))
-    return ran.max()
+    """The door of :func:`integrate_expansion_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, W, hessian, Jq, Jw, H), chunks)
 

@@ -27,10 +27,10 @@ of every DoF is formed once.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .inverse import composite_sums, idsva_forward_pass
-from .layout import chunk_range, prange_only, unpack
+from .layout import chunk_range, in_parallel, prange_only, unpack
 from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matTvec6, matvec6,
                       motion_cross, row6, tup6)
 
@@ -507,7 +507,11 @@ def id_so_size(T, nv):
 
 
 @njit(cache=True, error_model="numpy")
-def _idsva_so_chunk(ints, floats, Q, V, A, buf, chunk, nchunks):
+def idsva_so_chunk(ints, floats, Q, V, A, buf, chunk, nchunks):
+    """IDSVA-SO at the knots of chunk ``chunk`` of ``nchunks``, in place into ``buf`` (see
+    :func:`id_so_views`).  The buffer is allocated by the caller (numpy's allocator uses huge
+    pages for large arrays, numba's does not); every knot's outputs are zeroed by the thread
+    that computes them."""
     m = unpack(ints, floats)
     tau, dq, dv, M, d2q, d2v, d2qv, dM = id_so_views(buf, Q.shape[0], ints[1])
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
@@ -524,13 +528,7 @@ def _idsva_so_chunk(ints, floats, Q, V, A, buf, chunk, nchunks):
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def idsva_so_batch(ints, floats, Q, V, A, buf, nchunks):
-    """IDSVA-SO over a batch of knots, in place into ``buf`` (see :func:`id_so_views`), in
-    ``nchunks`` parallel chunks of knots.  The buffer is allocated by the caller (numpy's
-    allocator uses huge pages for large arrays, numba's does not); every knot's outputs are
-    zeroed by the thread that computes them."""
-    if nchunks == 1:
-        _idsva_so_chunk(ints, floats, Q, V, A, buf, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _idsva_so_chunk(ints, floats, Q, V, A, buf, np.int64(c), nchunks)
+def idsva_so_batch(ints, floats, Q, V, A, buf, chunks):
+    """The door of :func:`idsva_so_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((ints, floats, Q, V, A, buf), chunks)

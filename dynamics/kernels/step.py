@@ -26,11 +26,11 @@ Shapes: n = nv, nu controls, T knots.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .dense import gemm
 from .kinematics import integrate_point
-from .layout import chunk_range, prange_only
+from .layout import chunk_range, in_parallel, prange_only
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -173,8 +173,11 @@ def add_impact_hessian(Lq, Lqv, Qxx):
 
 
 @njit(**_JIT)
-def _assemble_chunk(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes, Fx, Fu, da_du,
-                    chunk, nchunks):
+def assemble_step_chunk(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes, Fx, Fu,
+                        da_du, chunk, nchunks):
+    """Fx (T, 2n, 2n), Fu (T, 2n, nu) and da_du = M^-1 B (T, n, nu) of the step (module
+    docstring), written into the given arrays, from the FD derivatives and the Jacobians of (+),
+    at the knots of chunk ``chunk`` of ``nchunks``."""
     n = da_dq.shape[1]
     tmp = np.empty((n, n))
     tu = np.empty((n, B.shape[1]))
@@ -185,18 +188,12 @@ def _assemble_chunk(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes
 
 
 @njit(cache=True, error_model="numpy", parallel=prange_only())
-def assemble_step_derivatives(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes, Fx,
-                              Fu, da_du, nchunks):
-    """Fx (T, 2n, 2n), Fu (T, 2n, nu) and da_du = M^-1 B (T, n, nu) of the step (module
-    docstring), written into the given arrays, from the FD derivatives and the Jacobians of (+)
-    of every knot, in parallel over ``nchunks`` chunks of knots."""
-    if nchunks == 1:
-        _assemble_chunk(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes, Fx, Fu,
-                        da_du, np.int64(0), nchunks)
-    else:
-        for c in prange(nchunks):
-            _assemble_chunk(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes, Fx, Fu,
-                            da_du, np.int64(c), nchunks)
+def assemble_step_derivatives(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes, Fx, Fu,
+                              da_du, chunks):
+    """The door of :func:`assemble_step_chunk`, its chunks in parallel
+    (:func:`~.layout.run_in_chunks`)."""
+    return in_parallel((B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes, Fx, Fu,
+                        da_du), chunks)
 
 
 @njit(**_JIT)

@@ -21,12 +21,13 @@ fall on one side only and bias the ratio.
 
 from __future__ import annotations
 
+import numpy as np
 import pinocchio as pin
 
 import dynamics as dyn
 from dynamics import robots
 from dynamics.kernels import geometric as _geo
-from dynamics.kernels.layout import num_chunks
+from dynamics.kernels.layout import num_chunks, run_in_chunks
 
 from ..output import write_table
 from .timing import cpp_timings, random_states, ratio, time_us
@@ -61,16 +62,20 @@ def _best_of_turns(model, T, min_time, turns, log):
     args = model.kernel_args
     support = dyn.linearization.column_support(model, 2 * model.nv)  # as linearize: once
     q1, v1, tau1 = Q[:1], V[:1], TAU[:1]
+    n, ncol = model.nv, 2 * model.nv
+    out = (np.empty((T, n)), np.empty((T, n, n)), np.empty((T, n, ncol)))  # a, Minv, dacc
+    out1 = tuple(x[:1] for x in out)
     pm = model.pin_model
     pd = pm.createData()
     timed = dict(
         pin_py_us=lambda: pin.computeABADerivatives(pm, pd, q, v, tau),
         geo_single_us=lambda: dyn.linearize(model, q, v, tau),
-        geo_kernel_us=lambda: _geo.geometric_fd_batch(*args, q1, v1, tau1, *support, 1),
-        geo_kernel_loop_us=lambda: _geo.geometric_fd_batch(*args, Q, V, TAU, *support, 1),
+        geo_kernel_us=lambda: _geo.geometric_fd_chunk(*args, q1, v1, tau1, support, *out1, 0, 1),
+        geo_kernel_loop_us=lambda: _geo.geometric_fd_chunk(*args, Q, V, TAU, support, *out, 0, 1),
         geo_batch_us=lambda: dyn.linearize(model, Q, V, TAU),
-        geo_kernel_batch_us=lambda: _geo.geometric_fd_batch(*args, Q, V, TAU, *support,
-                                                            num_chunks(T)),
+        geo_kernel_batch_us=lambda: run_in_chunks(
+            _geo.geometric_fd_batch, _geo.geometric_fd_chunk,
+            (*args, Q, V, TAU, support, *out), num_chunks(T)),
         fdsva_single_us=lambda: dyn.fd_derivatives(model, q, v, tau),
         fdsva_batch_us=lambda: dyn.fd_derivatives(model, Q, V, TAU))
     per_call = dict(geo_kernel_loop_us=T, geo_batch_us=T, geo_kernel_batch_us=T, fdsva_batch_us=T)
