@@ -325,3 +325,62 @@ def test_the_free_knots_link_the_second_order_kernel_of_each_mode_with_one_signa
                          (LINKED_FREE_SECOND_ORDER, linked.knot_second_order)):
         assert layout._LINKED[slot][0] is kernel
         assert len(kernel.signatures) == 1, (kernel.__name__, kernel.signatures)
+
+
+def test_every_batched_kernel_runs_its_parallel_door_as_its_points():
+    """Every batched API of the dynamics kernels, on two threads (two chunks, so through its
+    parallel door whatever the machine's load), gives at each knot what it gives for that knot
+    alone (a batch of one: one chunk, on this thread): the same machine code, so the same bits.  Under "auto"
+    threads a busy machine runs one chunk and the doors never compile."""
+    from dynamics import higher_order, linearization
+
+    m, rng, T = robots.load("hyq"), np.random.default_rng(5), 3
+    Q = np.array([m.random_configuration(rng) for _ in range(T)])
+    V, A, TAU, LAM = (rng.normal(size=(T, m.nv)) for _ in range(4))
+    feet = [dyn.Contact3D(f, gains=(1.0, 5.0)) for f in ("lf_foot", "rf_foot", "lh_foot")]
+    MU = rng.normal(size=(T, m.nv + 9))
+    VD = rng.normal(size=(T, 3, m.nv))
+    TD = rng.normal(size=(T, 2, m.nv))
+    calls = {
+        "rnea": lambda *k: dyn.rnea(m, Q[k], V[k], A[k]),
+        "aba": lambda *k: dyn.aba(m, Q[k], V[k], TAU[k]),
+        "mass_matrix": lambda *k: dyn.mass_matrix(m, Q[k]),
+        "inverse_mass_matrix": lambda *k: dyn.inverse_mass_matrix(m, Q[k]),
+        "id_derivatives": lambda *k: dyn.id_derivatives(m, Q[k], V[k], A[k]),
+        "fd_derivatives": lambda *k: dyn.fd_derivatives(m, Q[k], V[k], TAU[k]),
+        "id_second": lambda *k: dyn.id_second_derivatives(m, Q[k], V[k], A[k]),
+        "fd_second": lambda *k: dyn.fd_second_derivatives(m, Q[k], V[k], TAU[k]),
+        "fd_second_lam": lambda *k: dyn.fd_second_derivatives(m, Q[k], V[k], TAU[k], lam=LAM[k]),
+        "integrate": lambda *k: m.integrate(Q[k], V[k]),
+        "difference": lambda *k: m.difference(Q[k], m.integrate(Q[k], V[k])),
+        "linearize": lambda *k: linearization.linearize(m, Q[k], V[k], TAU[k]),
+        "linearize_dt": lambda *k: linearization.linearize(m, Q[k], V[k], TAU[k], dt=0.01),
+        "linearize_inertial": lambda *k: linearization.linearize(m, Q[k], V[k], TAU[k],
+                                                                 base_twist="inertial"),
+        "linearize_fdsva": lambda *k: linearization.linearize(m, Q[k], V[k], TAU[k],
+                                                              method="fdsva"),
+        "eidamb": lambda *k: linearization.eidamb(m, Q[k], V[k], A[k]),
+        "eidamb_derivatives": lambda *k: linearization.eidamb_derivatives(m, Q[k], V[k], A[k]),
+        "immamb": lambda *k: linearization.immamb(m, Q[k]),
+        "higher_rnea": lambda *k: higher_order.rnea(m, Q[k], VD[k]),
+        "higher_aba": lambda *k: higher_order.aba(m, Q[k], V[k], TD[k]),
+        "closed_form": lambda *k: higher_order.closed_form(m, Q[k], V[k]),
+        "contact": lambda *k: dyn.constrained_dynamics(m, feet, Q[k], V[k], TAU[k]),
+        "contact_derivatives": lambda *k: dyn.constrained_derivatives(m, feet, Q[k], V[k],
+                                                                      TAU[k]),
+        "contact_second": lambda *k: dyn.constrained_second_derivatives(m, feet, Q[k], V[k],
+                                                                        TAU[k], mu=MU[k]),
+        "impact": lambda *k: dyn.impulse_dynamics(m, feet, Q[k], V[k], order=2),
+    }
+    try:
+        dyn.set_threads(2)
+        batches = {name: dict(_fields(f(slice(None)))) for name, f in calls.items()}
+    finally:
+        dyn.set_threads("auto")
+    for name, f in calls.items():
+        for t in range(T):  # knot t alone: a batch of one, one chunk
+            alone = dict(_fields(f(slice(t, t + 1))))
+            assert alone.keys() == batches[name].keys() and alone, name
+            for field, want in alone.items():
+                np.testing.assert_array_equal(batches[name][field][t], want[0],
+                                              err_msg=f"{name}, {field} knot {t}")

@@ -27,7 +27,6 @@ import pinocchio as pin
 import dynamics as dyn
 from dynamics import robots
 from dynamics.kernels import geometric as _geo
-from dynamics.kernels.layout import num_chunks, run_in_chunks
 
 from ..output import write_table
 from .timing import cpp_timings, random_states, ratio, time_us
@@ -70,12 +69,10 @@ def _best_of_turns(model, T, min_time, turns, log):
     timed = dict(
         pin_py_us=lambda: pin.computeABADerivatives(pm, pd, q, v, tau),
         geo_single_us=lambda: dyn.linearize(model, q, v, tau),
-        geo_kernel_us=lambda: _geo.geometric_fd_chunk(*args, q1, v1, tau1, support, *out1, 0, 1),
-        geo_kernel_loop_us=lambda: _geo.geometric_fd_chunk(*args, Q, V, TAU, support, *out, 0, 1),
+        geo_kernel_us=lambda: _geo.geometric_fd_chunk(*args, q1, v1, tau1, *support, *out1, 0, 1),
+        geo_kernel_loop_us=lambda: _geo.geometric_fd_chunk(*args, Q, V, TAU, *support, *out, 0, 1),
         geo_batch_us=lambda: dyn.linearize(model, Q, V, TAU),
-        geo_kernel_batch_us=lambda: run_in_chunks(
-            _geo.geometric_fd_batch, _geo.geometric_fd_chunk,
-            (*args, Q, V, TAU, support, *out), num_chunks(T)),
+        geo_kernel_batch_us=lambda: dyn.linearization.geometric_fd(model, Q, V, TAU, ncol),
         fdsva_single_us=lambda: dyn.fd_derivatives(model, q, v, tau),
         fdsva_batch_us=lambda: dyn.fd_derivatives(model, Q, V, TAU))
     per_call = dict(geo_kernel_loop_us=T, geo_batch_us=T, geo_kernel_batch_us=T, fdsva_batch_us=T)
