@@ -13,10 +13,10 @@ the groups is not cached yet, the machine has two cores or more and ``SODDP_COMP
 ``0``; :func:`wait` blocks until the process has compiled them (it prints each group's name when
 done).  The solver's warm-up (:func:`ddp.solver.warm_up`) compiles the derivatives and the
 closed-loop rollout with its cost here, then waits, then loads the rest; a solve is never timed
-while the process aside compiles.  ``start(meanwhile=f)`` gives this process more to compile
-before it waits (``soddp compare``: the protocol path), so that the two processes finish close
-together.  If the process fails, this one compiles what is missing itself: the aside only ever
-saves time.
+while the process aside compiles.  The warm-up compiles the cost program first and the process
+aside compiles the passes first and the costs last, so that it loads the program from the cache
+(compiling it in both processes at once took each of them 15-30 s).  If the process fails, this
+one compiles what is missing itself: the aside only ever saves time.
 """
 
 from __future__ import annotations
@@ -27,16 +27,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .kernels import assemble_step_chunk, integrate_expansion_chunk
 from .kernels import contact_knots as _contact_knots
-from .kernels import costs as _kcosts
 from .kernels import is_cached
 from .kernels import linked as _linked
 from .kernels import passes as _passes
 from .kernels.records import SecondOrderMode
 
 #: what the process aside can compile, and the kernel whose cache entry says it is compiled
-GROUPS = {"passes": _passes.backward_pass, "protocol": _kcosts.cost_batch,
-          "contracted": _linked.knot_second_order,
+GROUPS = {"passes": _passes.backward_pass, "protocol": assemble_step_chunk,
+          "lie": integrate_expansion_chunk, "contracted": _linked.knot_second_order,
           "contacts": _contact_knots.contact_second_order}
 
 _ROOT = Path(__file__).resolve().parent.parent  # the folder that holds the ddp package
@@ -72,7 +72,6 @@ class _Aside:
 
 
 _ASIDE: _Aside | None = None
-_MEANWHILE = None  # what this process compiles before it first waits for the process aside
 
 
 def _cores() -> int:
@@ -90,18 +89,22 @@ def contracted(problem) -> bool:
             and integrator.second_order_mode("auto") == SecondOrderMode.CONTRACTED)
 
 
+def has_lie_joints(problem) -> bool:
+    """Whether the robot of ``problem`` has Lie-group joints, whose expansion of (+) the CasADi
+    backend takes from the kernels (the group ``lie``)."""
+    return problem.integrator.record.lie_offsets.shape[0] > 0
+
+
 def compiles(group) -> bool:
     """Whether a process aside runs that was given ``group`` (and has not reported it done)."""
     return _ASIDE is not None and group in _ASIDE.groups and group not in _ASIDE.done
 
 
-def start(groups=("passes",), meanwhile=None) -> bool:
+def start(groups=("passes",)) -> bool:
     """Launch the process aside for those of ``groups`` (names of :data:`GROUPS`) that numba has
     not cached, unless one runs already, the machine has one core or ``SODDP_COMPILE_ASIDE=0``.
-    True when a process was launched.  ``meanwhile``: a function that compiles more kernels in
-    this process, which the first :func:`wait` calls before it blocks (this process finishes
-    the knots' derivatives long before the process aside finishes the passes)."""
-    global _ASIDE, _MEANWHILE
+    True when a process was launched."""
+    global _ASIDE
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:
         raise ValueError(f"groups: expected names of {sorted(GROUPS)}; got {unknown}")
@@ -111,20 +114,12 @@ def start(groups=("passes",), meanwhile=None) -> bool:
     if not cold:
         return False
     _ASIDE = _Aside(cold)
-    _MEANWHILE = meanwhile
     atexit.register(_ASIDE.stop)
     return True
 
 
 def wait(group=None) -> None:
     """Block until the process aside has compiled ``group`` (every group it was given when
-    None); at once when there is none.  First, once, the ``meanwhile`` of :func:`start`."""
-    global _MEANWHILE
-    meanwhile, _MEANWHILE = _MEANWHILE, None
-    if meanwhile is not None:
-        try:
-            meanwhile()
-        except Exception:  # noqa: BLE001 - it only saves time; what it missed compiles later
-            pass
+    None); at once when there is none."""
     if _ASIDE is not None:
         _ASIDE.wait(group)

@@ -4,13 +4,13 @@ the group's name when they are cached.
 
 * ``passes``: every compiled kernel of a solve on the analytical backend but the knots'
   derivatives and the closed-loop rollout with its cost, which the solver's warm-up compiles
-  meanwhile (the costs alone first, then rollouts, the backward pass, the gradient), on
+  meanwhile (rollouts, the backward pass, the gradient, then the costs alone: the warm-up
+  compiles the cost program first, and this process loads it from the cache by then), on
   derivative records of zeros;
 * ``protocol``: the kernels of the protocol path that the passes do not share: the derivatives,
-  costs and rollouts of a problem on the finite-difference backend, and the expansion of (+)
-  that the CasADi backend's problems take from the kernels.  ``soddp compare`` compiles them in
-  its own process while the process aside compiles the passes
-  (``compile_aside.start(meanwhile=...)``);
+  costs and rollouts of a problem on the finite-difference backend (``soddp compare``);
+* ``lie``: the expansion of (+) that the CasADi backend's problems on robots with Lie-group
+  joints take from the kernels (``soddp compare`` on those robots);
 * ``contracted``: DDP's contracted second-order terms at the free knots
   (:func:`~ddp.kernels.linked.knot_second_order`, which the backward pass links when DDP takes
   them: robots of more than four DoFs);
@@ -57,20 +57,19 @@ def compile_passes() -> None:
     P = small_problem(dynamics.AnalyticalDynamics)
     us = np.zeros((P.T, P.nu))
     xs = np.repeat(P.x0[None], P.T + 1, axis=0)
-    # the costs first: the derivatives (in the other process) call the cost program last, and
-    # load it from the cache when it is there by then
-    P.cost(xs, us)
     # DDP with the full tensors, which the backward pass contracts itself: the contracted terms
     # it links are the group "contracted"'s
     models = (exact_model("ddp", "exact", SecondOrderMode.TENSORS), GAUSS_NEWTON)
     derivatives = [P.evaluation.unevaluated_derivatives(xs, us, m) for m in models]
     solver.warm_up_passes(P, derivatives, models)
+    P.cost(xs, us)
 
 
-def compile_protocol(model=None) -> None:
-    """The group ``protocol``, on ``model`` (a RobotModel; None: the small random tree, whose
-    Lie-group joints compile the expansion of (+) too)."""
-    P = small_problem(dynamics.FiniteDifferenceDynamics, model)
+def compile_protocol() -> None:
+    """The group ``protocol``, on a small random tree of revolute joints (the expansion of (+),
+    which robots with Lie-group joints take, is the group ``lie``)."""
+    m = dynamics.robots.random_tree(3, joint_types=("revolute",), seed=0)
+    P = small_problem(dynamics.FiniteDifferenceDynamics, m)
     us = np.zeros((P.T, P.nu))
     xs = P.rollout(us)
     for m in solver.warm_models(P):
@@ -78,8 +77,14 @@ def compile_protocol(model=None) -> None:
     P.cost(xs, us)
     solver.warm_up_closed_loop(P, xs, us)
     P.failure(xs, us)
+
+
+def compile_lie() -> None:
+    """The group ``lie``: the expansion of (+) that the CasADi backend's problems on robots with
+    Lie-group joints take from the kernels, on the small random tree."""
+    P = small_problem(dynamics.FiniteDifferenceDynamics)
     q = np.repeat(P.x0[None, :P.nq], P.T, axis=0)
-    lie.integrate_second_order(P.dynamics.model, q, np.zeros((P.T, P.nv)))  # the AD backend's
+    lie.integrate_second_order(P.dynamics.model, q, np.zeros((P.T, P.nv)))
 
 
 def compile_contracted() -> None:
@@ -104,7 +109,7 @@ def compile_contacts() -> None:
                                   second_order=derivatives.second_order)
 
 
-GROUPS = {"passes": compile_passes, "protocol": compile_protocol,
+GROUPS = {"passes": compile_passes, "protocol": compile_protocol, "lie": compile_lie,
           "contracted": compile_contracted, "contacts": compile_contacts}
 
 

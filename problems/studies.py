@@ -15,7 +15,6 @@ import numpy as np
 import pinocchio as pin
 
 import ddp
-from ddp.compile_worker import compile_protocol
 
 from .examples import BACKENDS, PROBLEMS, backends_of, get
 from .output import pyplot, results_dir, save_figure, tight_layout, write_table
@@ -257,11 +256,11 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, croc
         log(_describe(name, problem, tasks[0]["method"], tasks[0]["backend"]))
     if protocol:
         # on a first run the process aside compiles the solver's passes (and DDP's contracted
-        # terms), and this one the protocol path's kernels on this robot once it has compiled
-        # the knots' derivatives
-        contracted = ddp.compile_aside.contracted(problem)
-        ddp.compile_aside.start(("passes", "contracted") if contracted else ("passes",),
-                                meanwhile=lambda: compile_protocol(problem.dynamics.model))
+        # terms) and the protocol path's kernels, while this one compiles the knots'
+        # derivatives and the closed-loop rollout with its cost
+        aside = ddp.compile_aside
+        aside.start(("passes",) + ("contracted",) * aside.contracted(problem) + ("protocol",)
+                    + ("lie",) * aside.has_lie_joints(problem))
     records = []
     for k, t in enumerate(tasks):
         record = run_task(t, verbose=show_first and k == 0)

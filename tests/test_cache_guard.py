@@ -70,13 +70,14 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 import ddp, problems, dynamics.kernels, ddp.kernels
 from ddp import compile_aside, compile_worker
-compile_aside.start(("passes", "protocol"))
+compile_aside.start(("passes", "protocol", "lie"))
 P = problems.get("ur3", T=4)
 for method in ("ddp", "ilqr"):
     ddp.solve(P, method=method, max_iter=2)
 ddp.solve(problems.get("ur3", T=4, backend="finite-diff"), max_iter=2)
 compile_worker.compile_passes()
 compile_worker.compile_protocol()
+compile_worker.compile_lie()
 D, rng = P.dynamics, np.random.default_rng(0)
 q = np.array([D.model.random_configuration() for _ in range(3)])
 v, tau = rng.standard_normal((3, D.nv)), rng.standard_normal((3, D.nv))
@@ -141,13 +142,13 @@ def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(mo
 
     monkeypatch.setattr(compile_aside, "_ASIDE", None)
     with pytest.raises(ValueError, match=r"groups: expected names of \['contacts', 'contracted', "
-                                         r"'passes', 'protocol'\]; got \['nope'\]"):
+                                         r"'lie', 'passes', 'protocol'\]; got \['nope'\]"):
         compile_aside.start(("nope",))
     monkeypatch.setenv("SODDP_COMPILE_ASIDE", "0")
     assert not compile_aside.start(("passes",))
     monkeypatch.delenv("SODDP_COMPILE_ASIDE")
     env = dict(os.environ, PYTHONPATH=str(ROOT), SODDP_COMPILE_ASIDE="0")
-    groups = ("passes", "contracted", "protocol")
+    groups = ("passes", "contracted", "protocol", "lie")
     r = subprocess.run([sys.executable, "-m", "ddp.compile_worker", *groups], env=env,
                        capture_output=True, text=True, check=True)
     assert r.stdout.split() == list(groups)
@@ -155,31 +156,3 @@ def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(mo
     failing = compile_aside._Aside(("no-such-group",))
     failing.wait()
     assert failing.process.wait() != 0 and failing.done == {"no-such-group"}
-
-
-def test_wait_first_compiles_the_meanwhile_work_once(monkeypatch):
-    """ddp.compile_aside.wait(): the ``meanwhile`` of start() (this process's share of a first
-    compile) runs once, before the first wait blocks; one that fails only costs its time; and
-    start() keeps it only when it launches a process aside."""
-    from ddp import compile_aside
-
-    calls = []
-
-    class Aside:
-        def wait(self, group=None):
-            calls.append("aside")
-
-    monkeypatch.setattr(compile_aside, "_ASIDE", None)
-    monkeypatch.setattr(compile_aside, "_MEANWHILE", None)
-    monkeypatch.setenv("SODDP_COMPILE_ASIDE", "0")
-    assert not compile_aside.start(("passes",), meanwhile=lambda: calls.append("meanwhile"))
-    compile_aside.wait()
-    assert calls == []
-    monkeypatch.setattr(compile_aside, "_ASIDE", Aside())
-    monkeypatch.setattr(compile_aside, "_MEANWHILE", lambda: calls.append("meanwhile"))
-    compile_aside.wait()
-    compile_aside.wait("passes")
-    assert calls == ["meanwhile", "aside", "aside"]
-    monkeypatch.setattr(compile_aside, "_MEANWHILE", lambda: 1 / 0)
-    compile_aside.wait()
-    assert calls[-1] == "aside" and compile_aside._MEANWHILE is None

@@ -8,6 +8,7 @@ from collections import namedtuple
 import numpy as np
 import pinocchio as pin
 import pytest
+import numba
 from numba import njit, prange
 
 import ddp
@@ -207,9 +208,19 @@ def _plain_row_sums(x, out, chunk, nchunks):
         out[t] = x[t].sum() + chunk
 
 
-@njit(parallel=layout.prange_only())
+@njit
 def _plain_door(x, out, chunks):
     return layout.in_parallel((x, out), chunks)
+
+
+@njit
+def _thread_of_chunk(threads, chunk, nchunks):
+    threads[chunk] = numba.get_thread_id()
+
+
+@njit
+def _thread_door(threads, chunks):
+    return layout.in_parallel((threads,), chunks)
 
 
 @njit(parallel=True)
@@ -236,11 +247,18 @@ def test_run_in_chunks_calls_the_chunk_by_its_address_for_the_argument_types():
     # an exception in the chunk reaches the caller through the door
     with pytest.raises(ValueError, match="one row per row"):
         layout.run_in_chunks(_row_sums_door, _row_sums, (_Pair(x, np.zeros(5)),), 2)
-    # the door of a chunk of arrays: the loop of in_parallel, which numba makes parallel in it
+    # the door of a chunk of arrays: in_parallel, whose one parallel function runs the chunks
+    # on numba's threads, one each
     out = np.zeros(6)
     layout.run_in_chunks(_plain_door, _plain_row_sums, (x, out), 2)
     np.testing.assert_array_equal(out, want)
-    assert "do_scheduling" in _plain_door.inspect_llvm(_plain_door.signatures[0])
+    threads = np.full(2, -1)
+    try:
+        dyn.set_threads(2)
+        layout.run_in_chunks(_thread_door, _thread_of_chunk, (threads,), 2)
+    finally:
+        dyn.set_threads("auto")
+    assert sorted(threads) == [0, 1], threads
     # a door that passes other types than the chunk was compiled for never calls the address
     with pytest.raises(layout.StaleChunk, match="_wrong_door passes _row_sums other argument"):
         layout.run_in_chunks(_wrong_door, _row_sums, (pair,), 2)

@@ -41,14 +41,13 @@ the second-order terms of forward kinematics and of log6 / log3
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from dynamics.kernels.contact import chain_dofs, column_derivative, point_columns
 from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_placement,
                                      support_joints)
 from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
-from dynamics.kernels.layout import (borrowed, call_chunk, chunk_range, keep_alive, prange_only,
-                                     unpack)
+from dynamics.kernels.layout import borrowed, chunk_range, in_parallel, keep_alive, unpack
 from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.spatial import dot6, motion_cross, motion_cross_add
 from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion, se3_log,
@@ -56,7 +55,7 @@ from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion
                                         se3_log_jacobian, so3_log_expansion,
                                         so3_log_hessian_contracted)
 
-from .records import CostDerivatives, Forces, Model, Program
+from .records import Forces
 
 STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE = range(8)
 #: activations: 1/2 sum w_a r_a^2, or its quadratic barrier (r_a outside [lb_a, ub_a] only)
@@ -721,22 +720,9 @@ def cost_chunk(model, program, Q, V, U, order, exact_hessians, out, forces, chun
                out, kinematics_buffers(0, 0, 0), forces)
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def cost_batch(model, program, Q, V, U, order, exact_hessians, out, forces, chunks):
     """:func:`cost_chunk` in parallel chunks of knots through ``chunks`` = (its address, key,
     nchunks >= 2) (:func:`~dynamics.kernels.layout.run_in_chunks` calls this; the status it
     returns is :func:`~dynamics.kernels.layout.call_chunk`'s)."""
-    # a prange body takes arrays and scalars only: the records are taken apart here and rebuilt
-    # inside (the same types: the chunk's address is for them)
-    ints, floats = model
-    cints, cfloats, starts = program
-    l, lx, lu, lxx, lxu, luu = out
-    lam, dlq, dlv, dlt, dlu, dl_dlam, status = forces
-    nchunks = chunks[2]
-    ran = np.zeros(nchunks, np.int64)
-    for c in prange(nchunks):
-        ran[c] = call_chunk(chunks, (
-            Model(ints, floats), Program(cints, cfloats, starts), Q, V, U, order, exact_hessians,
-            CostDerivatives(l, lx, lu, lxx, lxu, luu),
-            Forces(lam, dlq, dlv, dlt, dlu, dl_dlam, status), np.int64(c), nchunks))
-    return ran.max()
+    return in_parallel((model, program, Q, V, U, order, exact_hessians, out, forces), chunks)

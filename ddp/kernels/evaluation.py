@@ -15,21 +15,19 @@ small robot these cost as much as the arithmetic (UR3, T = 100: about 0.3 ms of 
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from dynamics.kernels.contact import OK
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.kinematics import forward_kinematics
-from dynamics.kernels.layout import (CHUNK_RAN, borrowed, call_chunk, chunk_range, keep_alive,
-                                     prange_only, unpack)
+from dynamics.kernels.layout import (CHUNK_RAN, borrowed, call_chunk, chunk_range, in_parallel,
+                                     keep_alive, unpack)
 from dynamics.kernels.step import assemble_impact, assemble_knot, step_displacement
 
 from .costs import cost_knots, forces_of, has_frame_terms, kinematics_buffers, no_forces
 from .passes import call_knot_kernel, rollout
 from .records import (IMPACT, LINKED_DERIVATIVES, LINKED_LIE_EXPANSION, LINKED_TENSORS,
-                      CostDerivatives, Costs, FDTensors, Forces, KKTFactors, KnotContacts,
-                      Knots, Model, Program, Programs, SecondOrder, SecondOrderMode, Step,
-                      StepDerivatives)
+                      CostDerivatives, SecondOrderMode)
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -160,7 +158,7 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
                    no_forces(1))
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, second_order, costs,
                      chunks):
     """The derivatives of every knot of a trajectory (``knots``: q, v (T, nq / nv), u (T, nu),
@@ -183,47 +181,9 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
       ``derivatives.forces.dl_dlam``, and ``costs.terminal`` (one knot): the terminal program
       at (q_T, v_T), zero controls; exact or Gauss-Newton Hessians by ``exact_hessians``.
 
-    The cost programs run on the dynamics' model.  A prange body takes arrays and scalars
-    only: the records are taken apart here and rebuilt inside (the same types: the chunk
-    compiles once)."""
-    ints, floats = model
-    dt, B, lie_offsets, lie_sizes, contacts = step
-    (kind, c_ints, c_floats, int_offsets, float_offsets, size, cost_scale, damping,
-     restitution, impact_model) = contacts
-    ints0, floats0 = impact_model
-    q, v, u, tau, q_T, v_T = knots
-    run_ints, run_floats, run_starts = programs.running
-    term_ints, term_floats, term_starts = programs.terminal
-    Fx, Fu, da_dq, da_dv, da_du, Jq, Jw, forces = derivatives
-    lam, dlam_dq, dlam_dv, dlam_dtau, dlam_du, dl_dlam, status = forces
-    mode, inner, outer, tensors, sq, sv, a, da_dtau, lie_H, kkt = second_order
-    d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq = tensors
-    kLM, kY, kLL, kS0, koR, kop, kIC, kBC, kFC, kPsid, kPsidd, kSd, kdof = kkt
-    l, lx, lu, lxx, lxu, luu = costs.running
-    lT, lxT, luT, lxxT, lxuT, luuT = costs.terminal
-    nchunks = chunks[2]
-    ran = np.zeros(nchunks, np.int64)
-    for c in prange(nchunks):
-        ran[c] = call_chunk(chunks, (
-            Model(ints, floats),
-            Step(dt, B, lie_offsets, lie_sizes,
-                 KnotContacts(kind, c_ints, c_floats, int_offsets, float_offsets, size,
-                              cost_scale, damping, restitution, Model(ints0, floats0))),
-            Knots(q, v, u, tau, q_T, v_T),
-            Programs(Program(run_ints, run_floats, run_starts),
-                     Program(term_ints, term_floats, term_starts)),
-            exact_hessians,
-            StepDerivatives(Fx, Fu, da_dq, da_dv, da_du, Jq, Jw,
-                            Forces(lam, dlam_dq, dlam_dv, dlam_dtau, dlam_du, dl_dlam,
-                                   status)),
-            SecondOrder(mode, inner, outer,
-                        FDTensors(d2a_dq2, d2a_dv2, d2a_dqdv, d2a_dtaudq), sq, sv, a,
-                        da_dtau, lie_H, KKTFactors(kLM, kY, kLL, kS0, koR, kop, kIC, kBC, kFC,
-                                                   kPsid, kPsidd, kSd, kdof)),
-            Costs(CostDerivatives(l, lx, lu, lxx, lxu, luu),
-                  CostDerivatives(lT, lxT, luT, lxxT, lxuT, luuT)),
-            np.int64(c), nchunks))
-    return ran.max()
+    The cost programs run on the dynamics' model."""
+    return in_parallel((model, step, knots, programs, exact_hessians, derivatives, second_order,
+                        costs), chunks)
 
 
 @njit(**_JIT)
@@ -240,7 +200,7 @@ def cost_values_chunk(model, program, Q, V, U, l, kin, lam, chunk, nchunks):
                forces_of(lam))
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def rollout_cost(model, step, x0, loop, box, gaps, programs, out, chunks):
     """:func:`~ddp.kernels.passes.rollout` (same arguments, into ``out.xs``, ``out.us``,
     ``out.lam``), then the total cost ``sum_t w_t l(x_t, u_t) + l_T(x_T)`` (w_t: the knot's
@@ -273,25 +233,17 @@ def rollout_cost(model, step, x0, loop, box, gaps, programs, out, chunks):
                     return np.nan, CHUNK_RAN
     Q = np.ascontiguousarray(xs[:, :nq])
     V = np.ascontiguousarray(xs[:, nq:])
-    nchunks = chunks[2]
-    ints, floats = model  # records rebuilt inside the prange body (see knot_derivatives)
-    run_ints, run_floats, run_starts = programs.running
-    KR, Kp, KS = kin
-    ran = np.zeros(nchunks, np.int64)
-    if nchunks == 1:
-        ran[0] = call_chunk(chunks, (model, programs.running, Q, V, us_out, l, kin, lam,
-                                     np.int64(0), nchunks))
+    if chunks[2] == 1:
+        ran = call_chunk(chunks, (model, programs.running, Q, V, us_out, l, kin, lam,
+                                  np.int64(0), np.int64(1)))
     else:
-        for c in prange(nchunks):
-            ran[c] = call_chunk(chunks, (Model(ints, floats),
-                                         Program(run_ints, run_floats, run_starts), Q, V, us_out,
-                                         l, (KR, Kp, KS), lam, np.int64(c), nchunks))
+        ran = in_parallel((model, programs.running, Q, V, us_out, l, kin, lam), chunks)
     lT = l[T:]
     last = call_chunk(chunks, (model, programs.terminal, np.ascontiguousarray(Q[T:]),
                                np.ascontiguousarray(V[T:]), np.zeros((1, us_out.shape[1])), lT,
                                kinematics_buffers(0, 0, 0), np.zeros((1, 0)),
                                np.int64(0), np.int64(1)))
-    status = max(ran.max(), last)
+    status = max(ran, last)
     scale = step.contacts.cost_scale
     total = 0.0
     for t in range(T):  # a plain loop: np.sum here would become a parallel reduction, whose

@@ -108,7 +108,7 @@ from .inverse import (crba_point, ground_inertias, idsva_backward_sweep, idsva_f
                       rnea_point)
 from .second_order import idsva_so_contracted_sweep
 from .kinematics import forward_kinematics
-from .layout import chunk_range, in_parallel, prange_only, unpack
+from .layout import chunk_range, in_parallel, unpack
 from .lie_group import se3_log_hessian_contracted, se3_log_jacobian
 from .spatial import dot6, matTvec6, matvec6
 
@@ -1108,7 +1108,7 @@ def constrained_dynamics_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping,
                                                A[t], LAM[t], work)
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def constrained_dynamics_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status,
                                chunks):
     """The door of :func:`constrained_dynamics_chunk`, its chunks in parallel
@@ -1130,7 +1130,7 @@ def constrained_derivatives_chunk(ints, floats, cints, cfloats, Q, V, TAU, dampi
                                                   DAT[t], DLQ[t], DLV[t], DLT[t], work)
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def constrained_derivatives_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ,
                                   DAV, DAT, DLQ, DLV, DLT, status, chunks):
     """The door of :func:`constrained_derivatives_chunk`, its chunks in parallel
@@ -1782,7 +1782,7 @@ def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A
                                 LQV[t, i], LT[t, i], work)
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def constrained_so_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV,
                          DAT, DLQ, DLV, DLT, LQ, LV, LQV, LT, status, chunks):
     """The door of :func:`constrained_so_chunk`, its chunks in parallel
@@ -1833,7 +1833,7 @@ def impulse_chunk(ints0, floats0, cints, cfloats, Q, V, restitution, damping, or
                              IMP[t], DVQ[t], DVV[t], DIQ[t], DIV[t], LQ[t, i], LQV[t, i], work)
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def impulse_batch(ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU, VP, IMP,
                   DVQ, DVV, DIQ, DIV, LQ, LQV, status, chunks):
     """The door of :func:`impulse_chunk`, its chunks in parallel

@@ -15,7 +15,7 @@
 import numpy as np
 from numba import njit
 
-from .layout import borrowed, chunk_range, in_parallel, keep_alive, prange_only, unpack
+from .layout import borrowed, chunk_range, in_parallel, keep_alive, unpack
 
 from .dense import gemm
 from .inverse import crba_point, idsva_sweeps, kinematics_and_inertias
@@ -360,7 +360,7 @@ def aba_chunk(ints, floats, Q, V, TAU, out, chunk, nchunks):
         aba_point(m, Q[t], V[t], TAU[t], out[t], S0, IA, U, Dinv)
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def aba_batch(ints, floats, Q, V, TAU, out, chunks):
     """The door of :func:`aba_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -381,14 +381,14 @@ def minv_chunk(ints, floats, Q, out, chunk, nchunks):
         minv_from_mass_matrix(m, M, out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def minv_batch(ints, floats, Q, out, chunks):
     """The door of :func:`minv_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, out), chunks)
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def fdsva_batch(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, chunks):
     """The door of :func:`fdsva_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""

@@ -30,7 +30,7 @@ from numba import njit
 from .dense import gemm, gemm_tn
 from .forward import IPR_LTDL, aza_apply, fdsva_core
 from .inverse import idsva_point
-from .layout import KernelModel, chunk_range, in_parallel, prange_only, unpack
+from .layout import KernelModel, chunk_range, in_parallel, unpack
 from .second_order import id_so_views, idsva_so_contracted, idsva_so_point
 
 INNER_DTM, INNER_IDFOZA = 0, 1
@@ -213,7 +213,7 @@ def fdsva_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, chunk, nchunks):
                        d2v[t], d2qv[t], d2t[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def fdsva_so_batch(ints, floats, Q, V, TAU, inner, outer, buf, chunks):
     """The door of :func:`fdsva_so_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -232,7 +232,7 @@ def fdsva_so_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, chunk, nchunks):
                            Lv[t], Lqv[t], Lt[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def fdsva_so_lam_batch(ints, floats, Q, V, TAU, LAM, buf, chunks):
     """The door of :func:`fdsva_so_lam_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""

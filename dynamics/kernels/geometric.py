@@ -59,7 +59,7 @@ from numba import njit
 from .dense import symm_gemm_col_sparse
 from .forward import small_spd_inverse
 from .kinematics import FF, PLA, SPH, compose_placements, ground_motion_subspace, joint_transform
-from .layout import borrowed, chunk_range, in_parallel, keep_alive, prange_only, unpack
+from .layout import borrowed, chunk_range, in_parallel, keep_alive, unpack
 from .spatial import force_cross_add, ground_inertia, motion_cross, motion_cross_add, tup6
 
 # contract: LLVM may fuse a * b + c into one FMA (rounding changes in the last bits; measured on
@@ -750,7 +750,7 @@ def geometric_fd_chunk(ints, floats, Q, V, TAU, seg, nseg, nslot, slot, acc, Min
                            dacc[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def geometric_fd_batch(ints, floats, Q, V, TAU, seg, nseg, nslot, slot, acc, Minv, dacc, chunks):
     """The door of :func:`geometric_fd_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -792,7 +792,7 @@ def geometric_linearization_chunk(ints, floats, Q, V, TAU, seg, nseg, nslot, slo
         _configuration_rows(m, V[t], At, Bt)
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def geometric_linearization_batch(ints, floats, Q, V, TAU, seg, nseg, nslot, slot, acc, A, B,
                                   chunks):
     """The door of :func:`geometric_linearization_chunk`, its chunks in parallel
@@ -817,7 +817,7 @@ def continuous_linearization_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, ch
         _configuration_rows(m, V[t], A[t], B[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def continuous_linearization_batch(ints, floats, V, da_dq, da_dv, Minv, A, B, chunks):
     """The door of :func:`continuous_linearization_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -833,7 +833,7 @@ def eidamb_chunk(ints, floats, Q, V, A, tau, chunk, nchunks):
         eidamb_point(m, Q[t], V[t], A[t], tau[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def eidamb_batch(ints, floats, Q, V, A, tau, chunks):
     """The door of :func:`eidamb_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -851,7 +851,7 @@ def eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, chunk, nchunks):
         eidamb_derivatives_core(m, body_geometry(m, Q[t]), slots, V[t], A[t], tau[t], D[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def eidamb_derivatives_batch(ints, floats, Q, V, A, tau, D, chunks):
     """The door of :func:`eidamb_derivatives_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -867,7 +867,7 @@ def immamb_chunk(ints, floats, Q, Minv, chunk, nchunks):
         immamb_point(m, Q[t], Minv[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def immamb_batch(ints, floats, Q, Minv, chunks):
     """The door of :func:`immamb_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -924,7 +924,7 @@ def tangent_ad_chunk(ints, floats, V, out, chunk, nchunks):
         tangent_ad_point(m, V[t], out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def tangent_ad_batch(ints, floats, V, out, chunks):
     """The door of :func:`tangent_ad_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -955,7 +955,7 @@ def base_adjoint_chunk(ints, floats, Q, out, chunk, nchunks):
             Ad[2, 3 + c] = p[0] * R[1, c] - p[1] * R[0, c]
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def base_adjoint_batch(ints, floats, Q, out, chunks):
     """The door of :func:`base_adjoint_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""

@@ -45,7 +45,7 @@ from numba import njit
 
 from .forward import small_spd_inverse
 from .kinematics import FF, HEL, PLA, PRI, forward_kinematics, joint_transform
-from .layout import chunk_range, in_parallel, prange_only, unpack
+from .layout import chunk_range, in_parallel, unpack
 from .spatial import body_coriolis_add, dot6, ground_inertia, matvec6, motion_cross
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -660,7 +660,7 @@ def rnea_chunk(ints, floats, Q, VD, out, chunk, nchunks):
         rnea_point(m, Q[t], VD[t], B, ws, out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def rnea_batch(ints, floats, Q, VD, out, chunks):
     """The door of :func:`rnea_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -681,7 +681,7 @@ def hybrid_chunk(ints, floats, Q, VD, TAU, motion, chunk, nchunks):
         hybrid_point(m, Q[t], VD[t], TAU[t], motion, B, ws, buffers)
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def hybrid_batch(ints, floats, Q, VD, TAU, motion, chunks):
     """The door of :func:`hybrid_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -783,7 +783,7 @@ def closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, chunk, nchunks):
         closed_form_point(m, Q[t], Vel[t], M[t], h[t], g[t], C[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def closed_form_batch(ints, floats, Q, Vel, M, h, g, C, chunks):
     """The door of :func:`closed_form_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""

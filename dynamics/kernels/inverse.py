@@ -22,7 +22,7 @@ of joint i and lambda(i) its parent:
 import numpy as np
 from numba import njit
 
-from .layout import chunk_range, in_parallel, prange_only, unpack
+from .layout import chunk_range, in_parallel, unpack
 
 from .kinematics import forward_kinematics
 from .spatial import (
@@ -311,7 +311,7 @@ def rnea_chunk(ints, floats, Q, V, A, out, chunk, nchunks):
         rnea_point(m, Q[t], V[t], A[t], out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def rnea_batch(ints, floats, Q, V, A, out, chunks):
     """The door of :func:`rnea_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -327,7 +327,7 @@ def crba_chunk(ints, floats, Q, out, chunk, nchunks):
         crba_point(m, Q[t], out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def crba_batch(ints, floats, Q, out, chunks):
     """The door of :func:`crba_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -345,7 +345,7 @@ def idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, chunk, nchunks):
         idsva_point(m, Q[t], V[t], A[t], tau[t], dq[t], dv[t], M[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def idsva_batch(ints, floats, Q, V, A, tau, dq, dv, M, chunks):
     """The door of :func:`idsva_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""

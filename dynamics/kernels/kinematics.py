@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .layout import chunk_range, in_parallel, prange_only, unpack
+from .layout import chunk_range, in_parallel, unpack
 
 REV, RUB, PRI, SPH, FF, PLA, HEL = 0, 1, 2, 3, 4, 5, 6
 
@@ -383,7 +383,7 @@ def integrate_chunk(ints, floats, Q, V, out, chunk, nchunks):
         integrate_point(m, Q[t], V[t], out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def integrate_batch(ints, floats, Q, V, out, chunks):
     """The door of :func:`integrate_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
@@ -398,7 +398,7 @@ def difference_chunk(ints, floats, Q0, Q1, out, chunk, nchunks):
         difference_point(m, Q0[t], Q1[t], out[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def difference_batch(ints, floats, Q0, Q1, out, chunks):
     """The door of :func:`difference_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""

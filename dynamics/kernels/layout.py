@@ -180,29 +180,16 @@ def unpack(ints, floats):
 # work arrays are allocated once per chunk, not once per knot (on small robots the per-knot
 # allocations and views cost as much as the arithmetic).  The caller passes the number of chunks
 # (a compiled function that asked numba for its thread count could not be cached).  With one
-# chunk a batched kernel runs it on the calling thread, outside its ``prange`` loop:
-#
-#     if nchunks == 1:
-#         _chunk(..., np.int64(0), nchunks)
-#     else:
-#         for c in prange(nchunks):
-#             _chunk(..., np.int64(c), nchunks)
-#
-# so that a single point costs no parallel launch (about 2 us; and when another process holds a
-# core, the launch can stall for milliseconds at numba's OpenMP barrier).  Both calls pass the
-# same types: numba compiles a jitted callee once per distinct argument types, and a literal
-# (``0, 1``) is a type of its own, as is prange's unsigned index, so that ``_chunk(..., 0, 1)``
-# beside ``_chunk(..., c, nchunks)`` compiled every chunk three times (with its whole call tree,
-# which numba optimizes again in each caller).
-#
-# The largest doors (the solver's knot derivatives, the cost programs, FDSVA, the expansion of
-# (+)) go further: the Python caller runs the chunk itself for one chunk, and the door's prange
-# loop calls the chunk through its address, so that the door does not compile the chunk's tree a
-# second time (:func:`run_in_chunks`).
+# chunk the Python caller runs it on the calling thread (a single point costs no parallel launch:
+# about 2 us, and when another process holds a core the launch can stall for milliseconds at
+# numba's OpenMP barrier).  For more, it calls the kernel's door, a compiled function that runs
+# the chunks in parallel through :func:`in_parallel`, which calls each chunk by its address
+# (:func:`run_in_chunks`): no door compiles its chunk's tree again, and none is a parallel
+# function of its own.
 
 def prange_only() -> dict:
-    """numba's ``parallel=`` option of the batched kernels: only their explicit ``prange`` loop
-    over chunks runs in parallel.  With ``parallel=True`` numba also turns array expressions
+    """numba's ``parallel=`` option of :func:`parallel_chunks`: only its explicit ``prange``
+    loop over chunks runs in parallel.  With ``parallel=True`` numba also turns array expressions
     (``np.zeros``, ``np.ascontiguousarray`` of a slice, ...) into parallel loops of their own:
     each a parallel launch on every call (taken even on the one-chunk path, and stalling for
     milliseconds when another process holds a core) and each compiled as a parallel function
@@ -264,7 +251,7 @@ def _chunk_entry(kernel, args):
 @intrinsic
 def call_chunk(typingctx, chunks, args):
     """``chunk_kernel(*args)`` through ``chunks`` = (address, key, nchunks) of
-    :func:`run_in_chunks`, in a door's ``prange`` loop, returning :data:`CHUNK_RAN`,
+    :func:`run_in_chunks`, on this thread (a door's one chunk), returning :data:`CHUNK_RAN`,
     :data:`CHUNK_STALE` or :data:`CHUNK_RAISED`.  The call goes to the chunk's machine code with
     numba's calling convention, its arrays borrowed (the door holds them for the call; with two
     threads, the atomic reference counts of the same arrays cost UR3's derivatives about 25 us a
@@ -318,21 +305,17 @@ def call_door(door, kernel, args, chunk_args, nchunks):
 def run_in_chunks(door, kernel, args, nchunks):
     """``kernel(*args, c, nchunks)`` for every chunk c of ``nchunks``: on the calling thread for
     one chunk, else in parallel through ``door(*args, chunks)``, ``chunks`` = (address, key,
-    nchunks) of the kernel's machine code.  A door takes the chunk's arguments and passes them
-    on to its parallel loop, :func:`in_parallel` (one door per kernel: numba's cache keeps one
-    signature per function, see ``tests/test_cache_guard.py``)::
+    nchunks) of the kernel's machine code.  A door takes the chunk's arguments (arrays, scalars,
+    records) and passes them on to :func:`in_parallel` (one door per kernel: numba's cache keeps
+    one signature per function, see ``tests/test_cache_guard.py``)::
 
-        @njit(cache=True, error_model="numpy", parallel=prange_only())
+        @njit(cache=True, error_model="numpy")
         def rnea_batch(ints, floats, Q, V, A, out, chunks):
             return in_parallel((ints, floats, Q, V, A, out), chunks)
 
-    A door whose chunk takes records takes them apart and builds them again inside its loop
-    (numba's parallel body cannot rebuild a namedtuple it did not see built; given the records
-    as one tuple, the solver's derivative door took twice the LLVM time).
-
     Why an address: numba links a callee's whole call tree into the module of each caller and
-    optimizes it and emits its machine code again there.  A door that calls its chunk by name
-    compiles the chunk twice more (in the door and in its parallel loop); the solver's
+    optimizes it and emits its machine code again there.  A door that called its chunk by name
+    in a ``prange`` loop compiled the chunk twice more (in the door and in its loop); the solver's
     derivative door alone took 50 s of LLVM on a cold compile (``soddp bench compile``);
     through an address, 7 s.  The address travels as integers (a tuple numba's dispatcher types
     in C), not as an object of a type of its own: that made every call of the solver's
@@ -352,16 +335,93 @@ def run_in_chunks(door, kernel, args, nchunks):
                            "thread")
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def in_parallel(args, chunks):
-    """The parallel loop of a door of :func:`run_in_chunks` (numba inlines it into each door,
-    whose ``parallel`` option makes it a parallel region): ``call_chunk(chunks, (*args, c,
-    nchunks))`` for every chunk c, ``args`` the chunk's arguments; the largest status."""
-    nchunks = chunks[2]
+_I64 = ir.IntType(64)
+_THUNK_TYPE = ir.FunctionType(_I64, [_I64] * 4)  # (arguments, chunk address, c, nchunks)
+
+
+def _thunk(context, module, argtypes, name):
+    """The LLVM function ``name(block, address, c, nchunks)`` of ``module``: the chunk at
+    ``address`` called on the arguments that :func:`packed_arguments` stored at ``block`` (of
+    numba types ``argtypes``), then c and nchunks; :data:`CHUNK_RAISED` or :data:`CHUNK_RAN`."""
+    fn = ir.Function(module, _THUNK_TYPE, name)
+    fn.linkage = "internal"
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    block, address, c, nchunks = fn.args
+    stored = builder.load(builder.inttoptr(
+        block, context.get_value_type(types.Tuple(argtypes)).as_pointer()))
+    calltypes = tuple(argtypes) + (types.int64, types.int64)
+    values = [builder.extract_value(stored, i) for i in range(len(argtypes))] + [c, nchunks]
+    called, _ = _call_address(context, builder, address, types.none, calltypes,
+                              context.make_tuple(builder, types.Tuple(calltypes), values))
+    builder.ret(builder.select(called.is_error, _I64(CHUNK_RAISED), _I64(CHUNK_RAN)))
+    return fn
+
+
+@intrinsic
+def packed_arguments(typingctx, args):
+    """(thunk, block, key) of the chunk arguments ``args`` (a tuple): ``block`` the address of a
+    copy of ``args`` in this function's stack frame, ``thunk`` the address of a function of this
+    module that calls a chunk on them (:func:`_thunk`), ``key`` that of the chunk's argument
+    types (``args``, then c and nchunks: :func:`chunk_address`'s)."""
+    if not isinstance(args, types.BaseTuple):
+        return None
+    argtypes = tuple(args)
+    key = _types_key(argtypes + (types.int64, types.int64))
+
+    def codegen(context, builder, signature, llargs):
+        slot = cgutils.alloca_once(builder, llargs[0].type)
+        builder.store(llargs[0], slot)
+        name = f"soddp_chunk_thunk_{key & 0xFFFFFFFFFFFFFFFF:x}"
+        try:
+            thunk = builder.module.get_global(name)
+        except KeyError:
+            thunk = _thunk(context, builder.module, argtypes, name)
+        return context.make_tuple(builder, signature.return_type, [
+            builder.ptrtoint(thunk, _I64), builder.ptrtoint(slot, _I64), _I64(key)])
+
+    return types.UniTuple(types.int64, 3)(args), codegen
+
+
+@intrinsic
+def call_thunk(typingctx, thunk, block, address, chunk, nchunks):
+    """``thunk(block, address, chunk, nchunks)`` (:func:`packed_arguments`)."""
+    def codegen(context, builder, signature, llargs):
+        fn = builder.inttoptr(llargs[0], _THUNK_TYPE.as_pointer())
+        return builder.call(fn, list(llargs[1:]))
+
+    return types.int64(types.int64, types.int64, types.int64, types.int64, types.int64), codegen
+
+
+@njit(cache=True, error_model="numpy", parallel=prange_only())
+def parallel_chunks(thunk, block, address, nchunks):
+    """``call_thunk(thunk, block, address, c, nchunks)`` for every chunk c, in parallel; the
+    largest status.  The one parallel function of the kernels: one signature (four int64),
+    compiled once for every door."""
     ran = np.zeros(nchunks, np.int64)
     for c in prange(nchunks):
-        ran[c] = call_chunk(chunks, (*args, np.int64(c), nchunks))
+        ran[c] = call_thunk(thunk, block, address, c, nchunks)
     return ran.max()
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def in_parallel(args, chunks):
+    """The parallel loop of a door of :func:`run_in_chunks` (numba inlines it into each door):
+    the chunk of ``chunks`` on ``args`` (the chunk's arguments but c and nchunks) for every
+    chunk, in parallel by :func:`parallel_chunks`; the largest status (:data:`CHUNK_STALE`, the
+    chunk not called, when ``chunks`` is for other argument types).
+
+    The door stores ``args`` in its stack frame and passes their address, with that of a small
+    function of its own module that calls the chunk on them, to :func:`parallel_chunks`.  So no
+    door is a parallel function: numba's parallel region passes each of its arrays through its
+    own calling convention, and compiling that took 1.7 s for a door of 10 arrays and 6.6 s for
+    one of 70 (the solver's derivative door: about 20 s of a cold first run), against 0.3 and
+    1.1 s for a door that stores them."""
+    thunk, block, key = packed_arguments(args)
+    if chunks[1] != key:
+        return CHUNK_STALE
+    status = parallel_chunks(thunk, block, chunks[0], chunks[2])
+    keep_alive(args)  # the arrays the block holds, borrowed, live until the chunks return
+    return status
 
 
 @njit(cache=True)

@@ -32,7 +32,7 @@ from numba import njit
 
 from .dense import gemm, gemm_tn
 from .kinematics import FF, PLA, RUB, SPH
-from .layout import borrowed, chunk_range, in_parallel, keep_alive, prange_only, unpack
+from .layout import borrowed, chunk_range, in_parallel, keep_alive, unpack
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -781,7 +781,7 @@ def integrate_expansion_chunk(ints, floats, W, hessian, Jq, Jw, H, chunk, nchunk
         integrate_expansion_point(m, W[t], Jq[t], Jw[t], H[t], hessian)
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def integrate_expansion_batch(ints, floats, W, hessian, Jq, Jw, H, chunks):
     """The door of :func:`integrate_expansion_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""

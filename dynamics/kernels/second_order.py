@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from .inverse import composite_sums, idsva_forward_pass
-from .layout import chunk_range, in_parallel, prange_only, unpack
+from .layout import chunk_range, in_parallel, unpack
 from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matTvec6, matvec6,
                       motion_cross, row6, tup6)
 
@@ -527,7 +527,7 @@ def idsva_so_chunk(ints, floats, Q, V, A, buf, chunk, nchunks):
                        dM[t])
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def idsva_so_batch(ints, floats, Q, V, A, buf, chunks):
     """The door of :func:`idsva_so_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""

@@ -30,7 +30,7 @@ from numba import njit
 
 from .dense import gemm
 from .kinematics import integrate_point
-from .layout import chunk_range, in_parallel, prange_only
+from .layout import chunk_range, in_parallel
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -187,7 +187,7 @@ def assemble_step_chunk(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_s
                       Fx[t], Fu[t], da_du[t], tmp, tu)
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(cache=True, error_model="numpy")
 def assemble_step_derivatives(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes, Fx, Fu,
                               da_du, chunks):
     """The door of :func:`assemble_step_chunk`, its chunks in parallel
