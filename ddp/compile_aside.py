@@ -27,7 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .kernels import assemble_step_chunk, integrate_expansion_chunk
+from .kernels import assemble_step_chunk
 from .kernels import contact_knots as _contact_knots
 from .kernels import is_cached
 from .kernels import linked as _linked
@@ -36,7 +36,7 @@ from .kernels.records import SecondOrderMode
 
 #: what the process aside can compile, and the kernel whose cache entry says it is compiled
 GROUPS = {"passes": _passes.backward_pass, "protocol": assemble_step_chunk,
-          "lie": integrate_expansion_chunk, "contracted": _linked.knot_second_order,
+          "lie": _linked.knot_lie_expansion, "contracted": _linked.knot_second_order,
           "contacts": _contact_knots.contact_second_order}
 
 _ROOT = Path(__file__).resolve().parent.parent  # the folder that holds the ddp package
@@ -90,9 +90,20 @@ def contracted(problem) -> bool:
 
 
 def has_lie_joints(problem) -> bool:
-    """Whether the robot of ``problem`` has Lie-group joints, whose expansion of (+) the CasADi
-    backend takes from the kernels (the group ``lie``)."""
+    """Whether the robot of ``problem`` has Lie-group joints, whose expansion of (+) the knots'
+    derivatives and the CasADi backend take from the kernels (the group ``lie``)."""
     return problem.integrator.record.lie_offsets.shape[0] > 0
+
+
+def groups_of(problem, protocol=False) -> tuple:
+    """The groups that the process aside compiles for a solve of ``problem`` on the analytical
+    backend (and the protocol path's with ``protocol``: ``soddp compare``), in the order it
+    compiles them: the expansion of (+) first, which this process links with the knots'
+    derivatives (it waits for it there), then the passes."""
+    integrator = problem.integrator
+    return (("lie",) * has_lie_joints(problem) + ("passes",)
+            + ("contracted",) * contracted(problem) + ("protocol",) * protocol
+            + ("contacts",) * integrator.has_contacts)
 
 
 def compiles(group) -> bool:

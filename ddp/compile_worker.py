@@ -9,8 +9,8 @@ the group's name when they are cached.
   derivative records of zeros;
 * ``protocol``: the kernels of the protocol path that the passes do not share: the derivatives,
   costs and rollouts of a problem on the finite-difference backend (``soddp compare``);
-* ``lie``: the expansion of (+) that the CasADi backend's problems on robots with Lie-group
-  joints take from the kernels (``soddp compare`` on those robots);
+* ``lie``: the expansion of (+) of robots with Lie-group joints, which the knots' derivatives
+  link and the CasADi backend's problems take batched from the kernels;
 * ``contracted``: DDP's contracted second-order terms at the free knots
   (:func:`~ddp.kernels.linked.knot_second_order`, which the backward pass links when DDP takes
   them: robots of more than four DoFs);
@@ -35,7 +35,8 @@ from dynamics import lie
 
 from . import costs as _costs
 from . import solver
-from .kernels.records import LINKED_SECOND_ORDER, SecondOrderMode
+from .kernels import every_thread
+from .kernels.records import LINKED_LIE_EXPANSION, LINKED_SECOND_ORDER, SecondOrderMode
 from .local_model import GAUSS_NEWTON, exact_model
 from .phases import Phase
 from .problem import ShootingProblem
@@ -80,9 +81,11 @@ def compile_protocol() -> None:
 
 
 def compile_lie() -> None:
-    """The group ``lie``: the expansion of (+) that the CasADi backend's problems on robots with
-    Lie-group joints take from the kernels, on the small random tree."""
-    P = small_problem(dynamics.FiniteDifferenceDynamics)
+    """The group ``lie``: the expansion of (+) of robots with Lie-group joints, which the
+    derivatives link (:func:`~ddp.kernels.linked.knot_lie_expansion`) and the CasADi backend's
+    problems take batched from the kernels, on the small random tree."""
+    P = small_problem(dynamics.AnalyticalDynamics)
+    P.integrator.link_knot_kernel(LINKED_LIE_EXPANSION)
     q = np.repeat(P.x0[None, :P.nq], P.T, axis=0)
     lie.integrate_second_order(P.dynamics.model, q, np.zeros((P.T, P.nv)))
 
@@ -115,7 +118,7 @@ GROUPS = {"passes": compile_passes, "protocol": compile_protocol, "lie": compile
 
 def main(groups) -> int:
     for g in groups:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), every_thread():  # the parallel doors too
             GROUPS[g]()
         print(g, flush=True)
     return 0

@@ -32,7 +32,7 @@ from .backward import backward, gradient_norm
 from .callbacks import Iteration, IterationTable
 from .evaluation import KnotDerivatives
 from .globalization import STRATEGIES
-from .kernels import compile_notice
+from .kernels import compile_notice, every_thread
 from .kernels import evaluation as _kev
 from .kernels import passes as _passes
 from .kernels.records import Regularization, SecondOrderMode
@@ -138,14 +138,16 @@ def warm_up(problem) -> None:
     if key not in warmed:
         warmed.add(key)
         kernel = _kev.derivatives_chunk if compiled else _passes.backward_pass
-        # measured: 3.0 min (soddp compare ur3, cold, 2 cores, with the process aside)
-        cold = compile_notice(kernel, "the solver's kernels", 3)
+        # measured: 75-90 s (soddp compare ur3 and soddp solve hyq, cold, 2 cores, with the
+        # process aside)
+        cold = compile_notice(kernel, "the solver's kernels", 90)
         contacts = compiled and problem.integrator.has_contacts
         if compiled and (cold or contacts):  # start() checks which groups are not cached
-            compile_aside.start(("passes", "contacts") if contacts else ("passes",))
+            compile_aside.start(compile_aside.groups_of(problem))
         P = problem
         try:
-            with np.errstate(all="ignore"):
+            # every thread: the parallel doors compile here, not in the first timed solve
+            with np.errstate(all="ignore"), every_thread():
                 # any states and controls: the rollout and RNEA may compile aside
                 xs = np.repeat(P.x0[None], P.T + 1, axis=0)
                 us = np.zeros((P.T, P.nu))
@@ -153,6 +155,7 @@ def warm_up(problem) -> None:
                 # the cost program first: the process aside's passes and costs load it from the
                 # cache (compiled in both processes at once, it took each of them 15-30 s)
                 P.cost(xs, us)
+                compile_aside.wait("lie")  # the expansion of (+) that the derivatives link
                 derivatives = [P.calc_diff(xs, us, m) for m in models]
                 warm_up_closed_loop(P, xs, us)  # here: the process aside has the other passes
                 if compile_aside.contracted(P) and not compile_aside.compiles("contracted"):

@@ -26,7 +26,7 @@ IPR_AUTO = "ltdl"
 
 def rnea(model, q, v, a) -> np.ndarray:
     """Inverse dynamics tau = M(q) a + C(q, v) v + g(q).  (nv,) or (T, nv)."""
-    compile_notice(_inv.rnea_chunk, "RNEA", 1)
+    compile_notice(_inv.rnea_chunk, "RNEA", 10)
     b = prepare(model, q=q, v=v, a=a)
     out = np.empty((b.T, model.nv))
     run_in_chunks(_inv.rnea_batch, _inv.rnea_chunk,
@@ -36,7 +36,7 @@ def rnea(model, q, v, a) -> np.ndarray:
 
 def aba(model, q, v, tau) -> np.ndarray:
     """Forward dynamics a = M(q)^{-1} (tau - C(q, v) v - g(q)) by ABA.  (nv,) or (T, nv)."""
-    compile_notice(_fwd.aba_chunk, "ABA", 1)
+    compile_notice(_fwd.aba_chunk, "ABA", 10)
     b = prepare(model, q=q, v=v, tau=tau)
     out = np.empty((b.T, model.nv))
     run_in_chunks(_fwd.aba_batch, _fwd.aba_chunk,
@@ -46,7 +46,7 @@ def aba(model, q, v, tau) -> np.ndarray:
 
 def mass_matrix(model, q) -> np.ndarray:
     """Joint-space inertia matrix M(q) (full, symmetric) by CRBA.  (nv, nv) or (T, nv, nv)."""
-    compile_notice(_inv.crba_chunk, "CRBA", 1)
+    compile_notice(_inv.crba_chunk, "CRBA", 10)
     b = prepare(model, q=q)
     out = np.empty((b.T, model.nv, model.nv))
     run_in_chunks(_inv.crba_batch, _inv.crba_chunk, (*model.kernel_args, b["q"], out),
@@ -56,7 +56,7 @@ def mass_matrix(model, q) -> np.ndarray:
 
 def inverse_mass_matrix(model, q) -> np.ndarray:
     """M(q)^{-1} (CRBA + sparse L^T D L factorization).  (nv, nv) or (T, nv, nv)."""
-    compile_notice(_fwd.minv_chunk, "the inverse mass matrix", 1)
+    compile_notice(_fwd.minv_chunk, "the inverse mass matrix", 10)
     b = prepare(model, q=q)
     out = np.empty((b.T, model.nv, model.nv))
     run_in_chunks(_fwd.minv_batch, _fwd.minv_chunk, (*model.kernel_args, b["q"], out),
@@ -66,7 +66,7 @@ def inverse_mass_matrix(model, q) -> np.ndarray:
 
 def id_derivatives(model, q, v, a) -> IDDerivatives:
     """First-order derivatives of inverse dynamics by IDSVA: tau, dtau_dq, dtau_dv, M."""
-    compile_notice(_inv.idsva_chunk, "IDSVA", 1)
+    compile_notice(_inv.idsva_chunk, "IDSVA", 15)
     b = prepare(model, q=q, v=v, a=a)
     T, nv = b.T, model.nv
     out = (np.empty((T, nv)), np.empty((T, nv, nv)), np.empty((T, nv, nv)),
@@ -91,7 +91,7 @@ def id_second_derivatives(model, q, v, a, out: IDDerivatives | None = None) -> I
     ``out``: the result of an earlier call with the same shapes, whose arrays are overwritten
     (avoids allocating, for ATLAS, 1.5 MB per knot on every call).
     """
-    compile_notice(_so.idsva_so_chunk, "IDSVA-SO", 1)
+    compile_notice(_so.idsva_so_chunk, "IDSVA-SO", 20)
     b = prepare(model, q=q, v=v, a=a)
     buf = reusable_buffer(out, _so.id_so_size(b.T, model.nv), "IDDerivatives", b)
     run_in_chunks(_so.idsva_so_batch, _so.idsva_so_chunk,
@@ -109,7 +109,7 @@ def fd_derivatives(model, q, v, tau, ipr: str = "auto") -> FDDerivatives:
     ``"ltdl"`` (one block solve with the sparse L^T D L factor of M) or ``"auto"`` (``IPR_AUTO``,
     the fastest measured on every robot we benchmark).  All give the same result to rounding.
     """
-    compile_notice(_fwd.fdsva_chunk, "FDSVA", 1)
+    compile_notice(_fwd.fdsva_chunk, "FDSVA", 30)
     if ipr not in ("auto", *_IPR):
         raise ValueError(f"ipr: expected 'auto', 'dmm', 'aza' or 'ltdl'; got {ipr!r}")
     code = _IPR[IPR_AUTO if ipr == "auto" else ipr]
@@ -147,7 +147,7 @@ def fd_second_derivatives(model, q, v, tau, lam=None, inner: str = "auto", outer
     Inner- and Outer-Terms of eq. 46 are computed (full tensors only; all give the same result).
     ``out``: a result of an earlier call with the same shapes, whose arrays are overwritten.
     """
-    compile_notice(_fso.fdsva_so_chunk, "FDSVA-SO", 1)
+    compile_notice(_fso.fdsva_so_chunk, "FDSVA-SO", 45)
     if inner not in ("auto", "dtm", "idfoza"):
         raise ValueError(f"inner: expected 'auto', 'dtm' or 'idfoza'; got {inner!r}")
     if outer not in ("auto", "dtm", "aza"):

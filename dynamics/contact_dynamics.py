@@ -76,7 +76,7 @@ def constrained_dynamics(model, contacts, q, v, tau, damping=0.0):
     """(a, lam, status) of the contact dynamics at one knot or a batch (module docstring)."""
     cs = _contact_set(model, contacts)
     damping = _damping(damping)
-    compile_notice(_k.constrained_dynamics_chunk, "the contact dynamics", 1)
+    compile_notice(_k.constrained_dynamics_chunk, "the contact dynamics", 30)
     b = prepare(model, q=q, v=v, tau=tau)
     A = np.empty((b.T, model.nv))
     LAM = np.empty((b.T, cs.size))
@@ -105,7 +105,7 @@ def constrained_derivatives(model, contacts, q, v, tau, damping=0.0) -> ContactD
     """:class:`ContactDerivatives` at one knot or a batch (module docstring)."""
     cs = _contact_set(model, contacts)
     damping = _damping(damping)
-    compile_notice(_k.constrained_derivatives_chunk, "the contact dynamics derivatives", 2)
+    compile_notice(_k.constrained_derivatives_chunk, "the contact dynamics derivatives", 45)
     b = prepare(model, q=q, v=v, tau=tau)
     T, n, nc = b.T, model.nv, cs.size
     out = [np.empty((T, n)), np.empty((T, nc)), np.empty((T, n, n)), np.empty((T, n, n)),
@@ -145,7 +145,7 @@ def constrained_second_derivatives(model, contacts, q, v, tau, mu=None,
     a closed form on each contact's chain its contact part (:mod:`dynamics.kernels.contact`)."""
     cs = _contact_set(model, contacts)
     damping = _damping(damping)
-    compile_notice(_k.constrained_so_chunk, "the contact dynamics second derivatives", 3)
+    compile_notice(_k.constrained_so_chunk, "the contact dynamics second derivatives", 60)
     n, nc = model.nv, cs.size
     if mu is None:
         b = prepare(model, q=q, v=v, tau=tau)
@@ -226,7 +226,7 @@ def impulse_dynamics(model, contacts, q, v, restitution=0.0, damping=0.0, order=
     cs = _contact_set(model, contacts)
     damping, restitution = _damping(damping), _restitution(restitution)
     check_order_0_to_2(order)
-    compile_notice(_k.impulse_chunk, "the impact map and its derivatives", 3)
+    compile_notice(_k.impulse_chunk, "the impact map and its derivatives", 60)
     n, nc = model.nv, cs.size
     if mu is not None and order != 2:
         raise ValueError("mu: a co-state contracts the second derivatives (order=2)")

@@ -258,9 +258,7 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, croc
         # on a first run the process aside compiles the solver's passes (and DDP's contracted
         # terms) and the protocol path's kernels, while this one compiles the knots'
         # derivatives and the closed-loop rollout with its cost
-        aside = ddp.compile_aside
-        aside.start(("passes",) + ("contracted",) * aside.contracted(problem) + ("protocol",)
-                    + ("lie",) * aside.has_lie_joints(problem))
+        ddp.compile_aside.start(ddp.compile_aside.groups_of(problem, protocol=True))
     records = []
     for k, t in enumerate(tasks):
         record = run_task(t, verbose=show_first and k == 0)

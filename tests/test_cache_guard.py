@@ -105,8 +105,9 @@ for slot, (kernel, _, _) in dynamics.kernels.layout._LINKED.items():
     assert len(checked) >= 8 and set(_ONCE) | set(_DOORS) <= set(checked), counts
     assert all(n == 1 for n in checked.values()), {k: n for k, n in checked.items() if n > 1}
     # problems without contacts never link (nor compile) the kernels of the contact knots; UR3's
-    # DDP (contracted second order) links the free knots' contracted terms, not their tensors
-    assert linked == {"knot_second_order"}, linked
+    # DDP (contracted second order) links the free knots' contracted terms, not their tensors;
+    # the worker's group "lie" links the expansion of (+)
+    assert linked == {"knot_second_order", "knot_lie_expansion"}, linked
 
 
 def test_a_first_compile_says_so_once(tmp_path, capsys):
@@ -123,10 +124,12 @@ def test_a_first_compile_says_so_once(tmp_path, capsys):
     f = njit(cache=True)(ns["f"])
     f._cache._cache_file._cache_path = str(tmp_path)  # keep the test's cache in tmp_path
     f._cache._cache_file._index_path = str(tmp_path / "tiny.f.nbi")
-    assert compile_notice(f, "the tiny kernel", 2)
+    assert compile_notice(f, "the tiny kernel", 148)
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "compiling the tiny kernel" in err and "about 2 min" in err
-    assert not compile_notice(f, "the tiny kernel", 2)  # once per process
+    assert err.count("\n") == 1 and "compiling the tiny kernel" in err and "about 2.5 min" in err
+    assert not compile_notice(f, "the tiny kernel", 148)  # once per process
+    assert compile_notice(f, "the small kernel", 12)  # under 90 s: in seconds
+    assert "about 10 s on 2 cores" in capsys.readouterr().err
     (tmp_path / "tiny.f.nbi").write_text("")
     assert not compile_notice(f, "the tiny kernel, cached", 2)
     assert capsys.readouterr().err == ""

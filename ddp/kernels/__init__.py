@@ -20,11 +20,11 @@ from dynamics.kernels import compile_notice, is_cached  # noqa: E402
 from dynamics.kernels.checks import all_finite  # noqa: E402
 from dynamics.kernels.layout import (CHUNK_RAISED, call_door, num_chunks,  # noqa: E402
                                      run_in_chunks)
-from dynamics.kernels.lie_group import integrate_expansion_chunk  # noqa: E402
+from dynamics.kernels.threads import every_thread  # noqa: E402
 from dynamics.kernels.step import (assemble_step_chunk, assemble_step_derivatives,  # noqa: E402
                                    step_velocities)
 
 __all__ = ["all_finite", "compile_notice", "is_cached", "num_chunks", "run_in_chunks",
            "call_door", "CHUNK_RAISED",
            "assemble_step_chunk", "assemble_step_derivatives", "step_velocities",
-           "integrate_expansion_chunk"]
+           "every_thread"]

@@ -225,5 +225,5 @@ def link(which, model, step, derivatives=None, second_order=None, knots=None):
         raise ValueError(f"which: expected LINKED_STEP, LINKED_DERIVATIVES or "
                          f"LINKED_SECOND_ORDER; got {which!r}")
     if not is_cached(kernel):  # measured: about 1.5 min for the three (cold, 2 cores)
-        compile_notice(kernel, "the kernels of the knots with contacts", 1.5)
+        compile_notice(kernel, "the kernels of the knots with contacts", 90)
     _link(which, kernel, argtypes)

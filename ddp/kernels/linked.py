@@ -88,5 +88,5 @@ def link(which, model):
         raise ValueError(f"which: expected LINKED_TENSORS, LINKED_FREE_SECOND_ORDER or "
                          f"LINKED_LIE_EXPANSION; got {which!r}")
     # the solver's one line (once per process: its warm-up printed it when that compiles these)
-    compile_notice(kernel, "the solver's kernels", 1)
+    compile_notice(kernel, "the solver's kernels", 60)
     _link(which, kernel, argtypes)

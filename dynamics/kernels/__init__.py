@@ -83,18 +83,26 @@ def is_cached(dispatcher) -> bool:
         return True
 
 
-def compile_notice(dispatcher, what: str, minutes: float) -> bool:
+def _duration(seconds: float) -> str:
+    """``seconds`` to the nearest 10 s, or above 90 s to the nearest half minute."""
+    if seconds < 90:
+        return f"{max(10, round(seconds, -1)):.0f} s"
+    return f"{round(seconds / 30) / 2:g} min"
+
+
+def compile_notice(dispatcher, what: str, seconds: float) -> bool:
     """Print one line to stderr when ``dispatcher`` (a compiled kernel) has no machine code in
     numba's cache yet, so that its first call will compile it: what compiles and about how long
-    it takes.  Once per ``what`` and process; True when it printed."""
+    it takes (``seconds``, measured on 2 cores).  Once per ``what`` and process; True when it
+    printed."""
     if what in _NOTICED:
         return False
     _NOTICED.add(what)
     cold = not is_cached(dispatcher)
     if cold:
-        print(f"compiling {what} for the first run on this machine (about {minutes:g} min on 2 "
-              "cores; numba caches the machine code, so later runs start in about a second)",
-              file=sys.stderr, flush=True)
+        print(f"compiling {what} for the first run on this machine (about "
+              f"{_duration(seconds)} on 2 cores; numba caches the machine code, so later runs "
+              "start in about a second)", file=sys.stderr, flush=True)
     return cold
 
 

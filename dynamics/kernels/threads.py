@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 
 import numba
 
@@ -89,6 +90,27 @@ def available() -> int:
         numba.set_num_threads(cores)
     st[3] = cores
     return cores
+
+
+@contextmanager
+def every_thread():
+    """Within: the batched kernels split a batch over every thread, even while other processes
+    hold cores, when the count follows the machine (auto; a fixed count stays).  A warm-up runs
+    in it, so that it compiles the parallel doors that a solve on an idle machine calls: on a
+    first run the machine is busy compiling, and a door left out compiled inside the first
+    timed solve."""
+    global _fixed
+    auto = _fixed is None
+    if auto:
+        _fixed = _max_threads()
+        numba.set_num_threads(_fixed)
+    try:
+        yield
+    finally:
+        if auto:
+            _fixed = None
+            _state[0] = 0.0  # look at the machine again at the next call
+            numba.set_num_threads(_state[3] or _max_threads())
 
 
 _env = os.environ.get("SODDP_THREADS", "auto").strip()
