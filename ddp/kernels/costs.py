@@ -724,5 +724,5 @@ def cost_chunk(model, program, Q, V, U, order, exact_hessians, out, forces, chun
 def cost_batch(model, program, Q, V, U, order, exact_hessians, out, forces, chunks):
     """:func:`cost_chunk` in parallel chunks of knots through ``chunks`` = (its address, key,
     nchunks >= 2) (:func:`~dynamics.kernels.layout.run_in_chunks` calls this; the status it
-    returns is :func:`~dynamics.kernels.layout.call_chunk`'s)."""
+    returns is :func:`~dynamics.kernels.layout.in_parallel`'s)."""
     return in_parallel((model, program, Q, V, U, order, exact_hessians, out, forces), chunks)
