@@ -13,9 +13,9 @@ the groups is not cached yet, the machine has two cores or more and ``SODDP_COMP
 ``0``; :func:`wait` blocks until the process has compiled them (it prints each group's name when
 done).  The solver's warm-up (:func:`ddp.solver.warm_up`) compiles the derivatives and the
 closed-loop rollout with its cost here, then waits, then loads the rest; a solve is never timed
-while the process aside compiles.  The warm-up compiles the cost program first and the process
-aside compiles the passes first and the costs last, so that it loads the program from the cache
-(compiling it in both processes at once took each of them 15-30 s).  If the process fails, this
+while the process aside compiles.  The cost program compiles in one process only, first (in
+this one, or aside: :func:`groups_of`), and the other loads it from the cache (compiling it in
+both processes at once took each of them 15-30 s).  If the process fails, this
 one compiles what is missing itself: the aside only ever saves time.
 """
 
@@ -29,13 +29,15 @@ from pathlib import Path
 
 from .kernels import assemble_step_chunk
 from .kernels import contact_knots as _contact_knots
+from .kernels import costs as _kcosts
 from .kernels import is_cached
 from .kernels import linked as _linked
 from .kernels import passes as _passes
 from .kernels.records import SecondOrderMode
 
 #: what the process aside can compile, and the kernel whose cache entry says it is compiled
-GROUPS = {"passes": _passes.backward_pass, "protocol": assemble_step_chunk,
+GROUPS = {"costs": _kcosts.cost_chunk, "passes": _passes.backward_pass,
+          "protocol": assemble_step_chunk,
           "lie": _linked.knot_lie_expansion, "contracted": _linked.knot_second_order,
           "contacts": _contact_knots.contact_second_order}
 
@@ -98,12 +100,17 @@ def has_lie_joints(problem) -> bool:
 def groups_of(problem, protocol=False) -> tuple:
     """The groups that the process aside compiles for a solve of ``problem`` on the analytical
     backend (and the protocol path's with ``protocol``: ``soddp compare``), in the order it
-    compiles them: the expansion of (+) first, which this process links with the knots'
-    derivatives (it waits for it there), then the passes."""
-    integrator = problem.integrator
-    return (("lie",) * has_lie_joints(problem) + ("passes",)
+    compiles them.  Without contacts the warm-up compiles the cost program first, and the
+    process aside the expansion of (+) first (the warm-up links it with the knots' derivatives
+    and waits for it there).  With contacts the warm-up starts with the contact knots'
+    derivatives, which take long enough for the process aside to compile the costs first
+    (measured, cold ``soddp solve hyq-walk``: 114 s this way, 138 s with the order without
+    contacts); it links the expansion of (+) itself."""
+    contacts = problem.integrator.has_contacts
+    lie_first = ("lie",) * (has_lie_joints(problem) and not contacts)
+    return (("costs",) * contacts + lie_first + ("passes",)
             + ("contracted",) * contracted(problem) + ("protocol",) * protocol
-            + ("contacts",) * integrator.has_contacts)
+            + ("contacts",) * contacts)
 
 
 def compiles(group) -> bool:

@@ -2,11 +2,13 @@
 compiles the kernels of each group into numba's cache, on a small problem of its own, and prints
 the group's name when they are cached.
 
+* ``costs``: the cost program alone (first, for a problem with contacts: the solver's warm-up
+  then starts with the contact knots' derivatives and reaches the costs later);
 * ``passes``: every compiled kernel of a solve on the analytical backend but the knots'
   derivatives and the closed-loop rollout with its cost, which the solver's warm-up compiles
-  meanwhile (rollouts, the backward pass, the gradient, then the costs alone: the warm-up
-  compiles the cost program first, and this process loads it from the cache by then), on
-  derivative records of zeros;
+  meanwhile (rollouts, the backward pass, the gradient, then the costs alone, which this
+  process loads from the cache by then: the group ``costs``, or the warm-up of a problem
+  without contacts, compiles them first), on derivative records of zeros;
 * ``protocol``: the kernels of the protocol path that the passes do not share: the derivatives,
   costs and rollouts of a problem on the finite-difference backend (``soddp compare``);
 * ``lie``: the expansion of (+) of robots with Lie-group joints, which the knots' derivatives
@@ -66,6 +68,12 @@ def compile_passes() -> None:
     P.cost(xs, us)
 
 
+def compile_costs() -> None:
+    """The group ``costs``: the cost program alone."""
+    P = small_problem(dynamics.AnalyticalDynamics)
+    P.cost(np.repeat(P.x0[None], P.T + 1, axis=0), np.zeros((P.T, P.nu)))
+
+
 def compile_protocol() -> None:
     """The group ``protocol``, on a small random tree of revolute joints (the expansion of (+),
     which robots with Lie-group joints take, is the group ``lie``)."""
@@ -112,7 +120,8 @@ def compile_contacts() -> None:
                                   second_order=derivatives.second_order)
 
 
-GROUPS = {"passes": compile_passes, "protocol": compile_protocol, "lie": compile_lie,
+GROUPS = {"costs": compile_costs, "passes": compile_passes, "protocol": compile_protocol,
+          "lie": compile_lie,
           "contracted": compile_contracted, "contacts": compile_contacts}
 
 

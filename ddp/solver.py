@@ -152,9 +152,10 @@ def warm_up(problem) -> None:
                 xs = np.repeat(P.x0[None], P.T + 1, axis=0)
                 us = np.zeros((P.T, P.nu))
                 models = warm_models(P)
-                # the cost program first: the process aside's passes and costs load it from the
-                # cache (compiled in both processes at once, it took each of them 15-30 s)
-                P.cost(xs, us)
+                if not compile_aside.compiles("costs"):
+                    # the cost program first: the process aside's passes load it from the cache
+                    # (compiled in both processes at once, it took each of them 15-30 s)
+                    P.cost(xs, us)
                 compile_aside.wait("lie")  # the expansion of (+) that the derivatives link
                 derivatives = [P.calc_diff(xs, us, m) for m in models]
                 warm_up_closed_loop(P, xs, us)  # here: the process aside has the other passes

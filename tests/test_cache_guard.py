@@ -145,13 +145,13 @@ def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(mo
 
     monkeypatch.setattr(compile_aside, "_ASIDE", None)
     with pytest.raises(ValueError, match=r"groups: expected names of \['contacts', 'contracted', "
-                                         r"'lie', 'passes', 'protocol'\]; got \['nope'\]"):
+                                         r"'costs', 'lie', 'passes', 'protocol'\]; got \['nope'\]"):
         compile_aside.start(("nope",))
     monkeypatch.setenv("SODDP_COMPILE_ASIDE", "0")
     assert not compile_aside.start(("passes",))
     monkeypatch.delenv("SODDP_COMPILE_ASIDE")
     env = dict(os.environ, PYTHONPATH=str(ROOT), SODDP_COMPILE_ASIDE="0")
-    groups = ("passes", "contracted", "protocol", "lie")
+    groups = ("costs", "passes", "contracted", "protocol", "lie")
     r = subprocess.run([sys.executable, "-m", "ddp.compile_worker", *groups], env=env,
                        capture_output=True, text=True, check=True)
     assert r.stdout.split() == list(groups)
