@@ -77,8 +77,8 @@ def compile_costs() -> None:
 def compile_protocol() -> None:
     """The group ``protocol``, on a small random tree of revolute joints (the expansion of (+),
     which robots with Lie-group joints take, is the group ``lie``)."""
-    m = dynamics.robots.random_tree(3, joint_types=("revolute",), seed=0)
-    P = small_problem(dynamics.FiniteDifferenceDynamics, m)
+    tree = dynamics.robots.random_tree(3, joint_types=("revolute",), seed=0)
+    P = small_problem(dynamics.FiniteDifferenceDynamics, tree)
     us = np.zeros((P.T, P.nu))
     xs = P.rollout(us)
     for m in solver.warm_models(P):
