@@ -131,7 +131,7 @@ def geometric_fd(model, Q, V, TAU, ncol):
     T, n = len(Q), model.nv
     a, Minv, dacc = np.empty((T, n)), np.empty((T, n, n)), np.empty((T, n, ncol))
     run_in_chunks(_geo.geometric_fd_batch, _geo.geometric_fd_chunk,
-                  (*model.kernel_args, Q, V, TAU, *column_support(model, ncol), a, Minv, dacc),
+                  (*model.kernel_args, Q, V, TAU, column_support(model, ncol), a, Minv, dacc),
                   num_chunks(T))
     return a, Minv, dacc
 
@@ -169,7 +169,7 @@ def linearize(model, q, v, tau, dt=None, method: str = "geometric",
     if method == "geometric" and dt is None and base_twist == "body":  # assembled compiled
         a, A, B = np.empty((T, n)), np.empty((T, 2 * n, 2 * n)), np.empty((T, 2 * n, n))
         run_in_chunks(_geo.geometric_linearization_batch, _geo.geometric_linearization_chunk,
-                      (*model.kernel_args, Q, V, TAU, *column_support(model, 2 * n), a, A, B),
+                      (*model.kernel_args, Q, V, TAU, column_support(model, 2 * n), a, A, B),
                       num_chunks(T))
         return Linearization(*b.unbatch((A, B, a, A[:, n:, :n], A[:, n:, n:], B[:, n:])), None,
                              None, method, base_twist)

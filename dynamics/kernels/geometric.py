@@ -737,24 +737,22 @@ def geometric_fd_point(m, q, v, tau, support, acc, Minv, dacc):
 
 
 @njit(**_JIT)
-def geometric_fd_chunk(ints, floats, Q, V, TAU, seg, nseg, nslot, slot, acc, Minv, dacc, chunk,
-                       nchunks):
+def geometric_fd_chunk(ints, floats, Q, V, TAU, support, acc, Minv, dacc, chunk, nchunks):
     """:func:`geometric_fd_point` at the knots of chunk ``chunk`` of ``nchunks``: acc (T, nv), Minv
-    (T, nv, nv), dacc (T, nv, ncol).  ``seg``, ``nseg``, ``nslot``, ``slot``: the model's
-    :func:`column_support` for ncol = ``seg.shape[0]`` columns (computed once per model by the
-    caller: it costs about as much as the Minv product of a point)."""
+    (T, nv, nv), dacc (T, nv, ncol). ``support``: the model's :func:`column_support` (seg, nseg,
+    nslot, slot) for ncol = ``seg.shape[0]`` columns (computed once per model by the caller: it
+    costs about as much as the Minv product of a point)."""
     m = unpack(ints, floats)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
-        geometric_fd_point(m, Q[t], V[t], TAU[t], (seg, nseg, nslot, slot), acc[t], Minv[t],
-                           dacc[t])
+        geometric_fd_point(m, Q[t], V[t], TAU[t], support, acc[t], Minv[t], dacc[t])
 
 
 @njit(cache=True, error_model="numpy")
-def geometric_fd_batch(ints, floats, Q, V, TAU, seg, nseg, nslot, slot, acc, Minv, dacc, chunks):
+def geometric_fd_batch(ints, floats, Q, V, TAU, support, acc, Minv, dacc, chunks):
     """The door of :func:`geometric_fd_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
-    return in_parallel((ints, floats, Q, V, TAU, seg, nseg, nslot, slot, acc, Minv, dacc), chunks)
+    return in_parallel((ints, floats, Q, V, TAU, support, acc, Minv, dacc), chunks)
 
 
 @njit(**_INLINE)
@@ -772,14 +770,13 @@ def _configuration_rows(m, v, A, B):
 
 
 @njit(**_JIT)
-def geometric_linearization_chunk(ints, floats, Q, V, TAU, seg, nseg, nslot, slot, acc, A, B,
-                                  chunk, nchunks):
+def geometric_linearization_chunk(ints, floats, Q, V, TAU, support, acc, A, B, chunk, nchunks):
     """The continuous-time linearization in the body base twist (``dynamics.linearize``'s default)
     at the knots of chunk ``chunk`` of ``nchunks``, assembled where it is computed: acc (T, nv), A
     (T, 2nv, 2nv) = [[-ad_v, I], [da_dq, da_dv]] and B (T, 2nv, nv) = [[0], [Minv]]; the
     forward-dynamics derivatives of :func:`geometric_fd_point` are written into A's and B's
     acceleration rows (no copy: on ATLAS the numpy assembly of A and B cost more than the kernel
-    itself). ``seg``, ``nseg``, ``nslot``, ``slot``: :func:`column_support` for 2 nv columns (as
+    itself). ``support``: :func:`column_support` for 2 nv columns (as
     :func:`geometric_fd_chunk`)."""
     m = unpack(ints, floats)
     nv = ints[1]
@@ -787,17 +784,15 @@ def geometric_linearization_chunk(ints, floats, Q, V, TAU, seg, nseg, nslot, slo
     for t in range(t0, t1):
         At, Bt = A[t], B[t]
         # the acceleration rows of A are [da_dq, da_dv], those of B are Minv: written in place
-        geometric_fd_point(m, Q[t], V[t], TAU[t], (seg, nseg, nslot, slot), acc[t], Bt[nv:],
-                           At[nv:])
+        geometric_fd_point(m, Q[t], V[t], TAU[t], support, acc[t], Bt[nv:], At[nv:])
         _configuration_rows(m, V[t], At, Bt)
 
 
 @njit(cache=True, error_model="numpy")
-def geometric_linearization_batch(ints, floats, Q, V, TAU, seg, nseg, nslot, slot, acc, A, B,
-                                  chunks):
+def geometric_linearization_batch(ints, floats, Q, V, TAU, support, acc, A, B, chunks):
     """The door of :func:`geometric_linearization_chunk`, its chunks in parallel
     (:func:`~.layout.run_in_chunks`)."""
-    return in_parallel((ints, floats, Q, V, TAU, seg, nseg, nslot, slot, acc, A, B), chunks)
+    return in_parallel((ints, floats, Q, V, TAU, support, acc, A, B), chunks)
 
 
 @njit(**_JIT)

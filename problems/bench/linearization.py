@@ -69,8 +69,8 @@ def _best_of_turns(model, T, min_time, turns, log):
     timed = dict(
         pin_py_us=lambda: pin.computeABADerivatives(pm, pd, q, v, tau),
         geo_single_us=lambda: dyn.linearize(model, q, v, tau),
-        geo_kernel_us=lambda: _geo.geometric_fd_chunk(*args, q1, v1, tau1, *support, *out1, 0, 1),
-        geo_kernel_loop_us=lambda: _geo.geometric_fd_chunk(*args, Q, V, TAU, *support, *out, 0, 1),
+        geo_kernel_us=lambda: _geo.geometric_fd_chunk(*args, q1, v1, tau1, support, *out1, 0, 1),
+        geo_kernel_loop_us=lambda: _geo.geometric_fd_chunk(*args, Q, V, TAU, support, *out, 0, 1),
         geo_batch_us=lambda: dyn.linearize(model, Q, V, TAU),
         geo_kernel_batch_us=lambda: dyn.linearization.geometric_fd(model, Q, V, TAU, ncol),
         fdsva_single_us=lambda: dyn.fd_derivatives(model, q, v, tau),
