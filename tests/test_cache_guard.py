@@ -159,3 +159,75 @@ def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(mo
     failing = compile_aside._Aside(("no-such-group",))
     failing.wait()
     assert failing.process.wait() != 0 and failing.done == {"no-such-group"}
+
+
+_KERNEL = '''
+from dynamics.kernels.compile_lock import njit
+
+
+@njit(cache=True)
+def f(x):
+    return x + 1.0
+
+
+@njit(cache=True)
+def broken(x):
+    return x.no_such_attribute
+'''
+
+
+def _lock_path(src):
+    """The lock file of ``f`` in the module ``src`` (``_KERNEL``), as the kernels compute it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"kernel_{abs(hash(str(src)))}", src)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, module.f._cache._cache_file._index_path + ".lock"
+
+
+def test_a_process_waits_for_the_compile_of_another_then_loads_it(tmp_path):
+    """dynamics.kernels.compile_lock: on a cache miss a kernel waits while another process holds
+    its lock (compiling it), then loads what that process saved instead of compiling again."""
+    import fcntl
+    import time
+
+    (tmp_path / "kernel.py").write_text(_KERNEL)
+    _, lock = _lock_path(tmp_path / "kernel.py")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]))
+    call = ("import time, kernel; t = time.time(); kernel.f(1.0); s = kernel.f.stats; "
+            "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()), time.time() - t)")
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another process compiles f
+        waiting = subprocess.Popen([sys.executable, "-c", call], env=env, text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(3.0)
+        assert waiting.poll() is None  # it waits
+        # the other process saves f: plain numba, the same function and so the same cache entry
+        save = ("import numba, kernel; g = numba.njit(cache=True)(kernel.f.py_func); g(1.0); "
+                "print(sum(g.stats.cache_misses.values()))")
+        r = subprocess.run([sys.executable, "-c", save], env=env, capture_output=True, text=True,
+                           check=True)
+        assert r.stdout.split() == ["1"]
+    out, err = waiting.communicate(timeout=120)
+    hits, misses, seconds = out.split()
+    assert (hits, misses) == ("1", "0"), err  # loaded, not compiled
+    assert float(seconds) > 2.5
+
+
+def test_a_failed_compile_releases_its_lock(tmp_path):
+    """A compile that raises saves nothing: its lock is free at once, for the next process."""
+    import fcntl
+
+    from numba.core.errors import TypingError
+
+    (tmp_path / "kernel.py").write_text(_KERNEL)
+    module, _ = _lock_path(tmp_path / "kernel.py")
+    with pytest.raises(TypingError):
+        module.broken(1.0)
+    lock = module.broken._cache._cache_file._index_path + ".lock"
+    assert os.path.exists(lock) and module.broken._cache._held is None
+    with open(lock, "w") as other:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises if still held
+    module.f(1.0)  # a compile that succeeds releases its lock too
+    assert module.f._cache._held is None

@@ -16,10 +16,10 @@ Each takes the records of the call it serves (their types are those Python gives
 """
 
 import numpy as np
-from numba import njit
 from numba.core import types
 
 from dynamics.kernels import compile_notice, is_cached
+from dynamics.kernels.compile_lock import njit
 from dynamics.kernels.contact import (OK, ContactWork, constrained_derivatives_point,
                                      constrained_dynamics_point, contact_workspace,
                                      impulse_derivatives_point, impulse_dynamics_point,

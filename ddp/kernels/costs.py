@@ -41,8 +41,8 @@ the second-order terms of forward kinematics and of log6 / log3
 """
 
 import numpy as np
-from numba import njit
 
+from dynamics.kernels.compile_lock import njit
 from dynamics.kernels.contact import chain_dofs, column_derivative, point_columns
 from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_placement,
                                      support_joints)

@@ -15,8 +15,8 @@ small robot these cost as much as the arithmetic (UR3, T = 100: about 0.3 ms of 
 """
 
 import numpy as np
-from numba import njit
 
+from dynamics.kernels.compile_lock import njit
 from dynamics.kernels.contact import OK
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.kinematics import forward_kinematics

@@ -21,10 +21,10 @@ returns an int64 status (0).
 """
 
 import numpy as np
-from numba import njit
 from numba.core import types
 
 from dynamics.kernels import compile_notice
+from dynamics.kernels.compile_lock import njit
 from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.forward_so import fdsva_so_lam_terms, fdsva_so_point
 from dynamics.kernels.layout import argument_types, array_types, unpack

@@ -28,8 +28,8 @@ A knot of the backward pass is a sequence of named steps, as in Crocoddyl's
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
+from dynamics.kernels.compile_lock import njit
 from dynamics.kernels.dense import (back_substitution, cholesky, cholesky_solve,
                                     forward_substitution, gemm_nt, gemm_tn)
 from dynamics.kernels.forward import aba_sweeps

@@ -2,7 +2,7 @@
 
 import math
 
-from numba import njit
+from .compile_lock import njit
 
 
 @njit(cache=True, error_model="numpy")

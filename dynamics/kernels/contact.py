@@ -101,8 +101,8 @@ the contacts' (q, v+) block, and none in (v, v).
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
+from .compile_lock import njit
 from .dense import back_substitution, cholesky, cholesky_solve_vector, forward_substitution
 from .inverse import (crba_point, ground_inertias, idsva_backward_sweep, idsva_forward_into,
                       rnea_point)

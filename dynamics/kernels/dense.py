@@ -7,7 +7,8 @@ contiguous so that LLVM vectorizes them.
 """
 
 import numpy as np
-from numba import njit
+
+from .compile_lock import njit
 
 
 _BLOCK = 64  # columns of B per panel: a k x 64 panel of B stays in L1 while all rows use it

@@ -13,8 +13,8 @@
 """
 
 import numpy as np
-from numba import njit
 
+from .compile_lock import njit
 from .layout import borrowed, chunk_range, in_parallel, keep_alive, unpack
 
 from .dense import gemm

@@ -25,8 +25,8 @@ products instead of O(n^4)).
 """
 
 import numpy as np
-from numba import njit
 
+from .compile_lock import njit
 from .dense import gemm, gemm_tn
 from .forward import IPR_LTDL, aza_apply, fdsva_core
 from .inverse import idsva_point

@@ -13,8 +13,8 @@ bracket of motion vectors is the motion cross product ``J_a x J_b``.
 """
 
 import numpy as np
-from numba import njit
 
+from .compile_lock import njit
 from .kinematics import compose_placements
 from .spatial import motion_cross
 

@@ -54,8 +54,8 @@ block Minv[7:, 1:6]) is the transpose of the upper one, and ``M^A_0`` starts at 
 """
 
 import numpy as np
-from numba import njit
 
+from .compile_lock import njit
 from .dense import symm_gemm_col_sparse
 from .forward import small_spd_inverse
 from .kinematics import FF, PLA, SPH, compose_placements, ground_motion_subspace, joint_transform

@@ -41,8 +41,8 @@ Series arrays (one sample; joint 0 is the universe and stays zero), K = highest 
 """
 
 import numpy as np
-from numba import njit
 
+from .compile_lock import njit
 from .forward import small_spd_inverse
 from .kinematics import FF, HEL, PLA, PRI, forward_kinematics, joint_transform
 from .layout import chunk_range, in_parallel, unpack

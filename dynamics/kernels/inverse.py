@@ -20,8 +20,8 @@ of joint i and lambda(i) its parent:
 """
 
 import numpy as np
-from numba import njit
 
+from .compile_lock import njit
 from .layout import chunk_range, in_parallel, unpack
 
 from .kinematics import forward_kinematics

@@ -24,8 +24,8 @@ what makes the derivative kernels follow the right-perturbation convention of th
 import math
 
 import numpy as np
-from numba import njit
 
+from .compile_lock import njit
 from .layout import chunk_range, in_parallel, unpack
 
 REV, RUB, PRI, SPH, FF, PLA, HEL = 0, 1, 2, 3, 4, 5, 6

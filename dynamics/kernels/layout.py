@@ -51,11 +51,12 @@ from collections import namedtuple
 import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, typeof
+from numba import prange, typeof
 from numba.core import cgutils, types
 from numba.core.typing.typeof import Purpose
 from numba.extending import intrinsic
 
+from .compile_lock import njit
 from .threads import available
 
 KernelModel = namedtuple(

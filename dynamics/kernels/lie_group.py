@@ -28,8 +28,8 @@ from fractions import Fraction
 from math import factorial
 
 import numpy as np
-from numba import njit
 
+from .compile_lock import njit
 from .dense import gemm, gemm_tn
 from .kinematics import FF, PLA, RUB, SPH
 from .layout import borrowed, chunk_range, in_parallel, keep_alive, unpack

@@ -27,8 +27,8 @@ of every DoF is formed once.
 """
 
 import numpy as np
-from numba import njit
 
+from .compile_lock import njit
 from .inverse import composite_sums, idsva_forward_pass
 from .layout import chunk_range, in_parallel, unpack
 from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matTvec6, matvec6,

@@ -26,8 +26,8 @@ Shapes: n = nv, nu controls, T knots.
 """
 
 import numpy as np
-from numba import njit
 
+from .compile_lock import njit
 from .dense import gemm
 from .kinematics import integrate_point
 from .layout import chunk_range, in_parallel
