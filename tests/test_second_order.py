@@ -3,9 +3,12 @@ computeRNEADerivatives and crba on the manifold; structural identities; batching
 
 import numpy as np
 import pytest
+from numba import njit
 
 import dynamics as dyn
 from dynamics import accuracy, robots
+from dynamics.kernels.layout import unpack
+from dynamics.kernels.second_order import idsva_so_contracted
 from helpers import random_state, rel_err
 import pinocchio_ref as ref
 
@@ -62,23 +65,19 @@ def test_multi_dof_joints_really_are_non_symmetric():
     assert np.abs(d.d2tau_dq2[:, :6, :6] - np.swapaxes(d.d2tau_dq2[:, :6, :6], 1, 2)).max() > 1e-3
 
 
+@njit  # one compile per process (a closure in the test compiled again for every model)
+def _contracted(ints, floats, q, v, a, mu, H):  # unpack's views stay in compiled code
+    idsva_so_contracted(unpack(ints, floats), q, v, a, mu, H[0], H[1], H[2], H[3])
+
+
 def test_contracted_sweep_equals_contracted_tensors(so_model):
     """idsva_so_contracted (O(n d) pairs, the third DoF summed out) against the explicit
     contraction of the four tensors of Alg. 1, for a random weight mu."""
-    from numba import njit
-
-    from dynamics.kernels.layout import unpack
-    from dynamics.kernels.second_order import idsva_so_contracted
-
-    @njit
-    def contracted(ints, floats, q, v, a, mu, H):  # unpack's views stay in compiled code
-        idsva_so_contracted(unpack(ints, floats), q, v, a, mu, H[0], H[1], H[2], H[3])
-
     q, v, a, _ = random_state(so_model, 4)
     mu = np.random.default_rng(4).normal(size=so_model.nv)
     d = dyn.id_second_derivatives(so_model, q, v, a)
     H = np.zeros((4, so_model.nv, so_model.nv))
-    contracted(*so_model.kernel_args, q, v, a, mu, H)
+    _contracted(*so_model.kernel_args, q, v, a, mu, H)
     for h, full in zip(H, (d.d2tau_dq2, d.d2tau_dv2, d.d2tau_dqdv, d.dM_dq)):
         assert rel_err(h, np.einsum("i,ijk->jk", mu, full)) < 1e-12
 

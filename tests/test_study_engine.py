@@ -259,6 +259,8 @@ def test_a_report_shows_one_study_and_refuses_to_mix_them(tmp_path, monkeypatch,
 def test_bad_input_is_one_line_and_exit_2_before_any_work(argv, expected, capsys, tmp_path,
                                                           monkeypatch):
     monkeypatch.setattr("problems.output.RESULTS", tmp_path)
+    # the scheduler that does not answer: given up after 1 s here instead of the default 10 s
+    monkeypatch.setattr(engine.connect, "__defaults__", (None, None, 1.0))
     with pytest.raises(SystemExit) as e:
         raise SystemExit(main(argv))
     assert e.value.code == 2
