@@ -36,7 +36,7 @@ from .kernels import passes as _passes
 from .kernels.records import SecondOrderMode
 
 #: what the process aside can compile, and the kernel whose cache entry says it is compiled
-GROUPS = {"costs": _kcosts.cost_chunk, "passes": _passes.backward_pass,
+GROUPS = {"costs": _kcosts.cost_knots, "passes": _passes.backward_pass,
           "protocol": assemble_step_chunk,
           "lie": _linked.knot_lie_expansion, "contracted": _linked.knot_second_order,
           "contacts": _contact_knots.contact_second_order}

@@ -117,6 +117,7 @@ class CompiledEvaluation(Evaluation):
         out = Rollout(np.empty((P.T + 1, P.nx)), np.empty_like(loop.us), np.empty(P.T + 1),
                       np.empty((P.T, self.nc)))
         P.integrator.link_knot_kernel(LINKED_STEP)
+        _kcosts.link_costs()
         if self._cost_chunk_args is None:  # arrays of the types the door passes its costs
             self._cost_chunk_args = (P.integrator.kernel_model, self.programs.running,
                                      np.empty((0, P.nq)), np.empty((0, P.nv)),
@@ -145,6 +146,7 @@ class CompiledEvaluation(Evaluation):
         for which in linked:
             P.integrator.link_knot_kernel(which, knots=knots, derivatives=step,
                                           second_order=second_order)
+        _kcosts.link_costs()
         run_in_chunks(_kev.knot_derivatives, _kev.derivatives_chunk, args, num_chunks(P.T))
         run = costs.running
         for c, k in self.running_others:
@@ -225,6 +227,7 @@ class CompiledEvaluation(Evaluation):
         out = CostDerivatives(np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
                               np.zeros((T, 2 * nv, 2 * nv)), np.zeros((T, 2 * nv, nu)),
                               np.zeros((T, nu, nu)))
+        _kcosts.link_costs()
         run_in_chunks(_kcosts.cost_batch, _kcosts.cost_chunk,
                       (P.integrator.kernel_model, self.programs.running,
                        np.ascontiguousarray(xs[:-1, :P.nq]), np.ascontiguousarray(xs[:-1, P.nq:]),

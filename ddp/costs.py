@@ -727,6 +727,7 @@ class CostProgram:
         out = CostDerivatives(np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
                               np.zeros((T, 2 * nv, 2 * nv)), np.zeros((T, 2 * nv, nu)),
                               np.zeros((T, nu, nu)))
+        _k.link_costs()
         run_in_chunks(_k.cost_batch, _k.cost_chunk,
                       (self._model, self.record, np.ascontiguousarray(xs[:, :self.nq]),
                        np.ascontiguousarray(xs[:, self.nq:]), np.ascontiguousarray(us),

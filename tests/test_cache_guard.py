@@ -106,8 +106,9 @@ for slot, (kernel, _, _) in dynamics.kernels.layout._LINKED.items():
     assert all(n == 1 for n in checked.values()), {k: n for k, n in checked.items() if n > 1}
     # problems without contacts never link (nor compile) the kernels of the contact knots; UR3's
     # DDP (contracted second order) links the free knots' contracted terms, not their tensors;
-    # the worker's group "lie" links the expansion of (+)
-    assert linked == {"knot_second_order", "knot_lie_expansion"}, linked
+    # the worker's group "lie" links the expansion of (+); every evaluation of the costs links
+    # the cost program
+    assert linked == {"knot_second_order", "knot_lie_expansion", "cost_knots"}, linked
 
 
 def test_a_first_compile_says_so_once(tmp_path, capsys):

@@ -40,14 +40,19 @@ the second-order terms of forward kinematics and of log6 / log3
 :func:`_velocity_term`.
 """
 
+import os
+
 import numpy as np
+from numba.core import types
 
 from dynamics.kernels.compile_lock import njit
 from dynamics.kernels.contact import chain_dofs, column_derivative, point_columns
 from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_placement,
                                      support_joints)
 from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
-from dynamics.kernels.layout import borrowed, chunk_range, in_parallel, keep_alive, unpack
+from dynamics.kernels.layout import (argument_types, array_types, borrowed, call_linked,
+                                     chunk_range, in_parallel, keep_alive, unpack)
+from dynamics.kernels.layout import link as _link
 from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.spatial import dot6, motion_cross, motion_cross_add
 from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion, se3_log,
@@ -55,7 +60,8 @@ from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion
                                         se3_log_jacobian, so3_log_expansion,
                                         so3_log_hessian_contracted)
 
-from .records import Forces
+from .records import (LINKED_COSTS, NOT_LINKED_MESSAGE, CostDerivatives, Forces, Model,
+                      Program)
 
 STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE = range(8)
 #: activations: 1/2 sum w_a r_a^2, or its quadratic barrier (r_a outside [lb_a, ub_a] only)
@@ -265,7 +271,7 @@ def no_forces(T):
 
 
 @njit(**_JIT)
-def cost_knots(m, program, Q, V, U, t0, t1, order, exact_hessians, out, kin, forces):
+def cost_knots(model, program, Q, V, U, t0, t1, order, exact_hessians, out, kin, forces):
     """Accumulate the cost of ``program`` (:data:`~.records.Program`) at the knots t0 <= t < t1
     into ``out`` (:data:`~.records.CostDerivatives`): l (T,) and, with ``order`` 2, its gradient
     (lx (T, 2 nv), lu (T, nu)) and Hessian (lxx, lxu, luu; exact or Gauss-Newton by
@@ -274,7 +280,12 @@ def cost_knots(m, program, Q, V, U, t0, t1, order, exact_hessians, out, kin, for
     work arrays are allocated once for the range of knots.  ``kin``: the forward kinematics of
     the knots, (oR (T, nj, 3, 3), op (T, nj, 3), S0 (T, nv, 6)), when already computed (by the
     rollout's ABA, by FDSVA), or empty arrays (:func:`kinematics_buffers` of 0 knots): each
-    knot's are then computed here when the program has frame terms."""
+    knot's are then computed here when the program has frame terms.  Returns 0.
+
+    Its callers reach it through its address (:func:`call_costs`, linked by :func:`link_costs`):
+    called by name, numba linked its whole tree into each of them and optimized it and emitted
+    its machine code again there (about 4 s each on a cold compile, 2 cores)."""
+    m = unpack(model.ints, model.floats)
     cints, cfloats, starts = program
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
@@ -347,6 +358,41 @@ def cost_knots(m, program, Q, V, U, t0, t1, order, exact_hessians, out, kin, for
                             gxt, Hxxt, chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, log_work,
                             act, bounds, aw)
     keep_alive((work, chain_own, aw_own))
+    return np.int64(0)
+
+
+@njit(forceinline=True, **_JIT)
+def call_costs(args):
+    """:func:`cost_knots` of ``args`` (its arguments, as a tuple) through its address, linked by
+    :func:`link_costs`; RuntimeError if it is not linked for their types, or raised.  The caller
+    holds the arrays of ``args`` for the call."""
+    if call_linked(LINKED_COSTS, args) < 0:
+        raise RuntimeError(NOT_LINKED_MESSAGE)
+
+
+def link_costs():
+    """Link :func:`cost_knots` (compiled on a machine's first run, else loaded from the cache)
+    for the types its callers pass, which are the same for every problem: the records
+    :data:`~.records.Model`, :data:`~.records.Program`, :data:`~.records.CostDerivatives` and
+    :data:`~.records.Forces` and the knots' states, controls and forward kinematics, all of C
+    arrays, and int64 and boolean scalars.  Once per process: then a few microseconds."""
+    global _COSTS_LINKED
+    if _COSTS_LINKED == os.getpid():
+        return
+    e, i64 = np.empty, np.int64
+    records = (Model(e(0, i64), e(0)), Program(e(0, i64), e(0), e((0, 0), i64)),
+               *array_types(2, 2, 2), i64(0), i64(0), i64(0), np.bool_(False),
+               CostDerivatives(e(0), e((0, 0)), e((0, 0)), e((0, 0, 0)), e((0, 0, 0)),
+                               e((0, 0, 0))),
+               (e((0, 0, 3, 3)), e((0, 0, 3)), e((0, 0, 6))),
+               Forces(e((0, 0)), e((0, 0, 0)), e((0, 0, 0)), e((0, 0, 0)), e((0, 0, 0)),
+                      e((0, 0)), e(0, i64)))
+    argtypes = tuple(t if isinstance(t, types.Type) else argument_types(t)[0] for t in records)
+    _link(LINKED_COSTS, cost_knots, argtypes)
+    _COSTS_LINKED = os.getpid()
+
+
+_COSTS_LINKED = None  # the process that linked the cost program
 
 
 @njit(**_JIT)
@@ -716,8 +762,8 @@ def cost_chunk(model, program, Q, V, U, order, exact_hessians, out, forces, chun
     caller); ``forces``: the knots' contact forces and their derivatives, for the terms on
     forces.  For all knots: ``run_in_chunks(cost_batch, cost_chunk, args, nchunks)``."""
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
-    cost_knots(unpack(model.ints, model.floats), program, Q, V, U, t0, t1, order, exact_hessians,
-               out, kinematics_buffers(0, 0, 0), forces)
+    call_costs((model, program, Q, V, U, t0, t1, order, exact_hessians, out,
+                kinematics_buffers(0, 0, 0), forces))
 
 
 @njit(cache=True, error_model="numpy")

@@ -41,16 +41,12 @@ from dynamics.kernels.step import (acceleration_weights, add_impact_hessian, add
 
 from .contact_knots import STEP_NOT_FINITE, STEPPED, force_cost_weight
 from .records import (IMPACT, LINKED_FREE_SECOND_ORDER, LINKED_SECOND_ORDER, LINKED_STEP,
-                      Forces, SecondOrder, SecondOrderMode, StepDerivatives)
+                      NOT_LINKED_MESSAGE, Forces, SecondOrder, SecondOrderMode, StepDerivatives)
 
 _JIT = dict(cache=True, error_model="numpy")
 
 #: statuses of the backward pass
 OK, NOT_POSITIVE_DEFINITE = 0, 1
-#: what the passes raise at a knot whose kernel Python did not link (a bug)
-NOT_LINKED_MESSAGE = ("a knot reached a kernel that is not linked for its argument types "
-                      "(ddp.kernels.contact_knots.link, ddp.kernels.linked.link) or that "
-                      "raised")
 
 
 @njit(forceinline=True, **_JIT)
