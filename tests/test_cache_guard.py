@@ -196,8 +196,8 @@ def test_a_process_waits_for_the_compile_of_another_then_loads_it(tmp_path):
     (tmp_path / "kernel.py").write_text(_KERNEL)
     _, lock = _lock_path(tmp_path / "kernel.py")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]))
-    call = ("import time, kernel; t = time.time(); kernel.f(1.0); s = kernel.f.stats; "
-            "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()), time.time() - t)")
+    call = ("import kernel; kernel.f(1.0); s = kernel.f.stats; "
+            "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))")
     with open(lock, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # another process compiles f
         waiting = subprocess.Popen([sys.executable, "-c", call], env=env, text=True,
@@ -211,9 +211,8 @@ def test_a_process_waits_for_the_compile_of_another_then_loads_it(tmp_path):
                            check=True)
         assert r.stdout.split() == ["1"]
     out, err = waiting.communicate(timeout=120)
-    hits, misses, seconds = out.split()
-    assert (hits, misses) == ("1", "0"), err  # loaded, not compiled
-    assert float(seconds) > 2.5
+    # loaded, not compiled: what the other process saved after this one had started waiting
+    assert out.split() == ["1", "0"], err
 
 
 def test_a_failed_compile_releases_its_lock(tmp_path):
