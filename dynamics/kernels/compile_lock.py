@@ -71,7 +71,11 @@ class LockedCache:
         cres = self._cache.load_overload(sig, target_context)
         if cres is not None or self._held is not None or fcntl is None:
             return cres
-        self._held = _lock(self._cache._cache_file._index_path + ".lock")
+        try:
+            index = self._cache._cache_file._index_path
+        except AttributeError:  # another numba: compile without a lock
+            return cres
+        self._held = _lock(index + ".lock")
         cres = self._cache.load_overload(sig, target_context)  # saved while this one waited
         if cres is not None:
             self.release()
