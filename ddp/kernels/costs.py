@@ -50,8 +50,8 @@ from dynamics.kernels.contact import chain_dofs, column_derivative, point_column
 from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_placement,
                                      support_joints)
 from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
-from dynamics.kernels.layout import (argument_types, array_types, borrowed, call_linked,
-                                     chunk_range, in_parallel, keep_alive, unpack)
+from dynamics.kernels.layout import (argument_types, array_types, borrowed, chunk_range,
+                                     in_parallel, keep_alive, unpack)
 from dynamics.kernels.layout import link as _link
 from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.spatial import dot6, motion_cross, motion_cross_add
@@ -60,8 +60,8 @@ from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion
                                         se3_log_jacobian, so3_log_expansion,
                                         so3_log_hessian_contracted)
 
-from .records import (LINKED_COSTS, NOT_LINKED_MESSAGE, CostDerivatives, Forces, Model,
-                      Program)
+from .passes import call_knot_kernel
+from .records import LINKED_COSTS, CostDerivatives, Forces, Model, Program, empty_forces
 
 STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE = range(8)
 #: activations: 1/2 sum w_a r_a^2, or its quadratic barrier (r_a outside [lb_a, ub_a] only)
@@ -282,9 +282,10 @@ def cost_knots(model, program, Q, V, U, t0, t1, order, exact_hessians, out, kin,
     rollout's ABA, by FDSVA), or empty arrays (:func:`kinematics_buffers` of 0 knots): each
     knot's are then computed here when the program has frame terms.  Returns 0.
 
-    Its callers reach it through its address (:func:`call_costs`, linked by :func:`link_costs`):
-    called by name, numba linked its whole tree into each of them and optimized it and emitted
-    its machine code again there (about 4 s each on a cold compile, 2 cores)."""
+    Its callers reach it through its address (``call_knot_kernel(LINKED_COSTS, args)``, linked
+    by :func:`link_costs`): called by name, numba linked its whole tree into each of them and
+    optimized it and emitted its machine code again there (about 4 s each on a cold compile,
+    2 cores)."""
     m = unpack(model.ints, model.floats)
     cints, cfloats, starts = program
     nj = m.parent.shape[0]
@@ -361,15 +362,6 @@ def cost_knots(model, program, Q, V, U, t0, t1, order, exact_hessians, out, kin,
     return np.int64(0)
 
 
-@njit(forceinline=True, **_JIT)
-def call_costs(args):
-    """:func:`cost_knots` of ``args`` (its arguments, as a tuple) through its address, linked by
-    :func:`link_costs`; RuntimeError if it is not linked for their types, or raised.  The caller
-    holds the arrays of ``args`` for the call."""
-    if call_linked(LINKED_COSTS, args) < 0:
-        raise RuntimeError(NOT_LINKED_MESSAGE)
-
-
 def link_costs():
     """Link :func:`cost_knots` (compiled on a machine's first run, else loaded from the cache)
     for the types its callers pass, which are the same for every problem: the records
@@ -379,15 +371,13 @@ def link_costs():
     global _COSTS_LINKED
     if _COSTS_LINKED == os.getpid():
         return
-    e, i64 = np.empty, np.int64
-    records = (Model(e(0, i64), e(0)), Program(e(0, i64), e(0), e((0, 0), i64)),
-               *array_types(2, 2, 2), i64(0), i64(0), i64(0), np.bool_(False),
-               CostDerivatives(e(0), e((0, 0)), e((0, 0)), e((0, 0, 0)), e((0, 0, 0)),
-                               e((0, 0, 0))),
-               (e((0, 0, 3, 3)), e((0, 0, 3)), e((0, 0, 6))),
-               Forces(e((0, 0)), e((0, 0, 0)), e((0, 0, 0)), e((0, 0, 0)), e((0, 0, 0)),
-                      e((0, 0)), e(0, i64)))
-    argtypes = tuple(t if isinstance(t, types.Type) else argument_types(t)[0] for t in records)
+    i64 = types.int64
+    model = Model(np.empty(0, np.int64), np.empty(0))
+    program = Program(np.empty(0, np.int64), np.empty(0), np.empty((0, 0), np.int64))
+    argtypes = (*argument_types(model, program), *array_types(2, 2, 2), i64, i64, i64,
+                types.boolean, *argument_types(CostDerivatives.empty(0, 0, 0),
+                                               kinematics_buffers.py_func(0, 0, 0),
+                                               empty_forces(0, 0, 0, 0)))
     _link(LINKED_COSTS, cost_knots, argtypes)
     _COSTS_LINKED = os.getpid()
 
@@ -762,8 +752,8 @@ def cost_chunk(model, program, Q, V, U, order, exact_hessians, out, forces, chun
     caller); ``forces``: the knots' contact forces and their derivatives, for the terms on
     forces.  For all knots: ``run_in_chunks(cost_batch, cost_chunk, args, nchunks)``."""
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
-    call_costs((model, program, Q, V, U, t0, t1, order, exact_hessians, out,
-                kinematics_buffers(0, 0, 0), forces))
+    call_knot_kernel(LINKED_COSTS, (model, program, Q, V, U, t0, t1, order, exact_hessians, out,
+                                    kinematics_buffers(0, 0, 0), forces))
 
 
 @njit(cache=True, error_model="numpy")

@@ -24,10 +24,10 @@ from dynamics.kernels.layout import (CHUNK_RAN, borrowed, call_chunk, chunk_rang
                                      keep_alive, unpack)
 from dynamics.kernels.step import assemble_impact, assemble_knot, step_displacement
 
-from .costs import call_costs, forces_of, has_frame_terms, kinematics_buffers, no_forces
+from .costs import forces_of, has_frame_terms, kinematics_buffers, no_forces
 from .passes import call_knot_kernel, rollout
-from .records import (IMPACT, LINKED_DERIVATIVES, LINKED_LIE_EXPANSION, LINKED_TENSORS,
-                      CostDerivatives, SecondOrderMode)
+from .records import (IMPACT, LINKED_COSTS, LINKED_DERIVATIVES, LINKED_LIE_EXPANSION,
+                      LINKED_TENSORS, CostDerivatives, SecondOrderMode)
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -128,8 +128,8 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
                       Fx[t], Fu[t], da_du[t], tmp, tu)
     _zero_rows(running, t0, t1)
     forces.dl_dlam[t0:t1] = 0.0
-    call_costs((model, program, Q, V, knots.u, t0, t1, np.int64(2), exact_hessians, running, kin,
-                forces))
+    call_knot_kernel(LINKED_COSTS, (model, program, Q, V, knots.u, t0, t1, np.int64(2),
+                                    exact_hessians, running, kin, forces))
     keep_alive((work, fdsva_work, kin_own))
     l, lx, lu, lxx, lxu, luu = borrowed(running)
     dl_dlam = borrowed(forces.dl_dlam)
@@ -153,9 +153,10 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
     if chunk == nchunks - 1:  # the terminal cost at (q_T, v_T), zero controls
         zero, one = np.int64(0), np.int64(1)
         _zero_rows(costs.terminal, zero, one)
-        call_costs((model, programs.terminal, knots.q_T, knots.v_T, np.zeros((1, nu)), zero, one,
-                    np.int64(2), exact_hessians, costs.terminal, kinematics_buffers(0, 0, 0),
-                    no_forces(1)))
+        call_knot_kernel(LINKED_COSTS, (model, programs.terminal, knots.q_T, knots.v_T,
+                                        np.zeros((1, nu)), zero, one, np.int64(2), exact_hessians,
+                                        costs.terminal, kinematics_buffers(0, 0, 0),
+                                        no_forces(1)))
 
 
 @njit(cache=True, error_model="numpy")
@@ -195,8 +196,9 @@ def cost_values_chunk(model, program, Q, V, U, l, kin, lam, chunk, nchunks):
     l[t0:t1] = 0.0
     e2 = np.empty((T, 0))
     e3 = np.empty((T, 0, 0))
-    call_costs((model, program, Q, V, U, t0, t1, np.int64(0), np.bool_(False),
-                CostDerivatives(l, e2, e2, e3, e3, e3), kin, forces_of(lam)))
+    call_knot_kernel(LINKED_COSTS, (model, program, Q, V, U, t0, t1, np.int64(0),
+                                    np.bool_(False), CostDerivatives(l, e2, e2, e3, e3, e3), kin,
+                                    forces_of(lam)))
 
 
 @njit(cache=True, error_model="numpy")

@@ -41,12 +41,16 @@ from dynamics.kernels.step import (acceleration_weights, add_impact_hessian, add
 
 from .contact_knots import STEP_NOT_FINITE, STEPPED, force_cost_weight
 from .records import (IMPACT, LINKED_FREE_SECOND_ORDER, LINKED_SECOND_ORDER, LINKED_STEP,
-                      NOT_LINKED_MESSAGE, Forces, SecondOrder, SecondOrderMode, StepDerivatives)
+                      Forces, SecondOrder, SecondOrderMode, StepDerivatives)
 
 _JIT = dict(cache=True, error_model="numpy")
 
 #: statuses of the backward pass
 OK, NOT_POSITIVE_DEFINITE = 0, 1
+#: what the passes and the costs raise at a kernel whose slot Python did not link (a bug)
+NOT_LINKED_MESSAGE = ("a knot reached a kernel that is not linked for its argument types "
+                      "(ddp.kernels.contact_knots.link, ddp.kernels.linked.link, "
+                      "ddp.kernels.costs.link_costs) or that raised")
 
 
 @njit(forceinline=True, **_JIT)

@@ -86,10 +86,6 @@ LINKED_TENSORS, LINKED_FREE_SECOND_ORDER, LINKED_LIE_EXPANSION = 3, 4, 5
 #: the slot of the cost program (:func:`~.costs.cost_knots`, linked by
 #: :func:`~.costs.link_costs`), which every evaluation of the costs reaches
 LINKED_COSTS = 6
-#: what a compiled kernel raises when it reaches a kernel that Python did not link (a bug)
-NOT_LINKED_MESSAGE = ("a knot reached a kernel that is not linked for its argument types "
-                      "(ddp.kernels.contact_knots.link, ddp.kernels.linked.link, "
-                      "ddp.kernels.costs.link_costs) or that raised")
 #: the slots of the contact knots' kernels
 CONTACT_SLOTS = (LINKED_STEP, LINKED_DERIVATIVES, LINKED_SECOND_ORDER)
 
