@@ -265,8 +265,39 @@ def test_run_in_chunks_calls_the_chunk_by_its_address_for_the_argument_types():
 
 
 @njit
+def _copies(a, b, c, k):
+    """Three copies of copy_into from compiled code: a row, a block of columns, a 3-D view."""
+    layout.copy_into(a[1], a[0])
+    layout.copy_into(b[:, k:], b[:, :k])
+    layout.copy_into(c[1, :2], c[0, 1:])
+
+
+def test_copy_into_copies_views_and_names_a_shape_mismatch():
+    """:func:`dynamics.kernels.layout.copy_into` (the kernels' array copy) writes exactly the
+    destination view from any view of the same shape, 1 to 3 dimensions and any dtype, and raises
+    a ValueError naming itself when the shapes differ."""
+    rng = np.random.default_rng(0)
+    a, b, c = rng.normal(size=(2, 5)), rng.normal(size=(4, 6)), rng.normal(size=(2, 3, 4, 2))
+    want_a, want_b, want_c = a.copy(), b.copy(), c.copy()
+    want_a[1] = a[0]
+    want_b[:, 3:] = b[:, :3]
+    want_c[1, :2] = c[0, 1:]
+    _copies(a, b, c, 3)
+    np.testing.assert_array_equal(a, want_a)
+    np.testing.assert_array_equal(b, want_b)
+    np.testing.assert_array_equal(c, want_c)
+    n = np.arange(6).reshape(2, 3)
+    layout.copy_into(n[1, ::-1], n[0])  # integers, a negative stride
+    np.testing.assert_array_equal(n, [[0, 1, 2], [2, 1, 0]])
+    with pytest.raises(ValueError, match="copy_into: the source and the destination differ"):
+        layout.copy_into(b[:, :2], b[:, :3])
+    np.testing.assert_array_equal(b, want_b)
+
+
+@njit
 def _scaled_row(x, t, s):
-    x[t] *= s
+    for i in range(x.shape[1]):
+        x[t, i] *= s
     return np.int64(t + 100)
 
 

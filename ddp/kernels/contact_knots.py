@@ -26,7 +26,7 @@ from dynamics.kernels.contact import (OK, ContactWork, constrained_derivatives_p
                                      impulse_so_terms, kinematics_workspace, second_order_state,
                                      so_contracted_terms)
 from dynamics.kernels.dense import gemm_tn
-from dynamics.kernels.layout import argument_types, array_types, unpack
+from dynamics.kernels.layout import argument_types, array_types, copy_into, unpack
 from dynamics.kernels.layout import link as _link
 from dynamics.kernels.step import euler_step
 
@@ -104,9 +104,9 @@ def kept_workspace(kkt, t, nj, n, nc, S0, oR, op):
 @njit(**_JIT)
 def _keep_kinematics(kkt, t, work):
     """Keep knot t's forward kinematics (the caller's arrays in ``work``) in ``kkt``."""
-    kkt.S0[t] = work.S0
-    kkt.oR[t] = work.oR
-    kkt.op[t] = work.op
+    copy_into(kkt.S0[t], work.S0)
+    copy_into(kkt.oR[t], work.oR)
+    copy_into(kkt.op[t], work.op)
 
 
 @njit(**_JIT)

@@ -51,7 +51,7 @@ from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_
                                      support_joints)
 from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
 from dynamics.kernels.layout import (argument_types, array_types, borrowed, chunk_range,
-                                     in_parallel, keep_alive, unpack)
+                                     copy_into, in_parallel, keep_alive, unpack)
 from dynamics.kernels.layout import link as _link
 from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.spatial import dot6, motion_cross, motion_cross_add
@@ -534,7 +534,7 @@ def _frame_term(m, kind, joint, nr, w0, par, order, exact_hessians, oR, op, S0, 
     rr = r[:nr]
     _frame_residual(kind, par, Rf, pf, order, rr, Jx[:nr], Hx[:nr], RE, dp, pE, J3, H3)
     w, e = aw[:nr], aw[6:6 + nr]  # the active weights and the activated residual
-    e[:] = rr
+    copy_into(e, rr)
     _activate(e, w0, act, bounds[:nr], bounds[nr:2 * nr], w)
     for a in range(nr):
         wr[a] = w[a] * e[a]
@@ -639,7 +639,7 @@ def _velocity_term(m, joint, w, par, v, order, exact_hessians, oR, op, S0, l, gx
     y[:] = 0.0
     for n in range(nc):
         i = chain[n]
-        Uc[n] = y
+        copy_into(Uc[n], y)
         for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
             for e in range(6):
                 y[e] += J[e, k] * v[k]
@@ -659,7 +659,7 @@ def _velocity_term(m, joint, w, par, v, order, exact_hessians, oR, op, S0, l, gx
                 P[k, e] = P[nv + k, e]
             if world:
                 a[:] = 0.0
-                a[3:] = J[3:, k]
+                copy_into(a[3:], J[3:, k])
                 motion_cross(a, y, b)
                 for e in range(6):
                     P[k, e] += b[e]
@@ -693,7 +693,7 @@ def _velocity_term(m, joint, w, par, v, order, exact_hessians, oR, op, S0, l, gx
         i1 = chain[n1]
         for k in range(m.iv[i1], m.iv[i1] + m.nvj[i1]):
             Jk = J[:, k]
-            c[3:] = Jk[3:]
+            copy_into(c[3:], Jk[3:])
             for n2 in range(nc):
                 i2 = chain[n2]
                 for j in range(m.iv[i2], m.iv[i2] + m.nvj[i2]):
@@ -718,7 +718,7 @@ def _velocity_term(m, joint, w, par, v, order, exact_hessians, oR, op, S0, l, gx
                         motion_cross_add(Uc[n1], a, b)  # + U_k x (J_k x J_l)
                     if world:
                         a[:] = 0.0
-                        a[3:] = Jl[3:]
+                        copy_into(a[3:], Jl[3:])
                         motion_cross_add(a, P[k], b)  # + A_l x P_k
                         motion_cross_add(c, P[nv + j], b)  # + A_k x D_l
                         if n2 > n1:  # + (A_k x A_l) x y, both pure rotations

@@ -21,7 +21,7 @@ from dynamics.kernels.contact import OK
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.kinematics import forward_kinematics
 from dynamics.kernels.layout import (CHUNK_RAN, borrowed, call_chunk, chunk_range, in_parallel,
-                                     keep_alive, unpack)
+                                     copy_into, keep_alive, unpack)
 from dynamics.kernels.step import assemble_impact, assemble_knot, step_displacement
 
 from .costs import forces_of, has_frame_terms, kinematics_buffers, no_forces
@@ -96,8 +96,8 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
                 Fu[t, :, :] = np.nan
                 continue
             if keep:
-                ACC[t] = a
-                DA_DTAU[t] = da_dtau
+                copy_into(ACC[t], a)
+                copy_into(DA_DTAU[t], da_dtau)
             if impact:
                 assemble_impact(da_dq[t], da_dv[t], Fx[t], Fu[t], da_du[t], Jq[t], Jw[t])
                 continue
@@ -114,8 +114,8 @@ def derivatives_chunk(model, step, knots, programs, exact_hessians, derivatives,
             fdsva_core(m, Q[t], V[t], TAU[t], np.int64(IPR_LTDL), a, da_dq[t], da_dv[t], da_dtau,
                        M, dtq, dtv, S0t, IA, U6, Dinv, oRt, opt)
             if keep:
-                ACC[t] = a
-                DA_DTAU[t] = da_dtau
+                copy_into(ACC[t], a)
+                copy_into(DA_DTAU[t], da_dtau)
         if lie_offsets.shape[0] == 0:  # no Lie-group joint: (+) is an addition (UR3: 0.25 us)
             for r in range(n):
                 for c in range(n):

@@ -35,7 +35,7 @@ from dynamics.kernels.dense import (back_substitution, cholesky, cholesky_solve,
 from dynamics.kernels.forward import aba_sweeps
 from dynamics.kernels.inverse import kinematics_and_inertias
 from dynamics.kernels.kinematics import difference_point, integrate_point
-from dynamics.kernels.layout import borrowed, call_linked, keep_alive, unpack
+from dynamics.kernels.layout import borrowed, call_linked, copy_into, keep_alive, unpack
 from dynamics.kernels.step import (acceleration_weights, add_impact_hessian, add_step_hessian,
                                    euler_step, step_quadratic)
 
@@ -97,7 +97,7 @@ def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
             np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty(n), np.empty(n), np.empty(n),
             np.empty(2 * n))
     S0, I0, U, Dinv, oR, op, tau, acc, w, dx = borrowed(work)
-    xs[0] = x0
+    copy_into(xs[0], x0)
     if gaps.open:
         _shift_by_gap(m, xs[0], f[0], alpha - 1.0, nq, n, w)
     for t in range(T):
@@ -364,8 +364,8 @@ def backward_pass(model, step, derivatives, second_order, costs, regularization,
     work = _backward_workspace(n, nu, structured)
     w = borrowed(work)
     Vx, Vxx = w.Vx, w.Vxx
-    Vx[:] = term.lx[0]
-    Vxx[:, :] = term.lxx[0]
+    copy_into(Vx, term.lx[0])
+    copy_into(Vxx, term.lxx[0])
     info[0] = 0
     _value_update(Vx, Vxx, regularization.v, f[T], gaps.open, Vx_all[T], fVxx[T])
     dV[0] = 0.0
@@ -384,9 +384,9 @@ def backward_pass(model, step, derivatives, second_order, costs, regularization,
                     w.Quu[c, e] = 1.0 if c == e else 0.0
         if exact:
             if safeguard:
-                w.Qxx_gn[:, :] = w.Qxx
-                w.Qux_gn[:, :] = w.Qux
-                w.Quu_gn[:, :] = w.Quu
+                copy_into(w.Qxx_gn, w.Qxx)
+                copy_into(w.Qux_gn, w.Qux)
+                copy_into(w.Quu_gn, w.Quu)
             _add_second_order_terms(t, model, step, d, so, Vx, w.Qxx, w.Qux, w.Quu)
         _regularized(w.Quu, w.Qux, w.F, d.Fu[t], regularization.u, regularization.x, w.VFr,
                      w.Qzr, w.Quu_r, w.Qux_r)
@@ -395,9 +395,9 @@ def backward_pass(model, step, derivatives, second_order, costs, regularization,
             factored = cholesky(w.Quu_r, w.L)
             if not factored:  # the exact terms make Q_uu indefinite: Gauss-Newton at this knot
                 info[0] += 1
-                w.Qxx[:, :] = w.Qxx_gn
-                w.Qux[:, :] = w.Qux_gn
-                w.Quu[:, :] = w.Quu_gn
+                copy_into(w.Qxx, w.Qxx_gn)
+                copy_into(w.Qux, w.Qux_gn)
+                copy_into(w.Quu, w.Quu_gn)
                 _regularized(w.Quu, w.Qux, w.F, d.Fu[t], regularization.u, regularization.x,
                              w.VFr, w.Qzr, w.Quu_r, w.Qux_r)
         Qu = w.Qz[ndx:]
@@ -446,8 +446,8 @@ def _form_q(t, d, run, dt, lie_offsets, lie_sizes, Vx, Vxx, structured, assemble
     lx, lu, lxx, lxu, luu = run.lx, run.lu, run.lxx, run.lxu, run.luu
     Qz, Qxx, Qux, Quu, FT = w.Qz, w.Qxx, w.Qux, w.Quu, w.FT
     if assemble:
-        w.F[:, :ndx] = Fxt
-        w.F[:, ndx:] = Fut
+        copy_into(w.F[:, :ndx], Fxt)
+        copy_into(w.F[:, ndx:], Fut)
     if structured:
         for i in range(ndx):
             Qz[i] = lx[t, i]
@@ -601,21 +601,21 @@ def _gains(t, Qu, us, lo, hi, bounded, qp_iter, factored, schur, k, K, w):
             Bf = np.empty((nf, ndx))
             Xf = np.empty((nf, ndx))
             for a in range(nf):
-                Bf[a] = Qux_r[idx[a]]
+                copy_into(Bf[a], Qux_r[idx[a]])
             cholesky_solve(L[:nf, :nf], Bf, Xf)
             for a in range(nf):
-                K[t, idx[a]] = Xf[a]
+                copy_into(K[t, idx[a]], Xf[a])
         return True
     if not (factored or cholesky(Quu_r, L)):
         return False
     cholesky_solve(L, Qu.reshape((nu, 1)), kt)
     forward_substitution(L, Qux_r, Kt)  # -W = -L^{-1} Qux, kept for the Schur form
     if schur:
-        w.Wn[:, :] = Kt
+        copy_into(w.Wn, Kt)
     back_substitution(L, Kt)
     for c in range(nu):
         k[t, c] = kt[c, 0]
-        K[t, c] = Kt[c]
+        copy_into(K[t, c], Kt[c])
     return True
 
 
@@ -680,7 +680,7 @@ def _schur_value_update(Qz, Qxx, Qux, k, K, Wn, reg_u, Z, ZZ, Vx, Vxx):
         for i in range(ndx):
             Vx[i] += Qux[c, i] * b - K[c, i] * kr
     rows = nu
-    Z[:nu] = Wn
+    copy_into(Z[:nu], Wn)
     if reg_u > 0.0:
         s = np.sqrt(reg_u)
         for c in range(nu):
@@ -751,5 +751,5 @@ def gradient_norm(Fx, Fu, lx, lu, lx_T, us, lo, hi):
         for c in range(nu):
             if not ((us[t, c] <= lo[c] and g[c] > 0.0) or (us[t, c] >= hi[c] and g[c] < 0.0)):
                 total += g[c] * g[c]
-        lam[:] = nxt
+        copy_into(lam, nxt)
     return np.sqrt(total)

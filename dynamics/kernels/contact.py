@@ -108,7 +108,7 @@ from .inverse import (crba_point, ground_inertias, idsva_backward_sweep, idsva_f
                       rnea_point)
 from .second_order import idsva_so_contracted_sweep
 from .kinematics import forward_kinematics
-from .layout import chunk_range, in_parallel, unpack
+from .layout import chunk_range, copy_into, in_parallel, unpack
 from .lie_group import se3_log_hessian_contracted, se3_log_jacobian
 from .spatial import dot6, matTvec6, matvec6
 
@@ -631,8 +631,8 @@ def kkt_derivatives(LM, LL, J, Y, Rq, Rv, dy_dq, dy_dv, dlam_dq, dlam_dv):
     nv = Rq.shape[1]
     nc = J.shape[0]
     R1 = np.empty((nv, 2 * nv))
-    R1[:, :nv] = Rq[:nv]
-    R1[:, nv:] = Rv[:nv]
+    copy_into(R1[:, :nv], Rq[:nv])
+    copy_into(R1[:, nv:], Rv[:nv])
     MR1 = np.empty((nv, 2 * nv))
     _solve_spd(LM, R1, MR1)
     rhs = np.empty((nc, 2 * nv))  # (rows of the products: the inner loops run along them)

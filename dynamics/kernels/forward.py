@@ -15,7 +15,7 @@
 import numpy as np
 
 from .compile_lock import njit
-from .layout import borrowed, chunk_range, in_parallel, keep_alive, unpack
+from .layout import borrowed, chunk_range, copy_into, in_parallel, keep_alive, unpack
 
 from .dense import gemm
 from .inverse import crba_point, idsva_sweeps, kinematics_and_inertias
@@ -310,10 +310,10 @@ def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, 
             np.empty((nv, 2 * nv) if ipr == IPR_LTDL else (0, 0)))
     tau_id, IC, H, B = borrowed(work)
     kinematics_and_inertias(m, q, oR, op, S0, IC)  # once, for ABA and IDSVA
-    IA[:, :, :] = IC
+    copy_into(IA, IC)
     aba_sweeps(m, v, tau, qdd, S0, IA, U, Dinv)
     idsva_sweeps(m, S0, IC, v, qdd, tau_id, dtau_dq, dtau_dv, M)
-    H[:, :] = M
+    copy_into(H, M)
     ltdl_factor(m, H)
     minv_from_factor(m, H, Minv)
     if ipr == IPR_DMM:

@@ -30,7 +30,7 @@ from .compile_lock import njit
 from .dense import gemm, gemm_tn
 from .forward import IPR_LTDL, aza_apply, fdsva_core
 from .inverse import idsva_point
-from .layout import KernelModel, chunk_range, in_parallel, unpack
+from .layout import KernelModel, chunk_range, copy_into, in_parallel, unpack
 from .second_order import id_so_views, idsva_so_contracted, idsva_so_point
 
 INNER_DTM, INNER_IDFOZA = 0, 1
@@ -102,13 +102,17 @@ def fdsva_so_point(m, q, v, tau, inner, outer, qdd, da_dq, da_dv, Minv, d2q, d2v
         s_dv = np.empty((nv, nv))
         s_M = np.empty((nv, nv))
         for j in range(nv):
-            b[:] = da_dq[:, j]
+            copy_into(b, da_dq[:, j])
             idfoza(mz, q, b, Y, zv, s_tau, s_dv, s_M)  # Y[l, k] = sum_m dM[l, m, k] da_dq[m, j]
-            d2q[:, j, :] += Y
-            d2q[:, :, j] += Y
-            b[:] = da_dv[:, j]
+            for l in range(nv):
+                for k in range(nv):
+                    d2q[l, j, k] += Y[l, k]
+                    d2q[l, k, j] += Y[l, k]
+            copy_into(b, da_dv[:, j])
             idfoza(mz, q, b, Y, zv, s_tau, s_dv, s_M)  # Y[l, i] = sum_m dM[l, m, i] da_dv[m, j]
-            d2qv[:, :, j] += Y
+            for l in range(nv):
+                for i in range(nv):
+                    d2qv[l, i, j] += Y[l, i]
     for l in range(nv):
         gemm(Minv, dM[l], d2t[l], 1.0)  # X[l, j, k] = sum_m Minv[j, m] dM[l, m, k]
 
@@ -118,7 +122,7 @@ def fdsva_so_point(m, q, v, tau, inner, outer, qdd, da_dq, da_dv, Minv, d2q, d2v
         for X in (d2q, d2v, d2qv, d2t):
             X2 = X.reshape((nv, nv * nv))
             gemm(Minv, X2, tmp, -1.0)
-            X2[:] = tmp
+            copy_into(X2, tmp)
     else:
         PA = np.empty((nj, 6))
         Acc = np.empty((nj, 6))

@@ -59,7 +59,7 @@ from .compile_lock import njit
 from .dense import symm_gemm_col_sparse
 from .forward import small_spd_inverse
 from .kinematics import FF, PLA, SPH, compose_placements, ground_motion_subspace, joint_transform
-from .layout import borrowed, chunk_range, in_parallel, keep_alive, unpack
+from .layout import borrowed, chunk_range, copy_into, in_parallel, keep_alive, unpack
 from .spatial import force_cross_add, ground_inertia, motion_cross, motion_cross_add, tup6
 
 # contract: LLVM may fuse a * b + c into one FMA (rounding changes in the last bits; measured on
@@ -363,7 +363,7 @@ def column_slots(m, ncol):
     for i in range(1, nj):
         lam = m.parent[i]
         k = nslot[lam, 0]
-        slot[i, :k] = slot[lam, :k]
+        copy_into(slot[i, :k], slot[lam, :k])
         nslot[i, 1] = nslot[lam, 1]
         lo, hi = m.iv[i], m.iv[i] + m.nvj[i]
         for d in range(lo, hi):  # position columns
@@ -536,8 +536,8 @@ def immamb_core(m, geometry, Minv):
     for i in range(1, nj):  # lines 1-5: M^A_i = M_i; F_i = 0 on its strict subtree
         lam = m.parent[i]
         if lam == 0:
-            oR[i] = R[i]
-            op[i] = p[i]
+            copy_into(oR[i], R[i])
+            copy_into(op[i], p[i])
         else:
             compose_placements(oR[lam], op[lam], R[i], p[i], oR[i], op[i])
         ground_inertia(oR[i], op[i], m.mass[i], m.com[i], m.Icom[i], IA[i])
@@ -695,7 +695,7 @@ def derivative_column_support(m, ncol):
                 d = m.dof_parent[d]
                 stop = d + 1
             nseg[k] = n
-            seg[nv + k, :n] = seg[k, :n]
+            copy_into(seg[nv + k, :n], seg[k, :n])
             nseg[nv + k] = n
     return seg, nseg
 

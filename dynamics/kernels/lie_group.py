@@ -32,7 +32,7 @@ import numpy as np
 from .compile_lock import njit
 from .dense import gemm, gemm_tn
 from .kinematics import FF, PLA, RUB, SPH
-from .layout import borrowed, chunk_range, in_parallel, keep_alive, unpack
+from .layout import borrowed, chunk_range, copy_into, in_parallel, keep_alive, unpack
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -734,7 +734,7 @@ def integrate_expansion_point(m, w, Jq, Jw, H, hessian):
             if hessian:
                 Hb3 = np.empty((3, 6, 6))
                 _integrate_hessian_block(np.int64(SPH), R, np.empty(3), Ad, B3w, Hb3)
-                H[block, :3, :6, :6] = Hb3
+                copy_into(H[block, :3, :6, :6], Hb3)
         elif t == FF:
             R = np.empty((3, 3))
             p = np.empty(3)
@@ -745,7 +745,7 @@ def integrate_expansion_point(m, w, Jq, Jw, H, hessian):
             if hessian:
                 Hb6 = np.empty((6, 12, 12))
                 _integrate_hessian_block(np.int64(FF), R, p, B6q, B6w, Hb6)
-                H[block] = Hb6
+                copy_into(H[block], Hb6)
         elif t == PLA:
             R = np.empty((3, 3))
             p = np.empty(3)
@@ -756,7 +756,7 @@ def integrate_expansion_point(m, w, Jq, Jw, H, hessian):
             if hessian:
                 Hb3 = np.empty((3, 6, 6))
                 _integrate_hessian_block(np.int64(PLA), R, p, B3q, B3w, Hb3)
-                H[block, :3, :6, :6] = Hb3
+                copy_into(H[block, :3, :6, :6], Hb3)
         if t == SPH or t == FF or t == PLA or t == RUB:
             block += 1
 
