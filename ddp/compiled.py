@@ -223,30 +223,17 @@ class CompiledEvaluation(Evaluation):
     def _program_costs(self, xs, us, order, hessians, forces):
         """The built-in running costs of every knot (its program, on ``forces``), unweighted."""
         P = self.problem
-        T, nv, nu = P.T, P.nv, P.nu
-        out = CostDerivatives(np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
-                              np.zeros((T, 2 * nv, 2 * nv)), np.zeros((T, 2 * nv, nu)),
-                              np.zeros((T, nu, nu)))
-        _kcosts.link_costs()
-        run_in_chunks(_kcosts.cost_batch, _kcosts.cost_chunk,
-                      (P.integrator.kernel_model, self.programs.running,
-                       np.ascontiguousarray(xs[:-1, :P.nq]), np.ascontiguousarray(xs[:-1, P.nq:]),
-                       np.ascontiguousarray(us), np.int64(order), np.bool_(hessians == "exact"),
-                       out, forces),
-                      num_chunks(T))
-        return out
+        return _costs.run_program(P.integrator.kernel_model, self.programs.running,
+                                  xs[:-1, :P.nq], xs[:-1, P.nq:], us, order,
+                                  hessians == "exact", forces, P.nv, P.nu)
 
     def cost(self, xs, us):
         P = self.problem
         lam = self.knot_forces(xs, us) if self.nc else np.zeros((P.T, 0))
         l = self._program_costs(xs, us, 0, "gauss-newton", _forces_of(lam, P.nv, P.nu)).l
-        term = self.programs.terminal
-        lT = CostDerivatives(np.zeros(1), np.zeros((1, 0)), np.zeros((1, 0)),
-                             np.zeros((1, 0, 0)), np.zeros((1, 0, 0)), np.zeros((1, 0, 0)))
-        _kcosts.cost_chunk(P.integrator.kernel_model, term, np.ascontiguousarray(xs[-1:, :P.nq]),
-                           np.ascontiguousarray(xs[-1:, P.nq:]), np.zeros((1, P.nu)),
-                           np.int64(0), np.bool_(False), lT,
-                           _forces_of(np.zeros((1, 0)), P.nv, P.nu), np.int64(0), np.int64(1))
+        lT = _costs.run_program(P.integrator.kernel_model, self.programs.terminal, xs[-1:, :P.nq],
+                                xs[-1:, P.nq:], np.zeros((1, P.nu)), 0, False,
+                                _forces_of(np.zeros((1, 0)), P.nv, P.nu), P.nv, P.nu)
         return float(np.sum(P.cost_weights * l) + lT.l[0]) + self._others_cost(xs, us)
 
     def _cost_derivatives(self, xs, us, hessians, forces):
@@ -259,15 +246,11 @@ class CompiledEvaluation(Evaluation):
         for c, k in self.running_others:
             d = weighted(c.calc_diff(xs[k], us[k], hessians), P.cost_weights[k], P.impacts[k])
             run = run + CostDerivatives(*(_on_knots(a, k, P.T) for a in d))
-        ndx, nu = P.ndx, P.nu
-        term = CostDerivatives(np.zeros(1), np.zeros((1, ndx)), np.zeros((1, nu)),
-                               np.zeros((1, ndx, ndx)), np.zeros((1, ndx, nu)),
-                               np.zeros((1, nu, nu)))
-        _kcosts.cost_chunk(P.integrator.kernel_model, self.programs.terminal,
-                           np.ascontiguousarray(xs[-1:, :P.nq]),
-                           np.ascontiguousarray(xs[-1:, P.nq:]), np.zeros((1, nu)), np.int64(2),
-                           np.bool_(hessians == "exact"), term,
-                           _forces_of(np.zeros((1, 0)), P.nv, nu), np.int64(0), np.int64(1))
+        nu = P.nu
+        term = _costs.run_program(P.integrator.kernel_model, self.programs.terminal,
+                                  xs[-1:, :P.nq], xs[-1:, P.nq:], np.zeros((1, nu)), 2,
+                                  hessians == "exact", _forces_of(np.zeros((1, 0)), P.nv, nu),
+                                  P.nv, nu)
         term = add_costs(term, self.terminal_others, xs[-1:], np.zeros((1, nu)), hessians)
         return run, term
 

@@ -723,18 +723,9 @@ class CostProgram:
 
     def _run(self, xs, us, order, exact, forces):
         xs, us, T = _knots(xs, us, self.nu)
-        nv, nu = self.nv, self.nu
-        out = CostDerivatives(np.zeros(T), np.zeros((T, 2 * nv)), np.zeros((T, nu)),
-                              np.zeros((T, 2 * nv, 2 * nv)), np.zeros((T, 2 * nv, nu)),
-                              np.zeros((T, nu, nu)))
-        _k.link_costs()
-        run_in_chunks(_k.cost_batch, _k.cost_chunk,
-                      (self._model, self.record, np.ascontiguousarray(xs[:, :self.nq]),
-                       np.ascontiguousarray(xs[:, self.nq:]), np.ascontiguousarray(us),
-                       np.int64(order), np.bool_(exact), out,
-                       empty_forces(T, 0, nv, nu) if forces is None else forces),
-                      num_chunks(T))
-        return out
+        return run_program(self._model, self.record, xs[:, :self.nq], xs[:, self.nq:], us,
+                           order, exact, empty_forces(T, 0, self.nv, self.nu)
+                           if forces is None else forces, self.nv, self.nu)
 
     def calc(self, xs, us, forces=None):
         """Values (T,); ``forces``: the knots' :data:`~ddp.kernels.records.Forces`, which the
@@ -746,6 +737,20 @@ class CostProgram:
         gradients in the forces added to ``forces.dl_dlam``)."""
         check_hessians(hessians)
         return self._run(xs, us, 2, hessians == "exact", forces)
+
+
+def run_program(model, program, qs, vs, us, order, exact, forces, nv, nu) -> CostDerivatives:
+    """A compiled cost :data:`~ddp.kernels.records.Program` at T knots (qs, vs, us, and their
+    :data:`~ddp.kernels.records.Forces`) on the kernels' ``model``: values (``order`` 0) or
+    derivatives (2; exact Hessians if ``exact``), sized by the program's own nv and nu (a
+    robot-free program's nv need not be the width of vs)."""
+    out = CostDerivatives.zeros(len(us), 2 * nv, nu)
+    _k.link_costs()
+    run_in_chunks(_k.cost_batch, _k.cost_chunk,
+                  (model, program, np.ascontiguousarray(qs), np.ascontiguousarray(vs),
+                   np.ascontiguousarray(us), np.int64(order), np.bool_(exact), out, forces),
+                  num_chunks(len(us)))
+    return out
 
 
 class Sum(Cost):

@@ -133,9 +133,19 @@ class CostDerivatives(namedtuple("CostDerivatives", "l lx lu lxx lxu luu")):
     @classmethod
     def empty(cls, T, ndx, nu):
         """Uninitialized derivatives of T knots: views of one flat buffer."""
+        return cls._on_buffer(np.empty, T, ndx, nu)
+
+    @classmethod
+    def zeros(cls, T, ndx, nu):
+        """Zero derivatives of T knots (the compiled cost programs add into them): views of one
+        flat buffer."""
+        return cls._on_buffer(np.zeros, T, ndx, nu)
+
+    @classmethod
+    def _on_buffer(cls, make, T, ndx, nu):
         sizes = (T, T * ndx, T * nu, T * ndx * ndx, T * ndx * nu, T * nu * nu)
         shapes = ((T,), (T, ndx), (T, nu), (T, ndx, ndx), (T, ndx, nu), (T, nu, nu))
-        buf = np.empty(sum(sizes))
+        buf = make(sum(sizes))
         out, o = [], 0
         for size, shape in zip(sizes, shapes):
             out.append(buf[o:o + size].reshape(shape))
