@@ -288,7 +288,7 @@ class CasadiDynamics(RobotConfigurationSpace):
             _BUILD_NOTICED.add(self.model.name)
             print(f"building CasADi's second-derivative functions of {self.model.name} on first "
                   f"use (once per kind and contact set in a process; HyQ on four feet: about "
-                  f"10 s each)", file=sys.stderr, flush=True)
+                  f"4 s each)", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
         f = build_function(self._symbolic_tree(), kind, contacts=self._specs)
         self.reports[kind] = BuildReport(kind, time.perf_counter() - t0, n_instructions(f))

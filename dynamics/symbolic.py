@@ -124,23 +124,27 @@ def _spatial_inertia(mass, com, Icom):
 
 def spd_solve(A, B):
     """Solve A X = B for a small symmetric positive-definite SX matrix A by an unpivoted
-    L D L^T factorization written out in scalar operations (no symbolic pivoting)."""
+    L D L^T factorization written out in scalar operations (no symbolic pivoting), eliminating
+    the last row first: for a mass matrix in a tree's order (parents first), the leaves go
+    first and the factors keep the tree's zeros."""
     n = A.shape[0]
     L = [[None] * n for _ in range(n)]
     d = [None] * n
+    o = list(reversed(range(n)))
     for j in range(n):
-        d[j] = A[j, j] - sum((L[j][k] ** 2 * d[k] for k in range(j)), cs.SX(0))
+        d[j] = A[o[j], o[j]] - sum((L[j][k] ** 2 * d[k] for k in range(j)), cs.SX(0))
         for i in range(j + 1, n):
-            L[i][j] = (A[i, j] - sum((L[i][k] * L[j][k] * d[k] for k in range(j)), cs.SX(0))) / d[j]
+            L[i][j] = (A[o[i], o[j]]
+                       - sum((L[i][k] * L[j][k] * d[k] for k in range(j)), cs.SX(0))) / d[j]
     X = []
     for c in range(B.shape[1]):
         y = [None] * n
         for i in range(n):
-            y[i] = B[i, c] - sum((L[i][k] * y[k] for k in range(i)), cs.SX(0))
+            y[i] = B[o[i], c] - sum((L[i][k] * y[k] for k in range(i)), cs.SX(0))
         x = [None] * n
         for i in reversed(range(n)):
             x[i] = y[i] / d[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)), cs.SX(0))
-        X.append(cs.vertcat(*x))
+        X.append(cs.vertcat(*x[::-1]))
     return cs.horzcat(*X)
 
 

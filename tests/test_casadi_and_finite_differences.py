@@ -79,7 +79,7 @@ def test_casadi_batch_equals_pointwise():
 
 def test_casadi_says_once_per_model_that_it_builds_second_derivatives(monkeypatch, capsys):
     """Building a second-derivative function can take seconds (a legged robot's contact set:
-    about 10 s): the first such build of a model prints one line; first derivatives, further
+    about 4 s): the first such build of a model prints one line; first derivatives, further
     kinds and another instance of the same model print nothing."""
     monkeypatch.setattr(casadi_backend, "_BUILD_NOTICED", set())
     monkeypatch.setattr(casadi_backend, "_SHARED", OrderedDict())
