@@ -143,9 +143,9 @@ def _state_term(m, xr, w, q, v, order, exact_hessians, l, g, Hxx, r3, J3, H3, r6
                     dp[a, 0] = q[iq + a] - xr[iq + a]
                 gemm_tn(Rr, dp, pE, 1.0, 0.0)
                 if order == 0:
-                    se3_log(RE, pE[:, 0], r6)
+                    se3_log(RE, pE.reshape(3), r6)
                 else:
-                    se3_log_expansion(RE, pE[:, 0], r6, J6, H6, hessian)
+                    se3_log_expansion(RE, pE.reshape(3), r6, J6, H6, hessian)
                 _activate(r6, w[iv:iv + 6], act, lb[iv:iv + 6], ub[iv:iv + 6], weff[:6])
                 _accumulate_block(r6, J6, H6, weff[:6], order, exact_hessians, iv, 0, l, g, Hxx)
         elif t == PLA:
@@ -208,9 +208,9 @@ def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, RE, dp, pE, J3, H3):
         gemm_tn(Rt, Rf, RE, 1.0, 0.0)
         gemm_tn(Rt, dp, pE, 1.0, 0.0)
         if order == 0:
-            se3_log(RE, pE[:, 0], r)
+            se3_log(RE, pE.reshape(3), r)
         else:
-            se3_log_jacobian(RE, pE[:, 0], r, Jx)
+            se3_log_jacobian(RE, pE.reshape(3), r, Jx)
     elif kind == TRANSLATION:
         # p(xi) = pf + Rf (xi_v + 1/2 xi_w x xi_v)
         for a in range(3):
@@ -564,7 +564,7 @@ def _frame_term(m, kind, joint, nr, w0, par, order, exact_hessians, oR, op, S0, 
         else:
             G = Hx[0]  # free: Hx holds a translation's Hessian only
             if kind == PLACEMENT:
-                se3_log_hessian_contracted(RE, pE[:, 0], rr, Jx, wr, G)
+                se3_log_hessian_contracted(RE, pE.reshape(3), rr, Jx, wr, G)
             else:
                 G[:, :] = 0.0
                 so3_log_hessian_contracted(rr, J3, wr, G[3:, 3:])

@@ -358,7 +358,8 @@ def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
             _surface_gamma(P, W, lev, nd, vc, CWlt, kd, gamma[row:row + 6])
             if kps != 0.0:
                 contact_reference(cfloats, c, Rr, pr)
-                surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, g6, 0, g6, D0, D0)
+                surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, g6, np.int64(0), g6, D0,
+                                      D0)
                 for r in range(6):
                     gamma[row + r] += kps * g6[r]
 
@@ -556,7 +557,8 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
             _surface_residual(P, W, lev, nd, vc, ac, lam[row + 3:row + 6], kd, dofs, rr, Rq, Rv)
             if kps != 0.0:
                 contact_reference(cfloats, c, Rr, pr)
-                surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, g6, 1, g6, D6, D6)
+                surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, g6, np.int64(1), g6, D6,
+                                      D6)
                 for k in range(nd):
                     for r in range(6):
                         Rq[rr + r, dofs[k]] += kps * D6[r, k]
@@ -1558,7 +1560,8 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
             if kps != 0.0:
                 contact_reference(cfloats, c, Rr, pr)
                 rho6 = rho_l[row:row + 6] * kps
-                surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho6, 2, g6, D6, cqq)
+                surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho6, np.int64(2), g6, D6,
+                                      blocks[0])  # cqq's entries
         _weighted_hessian(P, W, lev, nd, cq, _chain_levels(lev, nd), cqq)
         for i in range(nd):
             di = dofs[i]

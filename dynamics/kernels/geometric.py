@@ -429,7 +429,7 @@ def eidamb_derivatives_core(m, geometry, slots, v, a, tau, D):
         n, n1 = nslot[i, 0], nslot[i, 1]
         nl = nslot[lam, 0]
         # inherited columns (lines 16, 17 linearized)
-        _to_child_slots(R[i], p[i], dA[lam], dA[i], 0, nl)
+        _to_child_slots(R[i], p[i], dA[lam], dA[i], np.int64(0), nl)
         _to_child_slots(R[i], p[i], dV[lam], dV[i], n1, nl)
         _cross_add_slots(dV[i], vJ, dA[i], n1, nl)
         # own columns: the seeds
@@ -760,10 +760,11 @@ def _configuration_rows(m, v, A, B):
     """The first nv rows of the continuous-time A (2nv, 2nv) and B (2nv, nv) in the body base
     twist: d(dq)/dt = -ad_v dq + dv, so A[:nv] = [-ad_v, I] and B[:nv] = 0."""
     nv = v.shape[0]
-    tangent_ad_point(m, v, A[:nv, :nv])
+    ad = np.empty((nv, nv))  # C-contiguous: tangent_ad_point keeps one signature
+    tangent_ad_point(m, v, ad)
     for r in range(nv):
         for c in range(nv):
-            A[r, c] = -A[r, c]
+            A[r, c] = -ad[r, c]
             A[r, nv + c] = 0.0
             B[r, c] = 0.0
         A[r, nv + r] = 1.0
