@@ -756,11 +756,11 @@ def geometric_fd_batch(ints, floats, Q, V, TAU, support, acc, Minv, dacc, chunks
 
 
 @njit(**_INLINE)
-def _configuration_rows(m, v, A, B):
+def _configuration_rows(m, v, A, B, ad):
     """The first nv rows of the continuous-time A (2nv, 2nv) and B (2nv, nv) in the body base
-    twist: d(dq)/dt = -ad_v dq + dv, so A[:nv] = [-ad_v, I] and B[:nv] = 0."""
+    twist: d(dq)/dt = -ad_v dq + dv, so A[:nv] = [-ad_v, I] and B[:nv] = 0.  ``ad`` (nv, nv):
+    work (C-contiguous, not a view of A: :func:`tangent_ad_point` keeps one signature)."""
     nv = v.shape[0]
-    ad = np.empty((nv, nv))  # C-contiguous: tangent_ad_point keeps one signature
     tangent_ad_point(m, v, ad)
     for r in range(nv):
         for c in range(nv):
@@ -782,11 +782,12 @@ def geometric_linearization_chunk(ints, floats, Q, V, TAU, support, acc, A, B, c
     m = unpack(ints, floats)
     nv = ints[1]
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
+    ad = np.empty((nv, nv))
     for t in range(t0, t1):
         At, Bt = A[t], B[t]
         # the acceleration rows of A are [da_dq, da_dv], those of B are Minv: written in place
         geometric_fd_point(m, Q[t], V[t], TAU[t], support, acc[t], Bt[nv:], At[nv:])
-        _configuration_rows(m, V[t], At, Bt)
+        _configuration_rows(m, V[t], At, Bt, ad)
 
 
 @njit(cache=True, error_model="numpy")
@@ -804,13 +805,14 @@ def continuous_linearization_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, ch
     m = unpack(ints, floats)
     nv = ints[1]
     t0, t1 = chunk_range(V.shape[0], chunk, nchunks)
+    ad = np.empty((nv, nv))
     for t in range(t0, t1):
         for r in range(nv):
             for c in range(nv):
                 A[t, nv + r, c] = da_dq[t, r, c]
                 A[t, nv + r, nv + c] = da_dv[t, r, c]
                 B[t, nv + r, c] = Minv[t, r, c]
-        _configuration_rows(m, V[t], A[t], B[t])
+        _configuration_rows(m, V[t], A[t], B[t], ad)
 
 
 @njit(cache=True, error_model="numpy")
