@@ -28,9 +28,9 @@ from .kernels import CHUNK_RAISED, call_door, num_chunks, run_in_chunks
 from .kernels import passes as _passes
 from .kernels.costs import kinematics_buffers
 from .kernels.records import (LINKED_DERIVATIVES, LINKED_LIE_EXPANSION, LINKED_STEP,
-                              LINKED_TENSORS, Box, CostDerivatives, Costs, FDTensors, Forces,
+                              LINKED_TENSORS, Box, CostDerivatives, Costs, FDTensors,
                               Knots, Program, Programs, Rollout, SecondOrder, SecondOrderMode,
-                              empty_step_derivatives, kkt_factors)
+                              empty_forces, empty_step_derivatives, kkt_factors)
 
 #: the empty ``kin`` of a rollout that keeps no kinematics (numpy's run of the kernel's function)
 _NO_KINEMATICS = kinematics_buffers.py_func(0, 0, 0)
@@ -227,31 +227,33 @@ class CompiledEvaluation(Evaluation):
                                   xs[:-1, :P.nq], xs[:-1, P.nq:], us, order,
                                   hessians == "exact", forces, P.nv, P.nu)
 
+    def _terminal_costs(self, xs, order, hessians):
+        """The built-in terminal costs at the last state (its program, no forces)."""
+        P = self.problem
+        return _costs.run_program(P.integrator.kernel_model, self.programs.terminal,
+                                  xs[-1:, :P.nq], xs[-1:, P.nq:], np.zeros((1, P.nu)), order,
+                                  hessians == "exact", empty_forces(1, 0, P.nv, P.nu), P.nv,
+                                  P.nu)
+
     def cost(self, xs, us):
         P = self.problem
         lam = self.knot_forces(xs, us) if self.nc else np.zeros((P.T, 0))
         l = self._program_costs(xs, us, 0, "gauss-newton", _forces_of(lam, P.nv, P.nu)).l
-        lT = _costs.run_program(P.integrator.kernel_model, self.programs.terminal, xs[-1:, :P.nq],
-                                xs[-1:, P.nq:], np.zeros((1, P.nu)), 0, False,
-                                _forces_of(np.zeros((1, 0)), P.nv, P.nu), P.nv, P.nu)
+        lT = self._terminal_costs(xs, 0, "gauss-newton")
         return float(np.sum(P.cost_weights * l) + lT.l[0]) + self._others_cost(xs, us)
 
     def _cost_derivatives(self, xs, us, hessians, forces):
         P = self.problem
         if forces is None:  # no contacts (nc = 0): no force term runs
-            forces = _forces_of(np.zeros((P.T, 0)), P.nv, P.nu)
+            forces = empty_forces(P.T, 0, P.nv, P.nu)
         forces.dl_dlam[...] = 0.0
         run = weighted(self._program_costs(xs, us, 2, hessians, forces), P.cost_weights,
                        P.impacts)
         for c, k in self.running_others:
             d = weighted(c.calc_diff(xs[k], us[k], hessians), P.cost_weights[k], P.impacts[k])
             run = run + CostDerivatives(*(_on_knots(a, k, P.T) for a in d))
-        nu = P.nu
-        term = _costs.run_program(P.integrator.kernel_model, self.programs.terminal,
-                                  xs[-1:, :P.nq], xs[-1:, P.nq:], np.zeros((1, nu)), 2,
-                                  hessians == "exact", _forces_of(np.zeros((1, 0)), P.nv, nu),
-                                  P.nv, nu)
-        term = add_costs(term, self.terminal_others, xs[-1:], np.zeros((1, nu)), hessians)
+        term = add_costs(self._terminal_costs(xs, 2, hessians), self.terminal_others, xs[-1:],
+                         np.zeros((1, P.nu)), hessians)
         return run, term
 
     def _unused(self, name, make):
@@ -284,6 +286,4 @@ def _forces_of(lam, nv, nu):
     """The :data:`~ddp.kernels.records.Forces` of knots with forces lam (T, nc) and no
     derivatives (what the costs' values read)."""
     T, nc = lam.shape
-    return Forces(np.ascontiguousarray(lam), np.zeros((T, nc, nv)), np.zeros((T, nc, nv)),
-                  np.zeros((T, nc, nv)), np.zeros((T, nc, nu)), np.zeros((T, nc)),
-                  np.zeros(T, dtype=np.int64))
+    return empty_forces(T, nc, nv, nu)._replace(lam=np.ascontiguousarray(lam))
