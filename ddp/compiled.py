@@ -148,13 +148,7 @@ class CompiledEvaluation(Evaluation):
                                           second_order=second_order)
         _kcosts.link_costs()
         run_in_chunks(_kev.knot_derivatives, _kev.derivatives_chunk, args, num_chunks(P.T))
-        run = costs.running
-        for c, k in self.running_others:
-            d = weighted(c.calc_diff(xs[k], us[k], local.hessians), P.cost_weights[k],
-                         P.impacts[k])
-            run = run + CostDerivatives(*(_on_knots(a, k, P.T) for a in d))
-        term = add_costs(costs.terminal, self.terminal_others, xs[-1:], np.zeros((1, P.nu)),
-                         local.hessians)
+        run, term = self._with_others(costs.running, costs.terminal, xs, us, local.hessians)
         return KnotDerivatives(run, term, step, second_order)
 
     def unevaluated_derivatives(self, xs, us, local) -> KnotDerivatives:
@@ -249,11 +243,16 @@ class CompiledEvaluation(Evaluation):
         forces.dl_dlam[...] = 0.0
         run = weighted(self._program_costs(xs, us, 2, hessians, forces), P.cost_weights,
                        P.impacts)
+        return self._with_others(run, self._terminal_costs(xs, 2, hessians), xs, us, hessians)
+
+    def _with_others(self, run, term, xs, us, hessians):
+        """The derivatives ``run`` (T knots, weighted) and ``term`` of the built-in costs plus
+        those of the other costs (CasADi residuals, each by its own calls)."""
+        P = self.problem
         for c, k in self.running_others:
             d = weighted(c.calc_diff(xs[k], us[k], hessians), P.cost_weights[k], P.impacts[k])
             run = run + CostDerivatives(*(_on_knots(a, k, P.T) for a in d))
-        term = add_costs(self._terminal_costs(xs, 2, hessians), self.terminal_others, xs[-1:],
-                         np.zeros((1, P.nu)), hessians)
+        term = add_costs(term, self.terminal_others, xs[-1:], np.zeros((1, P.nu)), hessians)
         return run, term
 
     def _unused(self, name, make):
