@@ -17,6 +17,7 @@ from dynamics.contact_dynamics import (constrained_derivatives, constrained_dyna
                                        constrained_second_derivatives)
 from dynamics.contacts import Contact3D, Contact6D, ContactSet
 from helpers import random_state, rel_err
+from problems.reference.casadi_contacts import contact_dynamics_reference, impulse_reference
 from problems.reference.pinocchio_contacts import rigid_contacts
 
 FEET = ("lf_foot", "rf_foot", "lh_foot", "rh_foot")
@@ -183,37 +184,11 @@ def test_bad_contacts_are_named():
                              damping=-1.0)
 
 
-def _casadi_second_derivatives(m, cs_):
-    """A CasADi function (q, v, tau, mu) -> (w, the q-, v-, tau-Jacobians of w, and the
-    contracted Hessians of mu . w: (q, q), (v, v), (q, v), (q, tau)) for w = (a, lam), the
-    Lie derivatives in q taken along the placements' perturbations (dynamics.symbolic)."""
-    import casadi
-
-    from dynamics.symbolic import SymbolicTree, contact_dynamics, contact_specs
-
-    tree = SymbolicTree(m)
-    n = m.nv
-    q, v, tau = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n), casadi.SX.sym("tau", n)
-    g, e, d = (casadi.SX.sym(x, n) for x in ("g", "e", "d"))
-    X = tree.placements(q, g, e, more=(d,))
-    specs = contact_specs(m, cs_.contacts)
-    a, lam = contact_dynamics(tree, X, d, v, tau, specs)
-    w = casadi.vertcat(a, lam)
-    mu = casadi.SX.sym("mu", w.shape[0])
-    ge = casadi.gradient(casadi.dot(mu, w), e)
-    outs = [w, casadi.jacobian(w, e), casadi.jacobian(w, v), casadi.jacobian(w, tau),
-            casadi.jacobian(ge, g), casadi.hessian(casadi.dot(mu, w), v)[0],
-            casadi.jacobian(ge, v), casadi.jacobian(ge, tau)]
-    f = casadi.Function("f", [q, v, tau, mu, g, e, d], outs)
-    zero = np.zeros(n)
-    return lambda q_, v_, t_, mu_: [np.array(x) for x in f(q_, v_, t_, mu_, zero, zero, zero)]
-
-
 def _equal_casadi(m, cs_, name, seeds=(3, 4)):
     """Assert that (a, lam), their first derivatives and their second derivatives contracted
     with a random co-state equal CasADi's AD at the random states of ``seeds`` (1e-11); returns
     [(q, v, tau, mu, ours)] of those states."""
-    ref = _casadi_second_derivatives(m, cs_)
+    ref = contact_dynamics_reference(m, cs_.contacts)
     out = []
     for seed in seeds:
         q, v, _, tau = random_state(m, seed)
@@ -328,29 +303,14 @@ def test_the_impact_map_and_its_first_derivatives_equal_pinocchios(name):
 def test_impact_second_derivatives_equal_casadi_ad(name):
     """The impact map's second derivatives contracted with a random mu over (v+, imp) against
     CasADi's AD of the impact map written in SX; the (v, v) block is zero."""
-    import casadi
-
-    from dynamics.symbolic import SymbolicTree, contact_specs, impulse_dynamics
-
     m, frames = _case(name)
     cs_ = ContactSet(m, [Contact3D(f) for f in frames])
-    tree = SymbolicTree(m)
     n, r = m.nv, 0.3
-    q, v = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n)
-    g, e = casadi.SX.sym("g", n), casadi.SX.sym("e", n)
-    X = tree.placements(q, g, e)
-    specs = contact_specs(m, cs_.contacts)
-    v_plus, imp = impulse_dynamics(tree, X, v, specs, r)
-    w = casadi.vertcat(v_plus, imp)
-    mu = casadi.SX.sym("mu", w.shape[0])
-    ge = casadi.gradient(casadi.dot(mu, w), e)
-    f = casadi.Function("f", [q, v, mu, g, e], [w, casadi.jacobian(w, e), casadi.jacobian(ge, g),
-                                                casadi.jacobian(ge, v)])
-    zero = np.zeros(n)
+    ref = impulse_reference(m, cs_.contacts, r)
     for seed in (3, 4):
         qn, vn, _, _ = random_state(m, seed)
         mun = np.random.default_rng(seed).normal(size=n + cs_.size)
-        w_ref, jq, hqq, hqv = (np.array(x) for x in f(qn, vn, mun, zero, zero))
+        w_ref, jq, hqq, hqv = ref(qn, vn, mun)
         d = dyn.impulse_dynamics(m, cs_, qn, vn, restitution=r, order=2, mu=mun)
         assert rel_err(np.concatenate([d.v_plus, d.impulse]), w_ref.ravel()) < 1e-11
         assert rel_err(np.vstack([d.dv_dq, d.dimpulse_dq]), jq) < 1e-11
@@ -490,28 +450,15 @@ def test_flat_feet_second_derivatives_equal_casadi_ad(name):
     every type), with gains Kp (log6) and Kd: values, first and contracted second derivatives of
     (a, lam) against CasADi's AD of the KKT system in SX (the drift there is the Lie derivative
     of the frame's local velocity, rotated to the world's axes), and of the impact map."""
-    import casadi
-
-    from dynamics.symbolic import SymbolicTree, contact_specs, impulse_dynamics
-
     m, contacts, _ = _surface_case(name, kd=2.0)
     cs_ = ContactSet(m, contacts)
     _equal_casadi(m, cs_, name)
     m, with_kp, _ = _surface_case(name, kd=2.0, kp=4.0, seed=3)
     _equal_casadi(m, ContactSet(m, with_kp), name, seeds=(3,))
-    tree = SymbolicTree(m)
     n, r = m.nv, 0.3
-    qs, vs = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n)
-    g, e = casadi.SX.sym("g", n), casadi.SX.sym("e", n)
-    wi = casadi.vertcat(*impulse_dynamics(tree, tree.placements(qs, g, e), vs,
-                                          contact_specs(m, contacts), r))
-    mus = casadi.SX.sym("mu", wi.shape[0])
-    ge = casadi.gradient(casadi.dot(mus, wi), e)
-    f = casadi.Function("f", [qs, vs, mus, g, e], [wi, casadi.jacobian(wi, e),
-                                                   casadi.jacobian(ge, g), casadi.jacobian(ge, vs)])
     q, v, _, _ = random_state(m, 5)
     mu = np.random.default_rng(5).normal(size=n + cs_.size)
-    w_ref, jq, hqq, hqv = (np.array(x) for x in f(q, v, mu, np.zeros(n), np.zeros(n)))
+    w_ref, jq, hqq, hqv = impulse_reference(m, contacts, r)(q, v, mu)
     d = dyn.impulse_dynamics(m, cs_, q, v, restitution=r, order=2, mu=mu)
     assert rel_err(np.concatenate([d.v_plus, d.impulse]), w_ref.ravel()) < 1e-11
     assert rel_err(np.vstack([d.dv_dq, d.dimpulse_dq]), jq) < 1e-11

@@ -7,7 +7,7 @@ derivatives contracted with a co-state over (a, lam), and the impact map's first
 beside Pinocchio 4.1's Python binding, knot by knot, ``constraintDynamics`` then
 ``computeConstraintDynamicsDerivatives`` (its floor: the binding's call costs are in it).
 Accuracy: the first derivatives against Pinocchio's, the second against CasADi's AD of the
-KKT system written in SX (:func:`dynamics.symbolic.contact_dynamics`; HyQ, ATLAS and Talos's
+KKT system written in SX (:mod:`problems.reference.casadi_contacts`; HyQ, ATLAS and Talos's
 legs on flat feet).
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import time
 
-import casadi
 import numpy as np
 import pinocchio as pin
 
@@ -25,10 +24,10 @@ from dynamics import robots
 from dynamics.contact_dynamics import (constrained_derivatives, constrained_second_derivatives,
                                        impulse_dynamics)
 from dynamics.contacts import Contact3D, Contact6D, ContactSet
-from dynamics.symbolic import SymbolicTree, contact_dynamics, contact_specs
 
 from ..output import write_table
 from ..reference import pinocchio_cpp
+from ..reference.casadi_contacts import contact_dynamics_reference
 from ..reference.pinocchio_contacts import rigid_contacts
 from .timing import random_states, ratio, time_us, time_us_alternating
 
@@ -68,21 +67,7 @@ def _pinocchio(m, feet, flat):
 
 def _casadi_error(m, cs, q, v, tau, mu):
     """Max relative error of our contracted second derivatives against CasADi AD."""
-    tree = SymbolicTree(m)
-    n = m.nv
-    qs, vs, ts = casadi.SX.sym("q", m.nq), casadi.SX.sym("v", n), casadi.SX.sym("tau", n)
-    g, e, d = (casadi.SX.sym(x, n) for x in ("g", "e", "d"))
-    X = tree.placements(qs, g, e, more=(d,))
-    specs = contact_specs(m, cs.contacts)
-    a, lam = contact_dynamics(tree, X, d, vs, ts, specs)
-    w = casadi.vertcat(a, lam)
-    mus = casadi.SX.sym("mu", w.shape[0])
-    ge = casadi.gradient(casadi.dot(mus, w), e)
-    f = casadi.Function("f", [qs, vs, ts, mus, g, e, d],
-                        [casadi.jacobian(ge, g), casadi.hessian(casadi.dot(mus, w), vs)[0],
-                         casadi.jacobian(ge, vs), casadi.jacobian(ge, ts)])
-    z = np.zeros(n)
-    hqq, hvv, hqv, hqt = (np.array(x) for x in f(q, v, tau, mu, z, z, z))
+    *_, hqq, hvv, hqv, hqt = contact_dynamics_reference(m, cs.contacts)(q, v, tau, mu)
     ours = constrained_second_derivatives(m, cs, q, v, tau, mu)
     err = 0.0
     for got, want in ((ours.d2_dq2, hqq), (ours.d2_dv2, hvv), (ours.d2_dqdv, hqv),
