@@ -554,7 +554,8 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
             for r in range(3):
                 Rv[rr + r, dofs[m_]] = t[r] + t1[r] + dvp[r, m_] + kd * P[r, m_]
         if surface:
-            _surface_residual(P, W, lev, nd, vc, ac, lam[row + 3:row + 6], kd, dofs, rr, Rq, Rv)
+            _surface_residual(P, W, lev, nd, vc, ac, lam[row + 3:row + 6], kd, dofs, rr, dvp, Rq,
+                              Rv)
             if kps != 0.0:
                 contact_reference(cfloats, c, Rr, pr)
                 surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, g6, np.int64(1), g6, D6,
@@ -870,10 +871,11 @@ def surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho, order, g, D, H):
 
 
 @njit(**_JIT)
-def _surface_residual(P, W, lev, nd, vc, ac, lam_w, kd, dofs, rr, Rq, Rv):
+def _surface_residual(P, W, lev, nd, vc, ac, lam_w, kd, dofs, rr, dvp, Rq, Rv):
     """A surface contact's terms of dr/dq, dr/dv beyond its origin's point terms: the torque's
     -d(W^T lam_w)/dq on the first rows, -om x pd's derivatives on the linear rows rr.., and the
-    angular rows rr + 3.. (W a + sum_j v_j U_j x w_j + Kd om) written."""
+    angular rows rr + 3.. (W a + sum_j v_j U_j x w_j + Kd om) written; ``dvp`` (3, nd): the
+    derivatives of pd = sum_j v_j P_j along the chain (:func:`contact_residual_derivatives`)."""
     nv = Rq.shape[1]
     dW = np.empty((nd, nd, 3))
     _angular_derivatives(W, lev, nd, dW)
@@ -890,10 +892,7 @@ def _surface_residual(P, W, lev, nd, vc, ac, lam_w, kd, dofs, rr, Rq, Rv):
     omt, pdt = _tup3(om), _tup3(pd)
     for l in range(nd):
         dom = _row3_at(DWlt, nlev, l)
-        dpd = (0.0, 0.0, 0.0)
-        for j in range(nd):
-            dpd = _add_t(dpd, _scale_t(_column_derivative_t(P, W, lev, j, l), vc[j]))
-        lin = _add_t(_cross_t(dom, pdt), _cross_t(omt, dpd))  # L_l (om x pd)
+        lin = _add_t(_cross_t(dom, pdt), _cross_t(omt, _col3(dvp, l)))  # L_l (om x pd)
         ang = _scale_t(dom, kd)
         for j in range(nd):  # W a and sum_j v_j (L_l U_j x w_j + U_j x dW(j, l))
             dwj = _row3_at(dW, j, l)
