@@ -96,6 +96,11 @@ acceleration v+ - v (that is d(M dv)/dq) with the contacts' terms at velocity 0 
 acceleration v+ + r_c v, and dr/dv = [-M ; r_c J].  Its second derivatives follow as above:
 (q, q) and (q, v+) from the contracted IDSVA-SO at rest, (q, v) = -rho_a . dM/dq plus r_c times
 the contacts' (q, v+) block, and none in (v, v).
+
+Memory.  The chain functions run once per contact and knot on arrays of a few dozen numbers,
+and numba's allocations and reference counts took about a quarter of a batched second order's
+time (HyQ, four feet, first derivatives included).  A function's scratch arrays of one shape
+are therefore one allocation with a leading axis, taken apart into views.
 """
 
 from collections import namedtuple
@@ -957,11 +962,10 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     # level sums: CW[L] = sum_{lev_j < L} v_j w_j (om = CW[nlev]) and PG[L] = sum_{lev_j >= L}
     # v_j P_j (:func:`_level_sums`); RW[L] = sum_{lev_j >= L} rho_a,j w_j; per level
     # Vw = sum v_j w_j, Vr = sum v_j w_j . rw
-    CWle, CW, PG = np.empty((n1, 3)), np.empty((n1, 3)), np.empty((n1, 3))
+    lsums, zsums, zsums1 = np.empty((3, n1, 3)), np.zeros((3, n1, 3)), np.zeros((2, n1))
+    CWle, CW, PG = lsums[0], lsums[1], lsums[2]
     _level_sums(P, W, lev, nd, vc, CWle, CW, PG)
-    RW = np.zeros((n1, 3))
-    Vw = np.zeros((n1, 3))
-    Vr = np.zeros(n1)
+    RW, Vw, Vr = zsums[0], zsums[1], zsums1[0]
     for j in range(nd):
         L = lev[j]
         wj, vj = _col3(W, j), vc[j]
@@ -976,13 +980,13 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     ro = _cross_t(rl, om)
     # per DoF j (level J, c = CW[J]): e = w x (om - c) (= L_j om), dpd = L_j pd, and the
     # products with the co-states
-    E = np.empty((nd, 3))
-    DPD = np.empty((nd, 3))
-    PL = np.empty((nd, 3))  # P x rl
-    WR = np.empty((nd, 3))  # w x rw
-    WL = np.empty((nd, 3))  # w x rl
-    F = np.empty((nd, 3))  # w x c
-    AL = np.empty((nd, 3))  # alpha
+    per_dof = np.empty((13, nd, 3))
+    E, DPD = per_dof[0], per_dof[1]
+    PL = per_dof[2]  # P x rl
+    WR = per_dof[3]  # w x rw
+    WL = per_dof[4]  # w x rl
+    F = per_dof[5]  # w x c
+    AL = per_dof[6]  # alpha
     for j in range(nd):
         J = lev[j]
         wj, pj, c, c1 = _col3(W, j), _col3(P, j), _row3(CW, J), _row3(CW, J + 1)
@@ -1029,9 +1033,9 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     # (q, q).  The weights of ddW(j, k, l): G_j = (a_j + Kd v_j) rho_w - rho_a,j lam_w
     # + v_j ((om - CW[lev_j + 1]) x rho_w + rho_l x pd + rho_w x CW[lev_j])
     rp = _cross_t(rl, pd)
-    A = np.zeros((n1, 3))  # suffix sums of w_j x G_j
+    A = zsums[2]  # suffix sums of w_j x G_j
     MG = np.zeros((n1, 3, 3))  # of w_j G_j^T
-    sG = np.zeros(n1)  # of w_j . G_j
+    sG = zsums1[1]  # of w_j . G_j
     for j in range(nd):
         J, vj, wj = lev[j], vc[j], _col3(W, j)
         t = _add_t(_add_t(_cross_t(_sub_t(om, _row3(CW, J + 1)), rw), rp),
@@ -1045,9 +1049,8 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
         sG[J] += _dot_t(wj, g)
     # S's suffix sums over the levels L' >= N: X1 = CW[L'] x Vw[L'], X2 = Vw, X3 = Vr CW[L'],
     # X4 = Vr
-    X1 = np.zeros((n1 + 1, 3))
-    X2 = np.zeros((n1 + 1, 3))
-    X3 = np.zeros((n1 + 1, 3))
+    xsums = np.zeros((3, n1 + 1, 3))
+    X1, X2, X3 = xsums[0], xsums[1], xsums[2]
     X4 = np.zeros(n1 + 1)
     for L in range(nlev - 1, -1, -1):
         t = _cross_t(_row3(CW, L), _row3(Vw, L))
@@ -1061,13 +1064,13 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
                 MG[L, r, c] += MG[L + 1, r, c]
         X4[L] = X4[L + 1] + Vr[L]
     # per DoF k (level K): the row terms for the columns l at levels <= K (u) and the parts of S
-    U = np.empty((nd, 3))
-    GAM = np.empty((nd, 3))  # per column l: MG(L) w_l - sG(L) w_l
-    SG = np.empty((nd, 3))  # w_k x CW[K]
+    U = per_dof[7]
+    GAM = per_dof[8]  # per column l: MG(L) w_l - sG(L) w_l
+    SG = per_dof[9]  # w_k x CW[K]
     S1 = np.empty(nd)
-    SIG = np.empty((nd, 3))
-    H3 = np.empty((nd, 3))  # X3(L) x w_l
-    RE = np.empty((nd, 3))  # rl x e
+    SIG = per_dof[10]
+    H3 = per_dof[11]  # X3(L) x w_l
+    RE = per_dof[12]  # rl x e
     for k in range(nd):
         K = lev[k]
         wk, ck = _col3(W, k), _row3(CW, K)
@@ -1181,12 +1184,9 @@ def _weighted_hessian(P, W, lev, nd, c, nlev, H):
 
     (at L = K the last two terms of the first line cancel those of z_k; HyQ's foot: 1.25 ->
     0.78 us)."""
-    Xge = np.zeros((nlev + 1, 3))
-    Ylt = np.zeros((nlev + 1, 3))
-    MPC = np.zeros((nlev + 1, 3, 3))  # suffix sums (>= L)
-    sPC = np.zeros(nlev + 1)
-    MWC = np.zeros((nlev + 1, 3, 3))  # prefix sums (< L)
-    sWC = np.zeros(nlev + 1)
+    sums3, sums33, sums1 = np.zeros((2, nlev + 1, 3)), np.zeros((2, nlev + 1, 3, 3)), \
+        np.zeros((2, nlev + 1))  # the level sums, suffix (>= L) then prefix (< L)
+    Xge, Ylt, MPC, MWC, sPC, sWC = sums3[0], sums3[1], sums33[0], sums33[1], sums1[0], sums1[1]
     for j in range(nd):  # per level first
         L = lev[j]
         cj, pj, wj = _row3(c, j), _col3(P, j), _col3(W, j)
@@ -1213,10 +1213,8 @@ def _weighted_hessian(P, W, lev, nd, c, nlev, H):
                 MWC[L, a, b] += MWC[L - 1, a, b]
     # per DoF j at level J: as the row k, z_j (columns l at levels <= J) and f_j (above J);
     # as the column l, m_j = MWC[J] w_j and e_j
-    Z = np.empty((nd, 3))
-    F = np.empty((nd, 3))
-    Mw = np.empty((nd, 3))
-    E = np.empty((nd, 3))
+    per_dof = np.empty((4, nd, 3))
+    Z, F, Mw, E = per_dof[0], per_dof[1], per_dof[2], per_dof[3]
     for j in range(nd):
         J = lev[j]
         wj, pj = _col3(W, j), _col3(P, j)
@@ -1262,10 +1260,9 @@ def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
     n1 = nlev + 1
     Q = np.zeros((n1, 3))
     R = np.zeros((n1, 3, 3))
-    A1 = np.zeros((n1, n1 + 1, 3))  # [K, L]: over j with lev_j >= L (suffix in L)
-    B1 = np.zeros((n1, n1 + 1, 3))
-    C1 = np.zeros((n1, n1 + 1, 3))  # [K, L]: over j with lev_j < L (prefix in L)
-    D1 = np.zeros((n1, n1 + 1, 3))
+    # [K, L]: A1, B1 over j with lev_j >= L (suffix in L), C1, D1 over lev_j < L (prefix)
+    sums = np.zeros((4, n1, n1 + 1, 3))
+    A1, B1, C1, D1 = sums[0], sums[1], sums[2], sums[3]
     rh = _tup3(rho)
     for j in range(nd):
         vj = vc[j]
@@ -1299,10 +1296,8 @@ def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
     # be = w_k x B1(K, L), ga = w_k x C1(K, L), de = w_k . D1(K, L) formed once per DoF k and
     # level L; and first = w_l . u_k (L <= K) or w_k . x_l (L > K), u_k = w_k x Q(K) +
     # (R(K) - tr R(K))^T w_k, x_l = (R(L) - tr R(L)) w_l (the trace times the identity)
-    wrho = np.empty(nd)
-    prho = np.empty(nd)
-    U = np.empty((nd, 3))
-    X = np.empty((nd, 3))
+    per_dof, per_dof3 = np.empty((2, nd)), np.empty((2, nd, 3))
+    wrho, prho, U, X = per_dof[0], per_dof[1], per_dof3[0], per_dof3[1]
     for j in range(nd):
         J = lev[j]
         wj = _col3(W, j)
@@ -1366,11 +1361,9 @@ def _qv_drift_terms(P, W, lev, nd, rho, kd, CWle, CWlt, PGE, Aqv):
     and its pairs have the same form as the drift's, so they share their dot products (HyQ's
     four feet: 0.76 us a foot less than a weighted Hessian of its own)."""
     rh = _tup3(rho)
-    A = np.empty((nd, 3))
-    Bm = np.empty((nd, 3))
-    E = np.empty((nd, 3))  # per l: e_l + (w_l x PGE[lev_l] + cl x P_l) x rho
-    rc = np.empty(nd)  # per l: rho . cl, rho . w_l
-    rw = np.empty(nd)
+    per_dof3, per_dof = np.empty((3, nd, 3)), np.empty((2, nd))
+    A, Bm, E = per_dof3[0], per_dof3[1], per_dof3[2]  # E: e_l + (w_l x PGE[L] + cl x P_l) x rho
+    rc, rw = per_dof[0], per_dof[1]  # per l: rho . cl, rho . w_l
     for j in range(nd):
         J = lev[j]
         wj, pj = _col3(W, j), _col3(P, j)
@@ -1460,8 +1453,8 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
             Aqq[k, j] += kp * D[k, j]
     # d/dq_k d/dlam of -lam . J rho_a: -sum_j rho_a,j dP(j, k) = -(w_k x RP>=(K) + RW<(K) x P_k)
     # with the level sums RP of rho_a,j P_j and RW of rho_a,j w_j
-    RP = np.zeros((nlev + 1, 3))
-    RW = np.zeros((nlev + 1, 3))
+    sums = np.zeros((2, nlev + 1, 3))
+    RP, RW = sums[0], sums[1]
     for j in range(nd):
         for r in range(3):
             RP[lev[j], r] += rac[j] * P[r, j]
@@ -1484,7 +1477,8 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
             cq[j, r] += (ac[j] + kd * vc[j]) * rh[r] - rac[j] * lam_c[r] + vc[j] * t[r]
     _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, Aqq)
     # qv: rho . [sum_i v_i ddP(i, m, l) + L_l g_m + Kd dP(m, l)], g_m = sum_i v_i dP(m, i)
-    CWle, CWlt, PGE = np.empty((nlev + 1, 3)), np.empty((nlev + 1, 3)), np.empty((nlev + 1, 3))
+    vsums = np.empty((3, nlev + 1, 3))
+    CWle, CWlt, PGE = vsums[0], vsums[1], vsums[2]
     _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE)
     _qv_drift_terms(P, W, lev, nd, rho, kd, CWle, CWlt, PGE, Aqv)
 
@@ -1535,15 +1529,11 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
     """Add every contact's terms of d2 (rho . r) (:func:`_point_second_order`) at the velocity
     v and the acceleration a (the contact rows J a + gamma(q, v)), after forward kinematics."""
     nv = v.shape[0]
-    dofs = np.empty(nv, dtype=np.int64)
-    lev = np.empty(nv, dtype=np.int64)
-    P = np.empty((3, nv))
-    W = np.empty((3, nv))
-    Rf = np.empty((3, 3))
-    pf = np.empty(3)
-    rho = np.empty(3)
-    lam_c = np.empty(3)
-    Rr, pr, g6, D6 = np.empty((3, 3)), np.empty(3), np.empty(6), np.empty((6, nv))
+    chain_ints, PW, R2, v3 = np.empty((2, nv), dtype=np.int64), np.empty((2, 3, nv)), \
+        np.empty((2, 3, 3)), np.empty((4, 3))
+    dofs, lev, P, W, Rf, Rr = chain_ints[0], chain_ints[1], PW[0], PW[1], R2[0], R2[1]
+    pf, rho, lam_c, pr = v3[0], v3[1], v3[2], v3[3]
+    g6, D6 = np.empty(6), np.empty((6, nv))
     chain = np.empty((3, nv))  # v, a and rho_a on a contact's chain
     blocks = np.empty((4, nv, nv))  # its (q, q), (v, v), (q, v), (q, a) blocks
     forces = np.empty((2, nv, 3))  # its (q, lam) blocks: force, torque
@@ -1604,8 +1594,8 @@ def _contract(Aqq, Avv, Aqv, Bqa, Bql, dy_dq, dy_dv, dy_dtau, dlam_dq, dlam_dv, 
     nv = Aqq.shape[0]
     nc = Bql.shape[1]
     tau = dy_dtau.shape[0] > 0
-    BWq = np.zeros((nv, nv))
-    BWv = np.zeros((nv, nv))
+    BW = np.zeros((2, nv, nv))
+    BWq, BWv = BW[0], BW[1]
     BWt = np.zeros((nv, nv) if tau else (0, 0))
     for r in range(nv):
         bq, bv = BWq[r], BWv[r]
@@ -1644,10 +1634,8 @@ def so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_d
     rho_a = np.empty(nv)
     rho_l = np.empty(nc)
     _costate(work.LM, work.LL, work.Y, mu_a, mu_l, rho_a, rho_l)
-    Aqq = np.zeros((nv, nv))
-    Avv = np.zeros((nv, nv))
-    Aqv = np.zeros((nv, nv))
-    G = np.zeros((nv, nv))
+    blocks = np.zeros((4, nv, nv))
+    Aqq, Avv, Aqv, G = blocks[0], blocks[1], blocks[2], blocks[3]
     _id_second_order(m, rho_a, Aqq, Avv, Aqv, G, work)
     Bqa = np.ascontiguousarray(G.T)
     Bql = np.zeros((nv, nc))

@@ -121,8 +121,8 @@ def _pair_workspace():
     """Scratch of the pair loops of :func:`idsva_so_point` and :func:`idsva_so_contracted`:
     tmp66, A1, A3 (6, 6; the contracted sweep's B in place of A3) and w0, w4, w5, w7, x6
     (6,)."""
-    return (np.empty((6, 6)), np.empty((6, 6)), np.empty((6, 6)), np.empty(6), np.empty(6),
-            np.empty(6), np.empty(6), np.empty(6))
+    m66, v6 = np.empty((3, 6, 6)), np.empty((5, 6))  # two allocations, not eight
+    return m66[0], m66[1], m66[2], v6[0], v6[1], v6[2], v6[3], v6[4]
 
 
 @njit(cache=True, error_model="numpy", fastmath=True)
@@ -337,19 +337,13 @@ def idsva_so_contracted_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, dof_forces, mu
     nv = m.S_local.shape[0]
     kept = dof_forces.shape[0] > 0
     tmp66, A1, B, w0, w4, w5, w7, x6 = _pair_workspace()
-    u4 = np.empty(6)
-    C1 = np.empty(6)
-    C3 = np.empty(6)
-    IC_C = np.empty(6)
-    Bt_C = np.empty(6)
-    mi = np.empty(6)
-    t6 = np.empty(6)
-    u6 = np.empty(6)
-    dl = np.empty(6)
-    YB = np.empty(6)
-    # sigma of every joint's strict ancestors, and with its own DoFs (sigma_in)
-    sig = np.zeros((nj, 6))
-    sig_in = np.zeros((nj, 6))
+    v6 = np.empty((14, 6))  # one allocation for the 6-vectors
+    u4, C1, C3, IC_C, Bt_C, mi, t6, u6, dl, YB = (v6[0], v6[1], v6[2], v6[3], v6[4], v6[5],
+                                                  v6[6], v6[7], v6[8], v6[9])
+    x5, x9, x11, xa = v6[10], v6[11], v6[12], v6[13]
+    # sigma of every joint's strict ancestors, and with its own DoFs (sigma_in); W0, W4 below
+    per_joint = np.zeros((4, nj, 6))
+    sig, sig_in, W0, W4 = per_joint[0], per_joint[1], per_joint[2], per_joint[3]
     for j in range(1, nj):
         lam = m.parent[j]
         for r in range(6):
@@ -359,17 +353,14 @@ def idsva_so_contracted_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, dof_forces, mu
             for r in range(6):
                 sig_in[j, r] += mu[pc] * S0[pc, r]
     # per DoF t of joint j: s_t x sigma(j), psid_t x sigma(j), psid_t + sd_t
-    cs = np.empty((nv, 6))
-    cpd = np.empty((nv, 6))
-    PsSd = np.empty((nv, 6))
+    per_dof = np.empty((3, nv, 6))
+    cs, cpd, PsSd = per_dof[0], per_dof[1], per_dof[2]
     for j in range(1, nj):
         for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
             motion_cross(S0[pb], sig[j], cs[pb])
             motion_cross(Psid[pb], sig[j], cpd[pb])
             for r in range(6):
                 PsSd[pb, r] = Psid[pb, r] + Sd[pb, r]
-    W0 = np.zeros((nj, 6))
-    W4 = np.zeros((nj, 6))
     A1h = np.zeros((nj, 6, 6))
 
     for i in range(nj - 1, 0, -1):
@@ -444,10 +435,6 @@ def idsva_so_contracted_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, dof_forces, mu
                     A1h[lam, r, c] += A1h[i, r, c]
 
     # output at p: every DoF t with the DoFs r of its own joint and of its ancestors
-    x5 = np.empty(6)
-    x9 = np.empty(6)
-    x11 = np.empty(6)
-    xa = np.empty(6)
     for j in range(1, nj):
         for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
             st = S0[pb]
