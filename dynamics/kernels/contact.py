@@ -100,7 +100,10 @@ the contacts' (q, v+) block, and none in (v, v).
 Memory.  The chain functions run once per contact and knot on arrays of a few dozen numbers,
 and numba's allocations and reference counts took about a quarter of a batched second order's
 time (HyQ, four feet, first derivatives included).  A function's scratch arrays of one shape
-are therefore one allocation with a leading axis, taken apart into views.
+are therefore one allocation with a leading axis, taken apart into views.  A batched second
+order (:func:`constrained_so_chunk`) forms the first derivatives of a group of :data:`GROUP`
+knots, each into its own work arrays (:func:`workspace_group`), before their second-order
+terms, so that each phase's code stays in the core's caches over the group.
 """
 
 from collections import namedtuple
@@ -133,6 +136,9 @@ ContactWork = namedtuple("ContactWork",
 
 #: statuses of the contact kernels
 OK, SINGULAR_MASS, SINGULAR_CONTACT = 0, 1, 2
+#: the knots whose first derivatives a batched second order forms before their second-order
+#: terms (module docstring, Memory)
+GROUP = 8
 #: ints and floats per contact (dynamics.contacts.ContactSet), and the contact kinds
 C_INTS, C_FLOATS = 3, 26
 POINT, SURFACE = 3, 6
@@ -456,6 +462,27 @@ def kinematics_workspace(nj, nv, nc, S0, oR, op):
                        np.empty(nv), S0, oR, op, np.empty((nj, 6, 6)), np.empty((nj, 6, 6)),
                        np.empty((nj, 6)), np.empty((nv, 6)), np.empty((nv, 6)),
                        np.empty((nv, 6)), np.empty((nv, 4, 6)))
+
+
+@njit(**_JIT)
+def workspace_group(G, nj, nv, nc):
+    """The :func:`contact_workspace` of G knots as one :data:`ContactWork` whose arrays have a
+    leading knot axis (one knot's: :func:`group_member`)."""
+    return ContactWork(np.empty((G, nv, nv)), np.zeros((G, nv, nv)), np.empty((G, nc, nv)),
+                       np.empty((G, nv, nc)), np.empty((G, nc, nc)), np.zeros((G, nc, nc)),
+                       np.empty((G, nc)), np.empty((G, nv)), np.empty((G, nv, 6)),
+                       np.empty((G, nj, 3, 3)), np.empty((G, nj, 3)), np.empty((G, nj, 6, 6)),
+                       np.empty((G, nj, 6, 6)), np.empty((G, nj, 6)), np.empty((G, nv, 6)),
+                       np.empty((G, nv, 6)), np.empty((G, nv, 6)), np.empty((G, nv, 4, 6)))
+
+
+@njit(**_JIT)
+def group_member(group, g):
+    """Knot g's :data:`ContactWork` in a :func:`workspace_group` (views)."""
+    w = group
+    return ContactWork(w.M[g], w.LM[g], w.J[g], w.Y[g], w.Lam[g], w.LL[g], w.gamma[g], w.b[g],
+                       w.S0[g], w.oR[g], w.op[g], w.IC[g], w.BC[g], w.FC[g], w.Psid[g],
+                       w.Psidd[g], w.Sd[g], w.dof_forces[g])
 
 
 @njit(**_JIT)
@@ -1755,36 +1782,51 @@ def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A
                          DAT, DLQ, DLV, DLT, LQ, LV, LQV, LT, status, chunk, nchunks):
     """The first derivatives of :func:`constrained_derivatives_chunk` and, with co-states
     MU (T, nv + nc), the contracted second derivatives LQ, LV, LQV, LT (T, 1, nv, nv); with MU of
-    0 knots, the full second-derivative tensors of (a, lam) (T, nv + nc, nv, nv) in LQ ... LT."""
+    0 knots, the full second-derivative tensors of (a, lam) (T, nv + nc, nv, nv) in LQ ... LT.
+    The knots go in groups of :data:`GROUP`: first derivatives, then second-order terms."""
     m = unpack(ints, floats)
     nj, nv = ints[0], ints[1]
     nc = LAM.shape[1]
-    work = contact_workspace(nj, nv, nc)
+    group = workspace_group(GROUP, nj, nv, nc)
     tensors = MU.shape[0] == 0  # the full tensors of (a, lam): a unit co-state per output row
     mu_a = np.empty(nv)
     mu_l = np.empty(nc)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
-    for t in range(t0, t1):
-        status[t] = constrained_derivatives_point(m, cints, cfloats, Q[t], V[t], TAU[t], damping,
-                                                  A[t], LAM[t], DAQ[t], DAV[t], DAT[t], DLQ[t],
-                                                  DLV[t], DLT[t], work)
-        if status[t] != OK:
-            continue
-        if not tensors:
-            so_contracted_terms(m, cints, cfloats, Q[t], V[t], MU[t, :nv], MU[t, nv:], A[t],
-                                LAM[t], DAQ[t], DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t], LQ[t, 0],
-                                LV[t, 0], LQV[t, 0], LT[t, 0], work)
-            continue
-        for i in range(nv + nc):
-            mu_a[:] = 0.0
-            mu_l[:] = 0.0
-            if i < nv:
-                mu_a[i] = 1.0
-            else:
-                mu_l[i - nv] = 1.0
-            so_contracted_terms(m, cints, cfloats, Q[t], V[t], mu_a, mu_l, A[t], LAM[t], DAQ[t],
-                                DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t], LQ[t, i], LV[t, i],
-                                LQV[t, i], LT[t, i], work)
+    for g0 in range(t0, t1, GROUP):
+        g1 = min(g0 + GROUP, t1)
+        for t in range(g0, g1):
+            status[t] = constrained_derivatives_point(m, cints, cfloats, Q[t], V[t], TAU[t],
+                                                      damping, A[t], LAM[t], DAQ[t], DAV[t],
+                                                      DAT[t], DLQ[t], DLV[t], DLT[t],
+                                                      group_member(group, t - g0))
+        for t in range(g0, g1):
+            if status[t] == OK:
+                _so_terms_at(m, cints, cfloats, Q, V, MU, A, LAM, DAQ, DAV, DAT, DLQ, DLV, DLT,
+                             LQ, LV, LQV, LT, t, tensors, mu_a, mu_l,
+                             group_member(group, t - g0))
+
+
+@njit(**_JIT)
+def _so_terms_at(m, cints, cfloats, Q, V, MU, A, LAM, DAQ, DAV, DAT, DLQ, DLV, DLT, LQ, LV, LQV,
+                 LT, t, tensors, mu_a, mu_l, work):
+    """Knot t's second-order terms in :func:`constrained_so_chunk`."""
+    nv = mu_a.shape[0]
+    nc = mu_l.shape[0]
+    if not tensors:
+        so_contracted_terms(m, cints, cfloats, Q[t], V[t], MU[t, :nv], MU[t, nv:], A[t],
+                            LAM[t], DAQ[t], DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t], LQ[t, 0],
+                            LV[t, 0], LQV[t, 0], LT[t, 0], work)
+        return
+    for i in range(nv + nc):
+        mu_a[:] = 0.0
+        mu_l[:] = 0.0
+        if i < nv:
+            mu_a[i] = 1.0
+        else:
+            mu_l[i - nv] = 1.0
+        so_contracted_terms(m, cints, cfloats, Q[t], V[t], mu_a, mu_l, A[t], LAM[t], DAQ[t],
+                            DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t], LQ[t, i], LV[t, i],
+                            LQV[t, i], LT[t, i], work)
 
 
 @njit(cache=True, error_model="numpy")
