@@ -100,7 +100,8 @@ the contacts' (q, v+) block, and none in (v, v).
 Memory.  The chain functions run once per contact and knot on arrays of a few dozen numbers,
 and numba's allocations and reference counts took about a quarter of a batched second order's
 time (HyQ, four feet, first derivatives included).  A function's scratch arrays of one shape
-are therefore one allocation with a leading axis, taken apart into views.  A batched second
+are therefore one allocation with a leading axis, taken apart into views, and the chain
+functions borrow them (``layout.borrowed``: views without a reference count).  A batched second
 order (:func:`constrained_so_chunk`) forms the first derivatives of a group of :data:`GROUP`
 knots, each into its own work arrays (:func:`workspace_group`), before their second-order
 terms, so that each phase's code stays in the core's caches over the group.
@@ -116,7 +117,7 @@ from .inverse import (crba_point, ground_inertias, idsva_backward_sweep, idsva_f
                       rnea_point)
 from .second_order import idsva_so_contracted_sweep
 from .kinematics import forward_kinematics
-from .layout import chunk_range, copy_into, in_parallel, unpack
+from .layout import borrowed, chunk_range, copy_into, in_parallel, keep_alive, unpack
 from .lie_group import se3_log_hessian_contracted, se3_log_jacobian
 from .spatial import dot6, matTvec6, matvec6
 
@@ -989,7 +990,10 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     # level sums: CW[L] = sum_{lev_j < L} v_j w_j (om = CW[nlev]) and PG[L] = sum_{lev_j >= L}
     # v_j P_j (:func:`_level_sums`); RW[L] = sum_{lev_j >= L} rho_a,j w_j; per level
     # Vw = sum v_j w_j, Vr = sum v_j w_j . rw
-    lsums, zsums, zsums1 = np.empty((3, n1, 3)), np.zeros((3, n1, 3)), np.zeros((2, n1))
+    own = (np.empty((3, n1, 3)), np.zeros((3, n1, 3)), np.zeros((2, n1)), np.empty((13, nd, 3)),
+           np.zeros((n1, 3, 3)), np.zeros((3, n1 + 1, 3)), np.zeros(n1 + 1), np.empty(nd),
+           np.empty((nd, nd)))
+    lsums, zsums, zsums1, per_dof, MG, xsums, X4, S1, S = borrowed(own)  # (docstring, Memory)
     CWle, CW, PG = lsums[0], lsums[1], lsums[2]
     _level_sums(P, W, lev, nd, vc, CWle, CW, PG)
     RW, Vw, Vr = zsums[0], zsums[1], zsums1[0]
@@ -1007,7 +1011,6 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     ro = _cross_t(rl, om)
     # per DoF j (level J, c = CW[J]): e = w x (om - c) (= L_j om), dpd = L_j pd, and the
     # products with the co-states
-    per_dof = np.empty((13, nd, 3))
     E, DPD = per_dof[0], per_dof[1]
     PL = per_dof[2]  # P x rl
     WR = per_dof[3]  # w x rw
@@ -1061,7 +1064,7 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     # + v_j ((om - CW[lev_j + 1]) x rho_w + rho_l x pd + rho_w x CW[lev_j])
     rp = _cross_t(rl, pd)
     A = zsums[2]  # suffix sums of w_j x G_j
-    MG = np.zeros((n1, 3, 3))  # of w_j G_j^T
+    # MG: of w_j G_j^T
     sG = zsums1[1]  # of w_j . G_j
     for j in range(nd):
         J, vj, wj = lev[j], vc[j], _col3(W, j)
@@ -1078,7 +1081,6 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     # X4 = Vr
     xsums = np.zeros((3, n1 + 1, 3))
     X1, X2, X3 = xsums[0], xsums[1], xsums[2]
-    X4 = np.zeros(n1 + 1)
     for L in range(nlev - 1, -1, -1):
         t = _cross_t(_row3(CW, L), _row3(Vw, L))
         sG[L] += sG[L + 1]
@@ -1094,7 +1096,6 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     U = per_dof[7]
     GAM = per_dof[8]  # per column l: MG(L) w_l - sG(L) w_l
     SG = per_dof[9]  # w_k x CW[K]
-    S1 = np.empty(nd)
     SIG = per_dof[10]
     H3 = per_dof[11]  # X3(L) x w_l
     RE = per_dof[12]  # rl x e
@@ -1110,7 +1111,6 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
         for r in range(3):
             U[k, r], GAM[k, r], SG[k, r], SIG[k, r], H3[k, r], RE[k, r] = \
                 u[r], gam[r], sg[r], sig[r], h3[r], re[r]
-    S = np.empty((nd, nd))
     for k in range(nd):
         K = lev[k]
         wk, gk = _col3(W, k), _row3(SG, k)
@@ -1137,6 +1137,7 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     for j in range(nd):
         for r in range(3):
             cq[j, r] += vc[j] * t[r]
+    keep_alive(own)
 
 
 # ---------------------------------------------------------------------------------- batches
@@ -1211,8 +1212,10 @@ def _weighted_hessian(P, W, lev, nd, c, nlev, H):
 
     (at L = K the last two terms of the first line cancel those of z_k; HyQ's foot: 1.25 ->
     0.78 us)."""
-    sums3, sums33, sums1 = np.zeros((2, nlev + 1, 3)), np.zeros((2, nlev + 1, 3, 3)), \
-        np.zeros((2, nlev + 1))  # the level sums, suffix (>= L) then prefix (< L)
+    own = (np.zeros((2, nlev + 1, 3)), np.zeros((2, nlev + 1, 3, 3)), np.zeros((2, nlev + 1)),
+           np.empty((4, nd, 3)))
+    sums3, sums33, sums1, per_dof = borrowed(own)  # (module docstring, Memory)
+    # the level sums, suffix (>= L) then prefix (< L)
     Xge, Ylt, MPC, MWC, sPC, sWC = sums3[0], sums3[1], sums33[0], sums33[1], sums1[0], sums1[1]
     for j in range(nd):  # per level first
         L = lev[j]
@@ -1240,7 +1243,6 @@ def _weighted_hessian(P, W, lev, nd, c, nlev, H):
                 MWC[L, a, b] += MWC[L - 1, a, b]
     # per DoF j at level J: as the row k, z_j (columns l at levels <= J) and f_j (above J);
     # as the column l, m_j = MWC[J] w_j and e_j
-    per_dof = np.empty((4, nd, 3))
     Z, F, Mw, E = per_dof[0], per_dof[1], per_dof[2], per_dof[3]
     for j in range(nd):
         J = lev[j]
@@ -1264,6 +1266,7 @@ def _weighted_hessian(P, W, lev, nd, c, nlev, H):
                 H[k, l] += _dot_t(wl, zk) - sWC[lev[l]] * _dot_t(pk, wl) + _dot_t(pk, _row3(Mw, l))
             else:
                 H[k, l] += _dot_t(wk, _row3(E, l)) + _dot_t(pl, fk)
+    keep_alive(own)
 
 
 @njit(**_JIT)
@@ -1285,10 +1288,10 @@ def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
     level (the triple products; HyQ's foot: 1.53 -> 1.22 us).
     """
     n1 = nlev + 1
-    Q = np.zeros((n1, 3))
-    R = np.zeros((n1, 3, 3))
+    own = (np.zeros((n1, 3)), np.zeros((n1, 3, 3)), np.zeros((4, n1, n1 + 1, 3)),
+           np.empty((2, nd)), np.empty((2, nd, 3)), np.empty((nlev, 8)), np.empty((nd, nd)))
+    Q, R, sums, per_dof, per_dof3, TK, T2 = borrowed(own)  # (module docstring, Memory)
     # [K, L]: A1, B1 over j with lev_j >= L (suffix in L), C1, D1 over lev_j < L (prefix)
-    sums = np.zeros((4, n1, n1 + 1, 3))
     A1, B1, C1, D1 = sums[0], sums[1], sums[2], sums[3]
     rh = _tup3(rho)
     for j in range(nd):
@@ -1323,7 +1326,6 @@ def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
     # be = w_k x B1(K, L), ga = w_k x C1(K, L), de = w_k . D1(K, L) formed once per DoF k and
     # level L; and first = w_l . u_k (L <= K) or w_k . x_l (L > K), u_k = w_k x Q(K) +
     # (R(K) - tr R(K))^T w_k, x_l = (R(L) - tr R(L)) w_l (the trace times the identity)
-    per_dof, per_dof3 = np.empty((2, nd)), np.empty((2, nd, 3))
     wrho, prho, U, X = per_dof[0], per_dof[1], per_dof3[0], per_dof3[1]
     for j in range(nd):
         J = lev[j]
@@ -1334,8 +1336,6 @@ def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
         x = _sub_t(_matvec_at(R, J, wj), _scale_t(wj, tr))
         for r in range(3):
             U[j, r], X[j, r] = u[r], x[r]
-    TK = np.empty((nlev, 8))
-    T2 = np.empty((nd, nd))
     for k in range(nd):
         K = lev[k]
         wk = _col3(W, k)
@@ -1360,6 +1360,7 @@ def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
             else:
                 h += _dot_t(wk, _row3(X, l))
             H[k, l] += h
+    keep_alive(own)
 
 
 @njit(**_JIT)
@@ -1388,7 +1389,8 @@ def _qv_drift_terms(P, W, lev, nd, rho, kd, CWle, CWlt, PGE, Aqv):
     and its pairs have the same form as the drift's, so they share their dot products (HyQ's
     four feet: 0.76 us a foot less than a weighted Hessian of its own)."""
     rh = _tup3(rho)
-    per_dof3, per_dof = np.empty((3, nd, 3)), np.empty((2, nd))
+    own = (np.empty((3, nd, 3)), np.empty((2, nd)))
+    per_dof3, per_dof = borrowed(own)  # (module docstring, Memory)
     A, Bm, E = per_dof3[0], per_dof3[1], per_dof3[2]  # E: e_l + (w_l x PGE[L] + cl x P_l) x rho
     rc, rw = per_dof[0], per_dof[1]  # per l: rho . cl, rho . w_l
     for j in range(nd):
@@ -1427,6 +1429,7 @@ def _qv_drift_terms(P, W, lev, nd, rho, kd, CWle, CWlt, PGE, Aqv):
             else:
                 h = _dot_t(pl, _row3(Bm, m_)) + _dot_t(_col3(W, m_), el)
             Aqv[l, m_] += h
+    keep_alive(own)
 
 
 @njit(**_JIT)
@@ -1450,7 +1453,9 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
     nlev = _chain_levels(lev, nd)
     # S[J, L] = sum_{i: L <= lev_i <= J} c_i v_i w_i, c_i = 1 at level J, else 2: S_j(L) of
     # every DoF j at level J
-    S = np.zeros((nlev, nlev + 1, 3))
+    own = (np.zeros((nlev, nlev + 1, 3)), np.empty((nd, 3)), np.empty((nd, nd)),
+           np.zeros((2, nlev + 1, 3)), np.empty((3, nlev + 1, 3)))
+    S, PR, D, sums, vsums = borrowed(own)  # (module docstring, Memory)
     for J in range(nlev):
         for i in range(nd):
             if lev[i] <= J:
@@ -1462,10 +1467,8 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
                 S[J, ll, r] += S[J, ll + 1, r]
     # D[j, k] = rho . dP(j, k): w_k . (P_j x rho) if lev_k <= lev_j, else w_j . (P_k x rho)
     rh = _tup3(rho)
-    PR = np.empty((nd, 3))
     for j in range(nd):
         PR[j, 0], PR[j, 1], PR[j, 2] = _cross_t(_col3(P, j), rh)
-    D = np.empty((nd, nd))
     for j in range(nd):
         for k in range(nd):
             if lev[k] <= lev[j]:
@@ -1480,7 +1483,6 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
             Aqq[k, j] += kp * D[k, j]
     # d/dq_k d/dlam of -lam . J rho_a: -sum_j rho_a,j dP(j, k) = -(w_k x RP>=(K) + RW<(K) x P_k)
     # with the level sums RP of rho_a,j P_j and RW of rho_a,j w_j
-    sums = np.zeros((2, nlev + 1, 3))
     RP, RW = sums[0], sums[1]
     for j in range(nd):
         for r in range(3):
@@ -1504,10 +1506,10 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
             cq[j, r] += (ac[j] + kd * vc[j]) * rh[r] - rac[j] * lam_c[r] + vc[j] * t[r]
     _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, Aqq)
     # qv: rho . [sum_i v_i ddP(i, m, l) + L_l g_m + Kd dP(m, l)], g_m = sum_i v_i dP(m, i)
-    vsums = np.empty((3, nlev + 1, 3))
     CWle, CWlt, PGE = vsums[0], vsums[1], vsums[2]
     _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE)
     _qv_drift_terms(P, W, lev, nd, rho, kd, CWle, CWlt, PGE, Aqv)
+    keep_alive(own)
 
 
 @njit(**_JIT)
@@ -1556,15 +1558,15 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
     """Add every contact's terms of d2 (rho . r) (:func:`_point_second_order`) at the velocity
     v and the acceleration a (the contact rows J a + gamma(q, v)), after forward kinematics."""
     nv = v.shape[0]
-    chain_ints, PW, R2, v3 = np.empty((2, nv), dtype=np.int64), np.empty((2, 3, nv)), \
-        np.empty((2, 3, 3)), np.empty((4, 3))
+    own = (np.empty((2, nv), dtype=np.int64), np.empty((2, 3, nv)), np.empty((2, 3, 3)),
+           np.empty((4, 3)), np.empty(6), np.empty((6, nv)), np.empty((3, nv)),
+           np.empty((4, nv, nv)), np.empty((2, nv, 3)), np.empty((nv, 3)))
+    chain_ints, PW, R2, v3, g6, D6, chain, blocks, forces, cq = borrowed(own)  # (docstring,
+    # Memory)
     dofs, lev, P, W, Rf, Rr = chain_ints[0], chain_ints[1], PW[0], PW[1], R2[0], R2[1]
     pf, rho, lam_c, pr = v3[0], v3[1], v3[2], v3[3]
-    g6, D6 = np.empty(6), np.empty((6, nv))
-    chain = np.empty((3, nv))  # v, a and rho_a on a contact's chain
-    blocks = np.empty((4, nv, nv))  # its (q, q), (v, v), (q, v), (q, a) blocks
-    forces = np.empty((2, nv, 3))  # its (q, lam) blocks: force, torque
-    cq = np.empty((nv, 3))  # the weights of its weighted Hessian
+    # chain: v, a and rho_a on a contact's chain; blocks: its (q, q), (v, v), (q, v), (q, a)
+    # blocks; forces: its (q, lam) blocks, force and torque; cq: its weighted Hessian's weights
     for c in range(cints[0]):
         joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
         contact_placement(oR, op, cfloats, c, joint, Rf, pf)
@@ -1606,6 +1608,7 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
                 Bql[di, row + r] += cql[i, r]
                 if surface:
                     Bql[di, row + 3 + r] += cqw[i, r]
+    keep_alive(own)
 
 
 @njit(fastmath=_FMA, **_JIT)
@@ -1800,33 +1803,24 @@ def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A
                                                       DAT[t], DLQ[t], DLV[t], DLT[t],
                                                       group_member(group, t - g0))
         for t in range(g0, g1):
-            if status[t] == OK:
-                _so_terms_at(m, cints, cfloats, Q, V, MU, A, LAM, DAQ, DAV, DAT, DLQ, DLV, DLT,
-                             LQ, LV, LQV, LT, t, tensors, mu_a, mu_l,
-                             group_member(group, t - g0))
-
-
-@njit(**_JIT)
-def _so_terms_at(m, cints, cfloats, Q, V, MU, A, LAM, DAQ, DAV, DAT, DLQ, DLV, DLT, LQ, LV, LQV,
-                 LT, t, tensors, mu_a, mu_l, work):
-    """Knot t's second-order terms in :func:`constrained_so_chunk`."""
-    nv = mu_a.shape[0]
-    nc = mu_l.shape[0]
-    if not tensors:
-        so_contracted_terms(m, cints, cfloats, Q[t], V[t], MU[t, :nv], MU[t, nv:], A[t],
-                            LAM[t], DAQ[t], DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t], LQ[t, 0],
-                            LV[t, 0], LQV[t, 0], LT[t, 0], work)
-        return
-    for i in range(nv + nc):
-        mu_a[:] = 0.0
-        mu_l[:] = 0.0
-        if i < nv:
-            mu_a[i] = 1.0
-        else:
-            mu_l[i - nv] = 1.0
-        so_contracted_terms(m, cints, cfloats, Q[t], V[t], mu_a, mu_l, A[t], LAM[t], DAQ[t],
-                            DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t], LQ[t, i], LV[t, i],
-                            LQV[t, i], LT[t, i], work)
+            if status[t] != OK:
+                continue
+            work = group_member(group, t - g0)
+            if not tensors:
+                so_contracted_terms(m, cints, cfloats, Q[t], V[t], MU[t, :nv], MU[t, nv:], A[t],
+                                    LAM[t], DAQ[t], DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t],
+                                    LQ[t, 0], LV[t, 0], LQV[t, 0], LT[t, 0], work)
+                continue
+            for i in range(nv + nc):
+                mu_a[:] = 0.0
+                mu_l[:] = 0.0
+                if i < nv:
+                    mu_a[i] = 1.0
+                else:
+                    mu_l[i - nv] = 1.0
+                so_contracted_terms(m, cints, cfloats, Q[t], V[t], mu_a, mu_l, A[t], LAM[t],
+                                    DAQ[t], DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t], LQ[t, i],
+                                    LV[t, i], LQV[t, i], LT[t, i], work)
 
 
 @njit(cache=True, error_model="numpy")
