@@ -993,7 +993,7 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     own = (np.empty((3, n1, 3)), np.zeros((3, n1, 3)), np.zeros((2, n1)), np.empty((13, nd, 3)),
            np.zeros((n1, 3, 3)), np.zeros((3, n1 + 1, 3)), np.zeros(n1 + 1), np.empty(nd),
            np.empty((nd, nd)))
-    lsums, zsums, zsums1, per_dof, MG, xsums, X4, S1, S = borrowed(own)  # (docstring, Memory)
+    lsums, zsums, zsums1, per_dof, MG, xsums, X4, S1, S = borrowed(own)  # (module docstring)
     CWle, CW, PG = lsums[0], lsums[1], lsums[2]
     _level_sums(P, W, lev, nd, vc, CWle, CW, PG)
     RW, Vw, Vr = zsums[0], zsums[1], zsums1[0]
@@ -1558,11 +1558,11 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
     """Add every contact's terms of d2 (rho . r) (:func:`_point_second_order`) at the velocity
     v and the acceleration a (the contact rows J a + gamma(q, v)), after forward kinematics."""
     nv = v.shape[0]
+    # (module docstring, Memory)
     own = (np.empty((2, nv), dtype=np.int64), np.empty((2, 3, nv)), np.empty((2, 3, 3)),
            np.empty((4, 3)), np.empty(6), np.empty((6, nv)), np.empty((3, nv)),
            np.empty((4, nv, nv)), np.empty((2, nv, 3)), np.empty((nv, 3)))
-    chain_ints, PW, R2, v3, g6, D6, chain, blocks, forces, cq = borrowed(own)  # (docstring,
-    # Memory)
+    chain_ints, PW, R2, v3, g6, D6, chain, blocks, forces, cq = borrowed(own)
     dofs, lev, P, W, Rf, Rr = chain_ints[0], chain_ints[1], PW[0], PW[1], R2[0], R2[1]
     pf, rho, lam_c, pr = v3[0], v3[1], v3[2], v3[3]
     # chain: v, a and rho_a on a contact's chain; blocks: its (q, q), (v, v), (q, v), (q, a)
@@ -1790,13 +1790,14 @@ def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A
     m = unpack(ints, floats)
     nj, nv = ints[0], ints[1]
     nc = LAM.shape[1]
-    group = workspace_group(GROUP, nj, nv, nc)
     tensors = MU.shape[0] == 0  # the full tensors of (a, lam): a unit co-state per output row
     mu_a = np.empty(nv)
     mu_l = np.empty(nc)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
-    for g0 in range(t0, t1, GROUP):
-        g1 = min(g0 + GROUP, t1)
+    G = max(1, min(GROUP, t1 - t0))
+    group = workspace_group(G, nj, nv, nc)
+    for g0 in range(t0, t1, G):
+        g1 = min(g0 + G, t1)
         for t in range(g0, g1):
             status[t] = constrained_derivatives_point(m, cints, cfloats, Q[t], V[t], TAU[t],
                                                       damping, A[t], LAM[t], DAQ[t], DAV[t],
