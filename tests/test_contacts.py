@@ -164,6 +164,34 @@ def test_a_batch_gives_the_points():
             np.testing.assert_array_equal(getattr(batch, k)[t], getattr(one, k))
 
 
+def test_a_batched_second_order_gives_the_points_across_its_groups():
+    """The batched second order takes its knots in groups (first derivatives, then
+    second-order terms, each knot with its own work arrays: kernels.contact.GROUP).  On one
+    thread (one chunk), over two groups and a part, every knot's results are bit for bit its own
+    alone, contracted and as full tensors."""
+    from dynamics.kernels.contact import GROUP
+    m, frames = _case("hyq-3")
+    cs = ContactSet(m, [Contact3D(f, gains=(1.0, 5.0)) for f in frames])
+    T = 2 * GROUP + 3
+    states = [random_state(m, s) for s in range(T)]
+    Q, V, TAU = (np.array([s[i] for s in states]) for i in (0, 1, 3))
+    MU = np.random.default_rng(3).normal(size=(T, m.nv + cs.size))
+    threads = dyn.threads()
+    dyn.set_threads(1)
+    try:
+        batches = (constrained_second_derivatives(m, cs, Q, V, TAU, MU),
+                   constrained_second_derivatives(m, cs, Q, V, TAU))
+    finally:
+        dyn.set_threads(threads)
+    for batch, mu in zip(batches, (MU, None)):
+        for t in range(T):
+            one = constrained_second_derivatives(m, cs, Q[t], V[t], TAU[t],
+                                                 None if mu is None else mu[t])
+            for k in ("a", "da_dq", "dlam_dv", "d2_dq2", "d2_dv2", "d2_dqdv", "d2_dtaudq"):
+                np.testing.assert_array_equal(getattr(batch, k)[t], getattr(one, k),
+                                              err_msg=f"{k}, knot {t}")
+
+
 def test_bad_contacts_are_named():
     m = robots.load("hyq")
     with pytest.raises(ValueError, match=r"contacts\[0\].frame: no frame 'lf_fot'.*did you mean "
