@@ -1781,6 +1781,19 @@ def impulse_so_terms(m0, cints, cfloats, q, v, restitution, mu_v, mu_l, v_plus, 
 
 
 @njit(**_JIT)
+def unit_costate(i, mu_y, mu_l):
+    """The co-state of output row i of (y, lam) (y: a, or v+ at an impact) into mu_y (nv,) and
+    mu_l (nc,): the full second-derivative tensors are the contractions with these."""
+    mu_y[:] = 0.0
+    mu_l[:] = 0.0
+    nv = mu_y.shape[0]
+    if i < nv:
+        mu_y[i] = 1.0
+    else:
+        mu_l[i - nv] = 1.0
+
+
+@njit(**_JIT)
 def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV,
                          DAT, DLQ, DLV, DLT, LQ, LV, LQV, LT, status, chunk, nchunks):
     """The first derivatives of :func:`constrained_derivatives_chunk` and, with co-states
@@ -1813,12 +1826,7 @@ def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A
                                     LQ[t, 0], LV[t, 0], LQV[t, 0], LT[t, 0], work)
                 continue
             for i in range(nv + nc):
-                mu_a[:] = 0.0
-                mu_l[:] = 0.0
-                if i < nv:
-                    mu_a[i] = 1.0
-                else:
-                    mu_l[i - nv] = 1.0
+                unit_costate(i, mu_a, mu_l)
                 so_contracted_terms(m, cints, cfloats, Q[t], V[t], mu_a, mu_l, A[t], LAM[t],
                                     DAQ[t], DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t], LQ[t, i],
                                     LV[t, i], LQV[t, i], LT[t, i], work)
@@ -1865,12 +1873,7 @@ def impulse_chunk(ints0, floats0, cints, cfloats, Q, V, restitution, damping, or
                              work)
             continue
         for i in range(nv + nc):
-            mu_v[:] = 0.0
-            mu_l[:] = 0.0
-            if i < nv:
-                mu_v[i] = 1.0
-            else:
-                mu_l[i - nv] = 1.0
+            unit_costate(i, mu_v, mu_l)
             impulse_so_terms(m0, cints, cfloats, Q[t], V[t], restitution, mu_v, mu_l, VP[t],
                              IMP[t], DVQ[t], DVV[t], DIQ[t], DIV[t], LQ[t, i], LQV[t, i], work)
 
