@@ -99,12 +99,13 @@ the contacts' (q, v+) block, and none in (v, v).
 
 Memory.  The chain functions run once per contact and knot on arrays of a few dozen numbers,
 and numba's allocations and reference counts took about a quarter of a batched second order's
-time (HyQ, four feet, first derivatives included).  A function's scratch arrays of one shape
-are therefore one allocation with a leading axis, taken apart into views, and the chain
-functions borrow them (``layout.borrowed``: views without a reference count).  A batched second
-order (:func:`constrained_so_chunk`) forms the first derivatives of a group of :data:`GROUP`
-knots, each into its own work arrays (:func:`workspace_group`), before their second-order
-terms, so that each phase's code stays in the core's caches over the group.
+time (HyQ, four feet, first derivatives included).  A function's scratch arrays, of any
+shapes, are therefore one allocation, carved into borrowed views (``layout.carve``: views
+without a reference count).  A HyQ knot on four feet then allocates 43 times for its first
+derivatives and 65 for its second order, against 88 and 184 with an allocation per array.  A
+batched second order (:func:`constrained_so_chunk`) forms the first derivatives of a group of
+:data:`GROUP` knots, each into its own work arrays (:func:`workspace_group`), before their
+second-order terms, so that each phase's code stays in the core's caches over the group.
 """
 
 from collections import namedtuple
@@ -117,7 +118,7 @@ from .inverse import (crba_point, ground_inertias, idsva_backward_sweep, idsva_f
                       rnea_point)
 from .second_order import idsva_so_contracted_sweep
 from .kinematics import forward_kinematics
-from .layout import borrowed, chunk_range, copy_into, in_parallel, keep_alive, unpack
+from .layout import borrowed, carve, chunk_range, extent, in_parallel, keep_alive, unpack
 from .lie_group import se3_log_hessian_contracted, se3_log_jacobian
 from .spatial import dot6, matTvec6, matvec6
 
@@ -334,17 +335,13 @@ def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
     nv = v.shape[0]
     forward_kinematics(m, q, oR, op, S0)
     J[:, :] = 0.0
-    dofs = np.empty(nv, dtype=np.int64)
-    lev = np.empty(nv, dtype=np.int64)
-    P = np.empty((3, nv))
-    W = np.empty((3, nv))
-    vc = np.empty(nv)
-    Rf = np.empty((3, 3))
-    pf = np.empty(3)
-    t = np.empty(3)
-    drift = np.empty(3)
-    Rr, pr, g6, D0 = np.empty((3, 3)), np.empty(3), np.empty(6), np.empty((0, 0))
-    CWle, CWlt, PGE = np.empty((nv + 1, 3)), np.empty((nv + 1, 3)), np.empty((nv + 1, 3))
+    shapes = ((2, 3, nv), (nv,), (2, 3, 3), (4, 3), (6,), (0, 0), (3, nv + 1, 3))
+    own = (np.empty((2, nv), dtype=np.int64), np.empty(extent(shapes)))
+    chain_ints = borrowed(own[0])  # (module docstring, Memory)
+    dofs, lev = chain_ints[0], chain_ints[1]
+    PW, vc, R2, v3, g6, D0, sums = carve(own[1], shapes)
+    P, W, Rf, Rr, CWle, CWlt, PGE = PW[0], PW[1], R2[0], R2[1], sums[0], sums[1], sums[2]
+    pf, t, drift, pr = v3[0], v3[1], v3[2], v3[3]
     for c in range(cints[0]):
         joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
         contact_placement(oR, op, cfloats, c, joint, Rf, pf)
@@ -374,6 +371,7 @@ def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
                                       D0)
                 for r in range(6):
                     gamma[row + r] += kps * g6[r]
+    keep_alive(own)
 
 
 @njit(fastmath=_FMA, **_JIT)
@@ -390,14 +388,20 @@ def _solve_spd(L, B, X):
 def kkt_factor(M, J, damping, LM, Y, Lam, LL):
     """The Cholesky factors LM of M and LL of Lam = J M^-1 J^T + damping I, and Y = M^-1 J^T.
     Returns a status."""
-    nc = J.shape[0]
+    nc, nv = J.shape
     if not cholesky(M, LM):
         return SINGULAR_MASS
-    _solve_spd(LM, J.T.copy(), Y)
+    own = np.empty((nv, nc))
+    JT = borrowed(own)  # (module docstring, Memory)
+    for r in range(nv):
+        for i in range(nc):
+            JT[r, i] = J[i, r]
+    _solve_spd(LM, JT, Y)
+    keep_alive(own)
     for i in range(nc):
         for k in range(nc):
             s = 0.0
-            for r in range(J.shape[1]):
+            for r in range(nv):
                 s += J[i, r] * Y[r, k]
             Lam[i, k] = s
         Lam[i, i] += damping
@@ -428,9 +432,9 @@ def constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, wo
     status = kkt_at(m, cints, cfloats, q, v, damping, work)
     if status != OK:
         return status
-    zero = np.zeros(nv)
+    own = np.zeros((2, nv))
+    zero, af = borrowed((own[0], own[1]))  # (module docstring, Memory)
     rnea_point(m, q, v, zero, b)
-    af = np.empty(nv)
     for r in range(nv):
         af[r] = tau[r] - b[r]
     cholesky_solve_vector(LM, af, af)  # the free acceleration
@@ -445,6 +449,7 @@ def constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, wo
         for i in range(nc):
             s += Y[r, i] * lam[i]
         a[r] = s
+    keep_alive(own)
     return OK
 
 
@@ -534,20 +539,15 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
     rows of J a + gamma (nc rows after the first nv) of Rq (nv + nc, nv) and Rv (nv + nc, nv)
     written."""
     nv = v.shape[0]
-    dofs = np.empty(nv, dtype=np.int64)
-    lev = np.empty(nv, dtype=np.int64)
-    P = np.empty((3, nv))
-    W = np.empty((3, nv))
-    vc = np.empty(nv)
-    ac = np.empty(nv)
-    Rf = np.empty((3, 3))
-    pf = np.empty(3)
-    t = np.empty(3)
-    t1 = np.empty(3)
-    dvp = np.empty((3, nv))  # d(sum_j P_j v_j)/dq_k = sum_j v_j dP(j, k)
-    Dq = np.empty((3, nv))
-    Rr, pr, g6, D6 = np.empty((3, 3)), np.empty(3), np.empty(6), np.empty((6, nv))
-    CWle, CWlt, PGE = np.empty((nv + 1, 3)), np.empty((nv + 1, 3)), np.empty((nv + 1, 3))
+    shapes = ((4, 3, nv), (2, nv), (2, 3, 3), (4, 3), (6,), (6, nv), (3, nv + 1, 3))
+    own = (np.empty((2, nv), dtype=np.int64), np.empty(extent(shapes)))
+    chain_ints = borrowed(own[0])  # (module docstring, Memory)
+    dofs, lev = chain_ints[0], chain_ints[1]
+    cols, chain, R2, v3, g6, D6, sums = carve(own[1], shapes)
+    # dvp: d(sum_j P_j v_j)/dq_k = sum_j v_j dP(j, k)
+    P, W, dvp, Dq, vc, ac = cols[0], cols[1], cols[2], cols[3], chain[0], chain[1]
+    Rf, Rr, CWle, CWlt, PGE = R2[0], R2[1], sums[0], sums[1], sums[2]
+    pf, t, t1, pr = v3[0], v3[1], v3[2], v3[3]
     for c in range(cints[0]):
         joint, row = cints[2 + C_INTS * c], cints[3 + C_INTS * c]
         rr = nv + row
@@ -596,6 +596,7 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
                 for k in range(nd):
                     for r in range(6):
                         Rq[rr + r, dofs[k]] += kps * D6[r, k]
+    keep_alive(own)
 
 
 @njit(**_JIT)
@@ -648,8 +649,9 @@ def _drift_derivative(P, W, lev, nd, vc, CWle, CWlt, PGE, Dq):
     O(nd) instead of a sum over the chain for each l (HyQ's four feet, the contact rows'
     derivatives, :func:`contact_residual_derivatives`: 5.2 -> 3.5 us a knot)."""
     nlev = _chain_levels(lev, nd)
-    Z1 = np.zeros((nlev + 1, 3))
-    Z2 = np.zeros((nlev + 1, 3))
+    own = np.zeros((2, nlev + 1, 3))
+    Z = borrowed(own)  # (module docstring, Memory)
+    Z1, Z2 = Z[0], Z[1]
     for j in range(nd):
         lj, vj = lev[j], vc[j]
         om, ps, wj, pj = _row3(CWle, lj), _row3(PGE, lj + 1), _col3(W, j), _col3(P, j)
@@ -671,6 +673,7 @@ def _drift_derivative(P, W, lev, nd, vc, CWle, CWlt, PGE, Dq):
         d = _add_t(d, _add_t(_cross_t(_row3(Z2, L), pl),
                              _cross_t(c, _add_t(_cross_t(c, pl), _cross_t(wl, pg)))))
         Dq[0, l], Dq[1, l], Dq[2, l] = d
+    keep_alive(own)
 
 
 @njit(fastmath=_FMA, **_JIT)
@@ -681,12 +684,16 @@ def kkt_derivatives(LM, LL, J, Y, Rq, Rv, dy_dq, dy_dv, dlam_dq, dlam_dv):
     X_lam = Lambda^-1 (J M^-1 R1 - R2), X_y = M^-1 (J^T X_lam - R1)."""
     nv = Rq.shape[1]
     nc = J.shape[0]
-    R1 = np.empty((nv, 2 * nv))
-    copy_into(R1[:, :nv], Rq[:nv])
-    copy_into(R1[:, nv:], Rv[:nv])
-    MR1 = np.empty((nv, 2 * nv))
+    # rhs, Xl: the rows of the products (the inner loops run along them)
+    shapes = ((2, nv, 2 * nv), (2, nc, 2 * nv), (2 * nv,))
+    own = np.empty(extent(shapes))
+    R1s, rows, row = carve(own, shapes)  # (module docstring, Memory)
+    R1, MR1, rhs, Xl = R1s[0], R1s[1], rows[0], rows[1]
+    for r in range(nv):
+        for col in range(nv):
+            R1[r, col] = Rq[r, col]
+            R1[r, nv + col] = Rv[r, col]
     _solve_spd(LM, R1, MR1)
-    rhs = np.empty((nc, 2 * nv))  # (rows of the products: the inner loops run along them)
     for i in range(nc):
         ri = rhs[i]
         for col in range(nv):
@@ -697,9 +704,7 @@ def kkt_derivatives(LM, LL, J, Y, Rq, Rv, dy_dq, dy_dv, dlam_dq, dlam_dv):
             mr = MR1[r]
             for col in range(2 * nv):
                 ri[col] += x * mr[col]
-    Xl = np.empty((nc, 2 * nv))
     _solve_spd(LL, rhs, Xl)
-    row = np.empty(2 * nv)
     for r in range(nv):
         mr = MR1[r]
         for col in range(2 * nv):
@@ -716,6 +721,7 @@ def kkt_derivatives(LM, LL, J, Y, Rq, Rv, dy_dq, dy_dv, dlam_dq, dlam_dv):
         for col in range(nv):
             dlam_dq[i, col] = Xl[i, col]
             dlam_dv[i, col] = Xl[i, nv + col]
+    keep_alive(own)
 
 
 @njit(**_JIT)
@@ -729,18 +735,20 @@ def constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam,
         return status
     LM, J, Y, LL = work.LM, work.J, work.Y, work.LL
     nc = J.shape[0]
-    tau_a = np.empty(nv)
-    Rq = np.zeros((nv + nc, nv))  # dr/dq
-    Rv = np.zeros((nv + nc, nv))  # dr/dv
+    shapes = ((nv,), (2, nv + nc, nv), (nc, nv), (nc, nv), (nv, nv))
+    own = np.zeros(extent(shapes))
+    tau_a, R, YT, LY, eye = carve(own, shapes)  # (module docstring, Memory)
+    Rq, Rv = R[0], R[1]  # dr/dq, dr/dv
     _id_derivatives(m, v, a, tau_a, Rq[:nv], Rv[:nv], work)
     contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, work.S0, work.oR, work.op, Rq,
                                  Rv)
     kkt_derivatives(LM, LL, J, Y, Rq, Rv, da_dq, da_dv, dlam_dq, dlam_dv)
     # tau: X_lam = -Lambda^-1 Y^T, X_a = M^-1 - Y Lambda^-1 Y^T
-    YT = np.ascontiguousarray(Y.T)
-    LY = np.empty((nc, nv))
+    for r in range(nv):
+        eye[r, r] = 1.0
+        for i in range(nc):
+            YT[i, r] = Y[r, i]
     _solve_spd(LL, YT, LY)
-    eye = np.eye(nv)
     _solve_spd(LM, eye, da_dtau)
     for r in range(nv):
         dr = da_dtau[r]
@@ -752,6 +760,7 @@ def constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam,
     for i in range(nc):
         for col in range(nv):
             dlam_dtau[i, col] = -LY[i, col]
+    keep_alive(own)
     return OK
 
 
@@ -814,7 +823,9 @@ def _surface_gamma(P, W, lev, nd, vc, CWlt, kd, g):
     """A surface contact's drift rows beyond its origin's point rows (module docstring): the
     linear rows are the spatial acceleration, g[:3] -= om x pd, and the angular rows
     g[3:] = sum_j v_j U_j x w_j + Kd om (U_j = CWlt[lev_j], :func:`_level_sums`)."""
-    om, pd, t = np.empty(3), np.empty(3), np.empty(3)
+    own = np.empty((3, 3))
+    v3 = borrowed(own)  # (module docstring, Memory)
+    om, pd, t = v3[0], v3[1], v3[2]
     _twist(P, W, nd, vc, om, pd)
     _cross(om, pd, t)
     for r in range(3):
@@ -824,6 +835,7 @@ def _surface_gamma(P, W, lev, nd, vc, CWlt, kd, g):
         _cross(CWlt[lev[j]], W[:, j], t)
         for r in range(3):
             g[3 + r] += vc[j] * t[r]
+    keep_alive(own)
 
 
 @njit(**_JIT)
@@ -833,22 +845,26 @@ def surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho, order, g, D, H):
     reference (Rr, pr): its value into g (6,); with ``order`` >= 1 its q-derivatives along the
     chain columns into D (6, nd); with ``order`` 2, L_l L_k (rho . g) into H (nd, nd) [k, l]
     (rho (6,) in the world's axes).  Not multiplied by Kp."""
-    RE, pE = np.empty((3, 3)), np.empty(3)
+    shapes = ((3, 3), (6, 6), (6, 6), (nd, 6), (6, nd), (4, 3), (4, 6), (2, nd, 3), (nd, 6))
+    own = np.zeros(extent(shapes))  # (module docstring, Memory)
+    RE, Jl, G, xi, X, v3, v6, per_dof, Gx = carve(own, shapes)
+    pE, t, cw, u = v3[0], v3[1], v3[2], v3[3]
+    ell, y, sig, kap = v6[0], v6[1], v6[2], v6[3]
+    E, Y = per_dof[0], per_dof[1]
     for r in range(3):
         pE[r] = Rr[0, r] * (pf[0] - pr[0]) + Rr[1, r] * (pf[1] - pr[1]) + Rr[2, r] * (pf[2] - pr[2])
         for col in range(3):
             RE[r, col] = Rr[0, r] * Rf[0, col] + Rr[1, r] * Rf[1, col] + Rr[2, r] * Rf[2, col]
-    ell, Jl = np.empty(6), np.empty((6, 6))
     se3_log_jacobian(RE, pE, ell, Jl)
     for b in range(2):
         for r in range(3):
             g[3 * b + r] = (Rf[r, 0] * ell[3 * b] + Rf[r, 1] * ell[3 * b + 1]
                             + Rf[r, 2] * ell[3 * b + 2])
     if order == 0:
+        keep_alive(own)
         return
-    xi = np.empty((nd, 6))  # the local twists of the chain's DoFs (R^T P_k, R^T w_k)
-    X = np.empty((6, nd))  # R (Jlog6 xi_k), block by block: the world-axes log derivatives
-    t, y = np.empty(3), np.empty(6)
+    # xi: the local twists of the chain's DoFs (R^T P_k, R^T w_k); X: R (Jlog6 xi_k), block by
+    # block (the world-axes log derivatives)
     for k in range(nd):
         for r in range(3):
             xi[k, r] = Rf[0, r] * P[0, k] + Rf[1, r] * P[1, k] + Rf[2, r] * P[2, k]
@@ -861,12 +877,12 @@ def surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho, order, g, D, H):
                                    + Rf[r, 2] * y[3 * b + 2])
                 D[3 * b + r, k] = t[r] + X[3 * b + r, k]
     if order == 1:
+        keep_alive(own)
         return
     # L_l L_k (rho . g) = [lev_l <= lev_k] (w_l x w_k) . c + w_k . e_l + w_l . y_k
     #   + xi_l^T G xi_k + (1/2 - [lev_l > lev_k]) kappa . ad(xi_l) xi_k, with c = sum_b g_b x
     #   rho_b, e_l = sum_b D_lb x rho_b, y_k = sum_b X_kb x rho_b, sigma = R^T rho (by block),
     #   G = sigma . H(log6), kappa = Jlog6^T sigma (written with R kappa in the world's axes)
-    sig, kap, cw = np.empty(6), np.empty(6), np.zeros(3)
     for b in range(2):
         for r in range(3):
             sig[3 * b + r] = (Rf[0, r] * rho[3 * b] + Rf[1, r] * rho[3 * b + 1]
@@ -877,15 +893,12 @@ def surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho, order, g, D, H):
         for r in range(3):
             kap[3 * b + r] = (Rf[r, 0] * y[3 * b] + Rf[r, 1] * y[3 * b + 1]
                               + Rf[r, 2] * y[3 * b + 2])
-    G = np.empty((6, 6))
     se3_log_hessian_contracted(RE, pE, ell, Jl, sig, G)
-    E, Y, Gx = np.zeros((nd, 3)), np.zeros((nd, 3)), np.empty((nd, 6))
     for k in range(nd):
         for b in range(2):
             _cross_add(D[3 * b:3 * b + 3, k], rho[3 * b:3 * b + 3], E[k])
             _cross_add(X[3 * b:3 * b + 3, k], rho[3 * b:3 * b + 3], Y[k])
         matvec6(G, xi[k], Gx[k])
-    u = np.empty(3)
     for k in range(nd):
         for l in range(nd):
             x = (W[0, k] * E[l, 0] + W[1, k] * E[l, 1] + W[2, k] * E[l, 2]
@@ -901,6 +914,7 @@ def surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho, order, g, D, H):
             else:
                 x -= 0.5 * ad
             H[k, l] += x
+    keep_alive(own)
 
 
 @njit(**_JIT)
@@ -910,14 +924,14 @@ def _surface_residual(P, W, lev, nd, vc, ac, lam_w, kd, dofs, rr, dvp, Rq, Rv):
     angular rows rr + 3.. (W a + sum_j v_j U_j x w_j + Kd om) written; ``dvp`` (3, nd): the
     derivatives of pd = sum_j v_j P_j along the chain (:func:`contact_residual_derivatives`)."""
     nv = Rq.shape[1]
-    dW = np.empty((nd, nd, 3))
-    _angular_derivatives(W, lev, nd, dW)
-    om, pd = np.empty(3), np.empty(3)
-    _twist(P, W, nd, vc, om, pd)
     nlev = _chain_levels(lev, nd)
-    CWlt, DWlt = np.empty((nlev + 1, 3)), np.empty((nlev + 1, nd, 3))
+    shapes = ((nd, nd, 3), (4, 3), (nlev + 1, 3), (nlev + 1, nd, 3))
+    own = np.empty(extent(shapes))
+    dW, v3, CWlt, DWlt = carve(own, shapes)  # (module docstring, Memory)
+    om, pd, t, x = v3[0], v3[1], v3[2], v3[3]
+    _angular_derivatives(W, lev, nd, dW)
+    _twist(P, W, nd, vc, om, pd)
     _angular_level_sums(W, lev, nd, vc, dW, nlev, CWlt, DWlt)
-    t, x = np.empty(3), np.empty(3)
     for r in range(3):
         for k in range(nv):
             Rq[rr + 3 + r, k] = 0.0
@@ -950,6 +964,7 @@ def _surface_residual(P, W, lev, nd, vc, ac, lam_w, kd, dofs, rr, dvp, Rq, Rv):
                 x[r] += vc[k] * (dW[m_, k, r] + dW[k, m_, r])
         for r in range(3):
             Rv[rr + 3 + r, dofs[m_]] = x[r]
+    keep_alive(own)
 
 
 @njit(**_JIT)
@@ -990,10 +1005,10 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
     # level sums: CW[L] = sum_{lev_j < L} v_j w_j (om = CW[nlev]) and PG[L] = sum_{lev_j >= L}
     # v_j P_j (:func:`_level_sums`); RW[L] = sum_{lev_j >= L} rho_a,j w_j; per level
     # Vw = sum v_j w_j, Vr = sum v_j w_j . rw
-    own = (np.empty((3, n1, 3)), np.zeros((3, n1, 3)), np.zeros((2, n1)), np.empty((13, nd, 3)),
-           np.zeros((n1, 3, 3)), np.zeros((3, n1 + 1, 3)), np.zeros(n1 + 1), np.empty(nd),
-           np.empty((nd, nd)))
-    lsums, zsums, zsums1, per_dof, MG, xsums, X4, S1, S = borrowed(own)  # (module docstring)
+    shapes = ((3, n1, 3), (3, n1, 3), (2, n1), (13, nd, 3), (n1, 3, 3), (3, n1 + 1, 3),
+              (n1 + 1,), (nd,), (nd, nd))
+    own = np.zeros(extent(shapes))
+    lsums, zsums, zsums1, per_dof, MG, xsums, X4, S1, S = carve(own, shapes)  # (module docstring)
     CWle, CW, PG = lsums[0], lsums[1], lsums[2]
     _level_sums(P, W, lev, nd, vc, CWle, CW, PG)
     RW, Vw, Vr = zsums[0], zsums[1], zsums1[0]
@@ -1079,7 +1094,6 @@ def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, A
         sG[J] += _dot_t(wj, g)
     # S's suffix sums over the levels L' >= N: X1 = CW[L'] x Vw[L'], X2 = Vw, X3 = Vr CW[L'],
     # X4 = Vr
-    xsums = np.zeros((3, n1 + 1, 3))
     X1, X2, X3 = xsums[0], xsums[1], xsums[2]
     for L in range(nlev - 1, -1, -1):
         t = _cross_t(_row3(CW, L), _row3(Vw, L))
@@ -1212,9 +1226,9 @@ def _weighted_hessian(P, W, lev, nd, c, nlev, H):
 
     (at L = K the last two terms of the first line cancel those of z_k; HyQ's foot: 1.25 ->
     0.78 us)."""
-    own = (np.zeros((2, nlev + 1, 3)), np.zeros((2, nlev + 1, 3, 3)), np.zeros((2, nlev + 1)),
-           np.empty((4, nd, 3)))
-    sums3, sums33, sums1, per_dof = borrowed(own)  # (module docstring, Memory)
+    shapes = ((2, nlev + 1, 3), (2, nlev + 1, 3, 3), (2, nlev + 1), (4, nd, 3))
+    own = np.zeros(extent(shapes))
+    sums3, sums33, sums1, per_dof = carve(own, shapes)  # (module docstring, Memory)
     # the level sums, suffix (>= L) then prefix (< L)
     Xge, Ylt, MPC, MWC, sPC, sWC = sums3[0], sums3[1], sums33[0], sums33[1], sums1[0], sums1[1]
     for j in range(nd):  # per level first
@@ -1288,9 +1302,9 @@ def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
     level (the triple products; HyQ's foot: 1.53 -> 1.22 us).
     """
     n1 = nlev + 1
-    own = (np.zeros((n1, 3)), np.zeros((n1, 3, 3)), np.zeros((4, n1, n1 + 1, 3)),
-           np.empty((2, nd)), np.empty((2, nd, 3)), np.empty((nlev, 8)), np.empty((nd, nd)))
-    Q, R, sums, per_dof, per_dof3, TK, T2 = borrowed(own)  # (module docstring, Memory)
+    shapes = ((n1, 3), (n1, 3, 3), (4, n1, n1 + 1, 3), (2, nd), (2, nd, 3), (nlev, 8), (nd, nd))
+    own = np.zeros(extent(shapes))
+    Q, R, sums, per_dof, per_dof3, TK, T2 = carve(own, shapes)  # (module docstring, Memory)
     # [K, L]: A1, B1 over j with lev_j >= L (suffix in L), C1, D1 over lev_j < L (prefix)
     A1, B1, C1, D1 = sums[0], sums[1], sums[2], sums[3]
     rh = _tup3(rho)
@@ -1389,8 +1403,9 @@ def _qv_drift_terms(P, W, lev, nd, rho, kd, CWle, CWlt, PGE, Aqv):
     and its pairs have the same form as the drift's, so they share their dot products (HyQ's
     four feet: 0.76 us a foot less than a weighted Hessian of its own)."""
     rh = _tup3(rho)
-    own = (np.empty((3, nd, 3)), np.empty((2, nd)))
-    per_dof3, per_dof = borrowed(own)  # (module docstring, Memory)
+    shapes = ((3, nd, 3), (2, nd))
+    own = np.empty(extent(shapes))
+    per_dof3, per_dof = carve(own, shapes)  # (module docstring, Memory)
     A, Bm, E = per_dof3[0], per_dof3[1], per_dof3[2]  # E: e_l + (w_l x PGE[L] + cl x P_l) x rho
     rc, rw = per_dof[0], per_dof[1]  # per l: rho . cl, rho . w_l
     for j in range(nd):
@@ -1453,9 +1468,9 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
     nlev = _chain_levels(lev, nd)
     # S[J, L] = sum_{i: L <= lev_i <= J} c_i v_i w_i, c_i = 1 at level J, else 2: S_j(L) of
     # every DoF j at level J
-    own = (np.zeros((nlev, nlev + 1, 3)), np.empty((nd, 3)), np.empty((nd, nd)),
-           np.zeros((2, nlev + 1, 3)), np.empty((3, nlev + 1, 3)))
-    S, PR, D, sums, vsums = borrowed(own)  # (module docstring, Memory)
+    shapes = ((nlev, nlev + 1, 3), (nd, 3), (nd, nd), (2, nlev + 1, 3), (3, nlev + 1, 3))
+    own = np.zeros(extent(shapes))
+    S, PR, D, sums, vsums = carve(own, shapes)  # (module docstring, Memory)
     for J in range(nlev):
         for i in range(nd):
             if lev[i] <= J:
@@ -1559,10 +1574,11 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
     v and the acceleration a (the contact rows J a + gamma(q, v)), after forward kinematics."""
     nv = v.shape[0]
     # (module docstring, Memory)
-    own = (np.empty((2, nv), dtype=np.int64), np.empty((2, 3, nv)), np.empty((2, 3, 3)),
-           np.empty((4, 3)), np.empty(6), np.empty((6, nv)), np.empty((3, nv)),
-           np.empty((4, nv, nv)), np.empty((2, nv, 3)), np.empty((nv, 3)))
-    chain_ints, PW, R2, v3, g6, D6, chain, blocks, forces, cq = borrowed(own)
+    shapes = ((2, 3, nv), (2, 3, 3), (4, 3), (2, 6), (6, nv), (3, nv), (4, nv, nv), (2, nv, 3),
+              (nv, 3))
+    own = (np.empty((2, nv), dtype=np.int64), np.empty(extent(shapes)))
+    chain_ints = borrowed(own[0])
+    PW, R2, v3, g6, D6, chain, blocks, forces, cq = carve(own[1], shapes)
     dofs, lev, P, W, Rf, Rr = chain_ints[0], chain_ints[1], PW[0], PW[1], R2[0], R2[1]
     pf, rho, lam_c, pr = v3[0], v3[1], v3[2], v3[3]
     # chain: v, a and rho_a on a contact's chain; blocks: its (q, q), (v, v), (q, v), (q, a)
@@ -1592,9 +1608,11 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
                                   rho_l[row + 3:row + 6], kd, cqq, cvv, cqv, cqa, cqw, cq)
             if kps != 0.0:
                 contact_reference(cfloats, c, Rr, pr)
-                rho6 = rho_l[row:row + 6] * kps
-                surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho6, np.int64(2), g6, D6,
-                                      blocks[0])  # cqq's entries
+                rho6 = g6[1]
+                for r in range(6):
+                    rho6[r] = rho_l[row + r] * kps
+                surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho6, np.int64(2), g6[0],
+                                      D6, blocks[0])  # cqq's entries
         _weighted_hessian(P, W, lev, nd, cq, _chain_levels(lev, nd), cqq)
         for i in range(nd):
             di = dofs[i]
@@ -1624,9 +1642,11 @@ def _contract(Aqq, Avv, Aqv, Bqa, Bql, dy_dq, dy_dv, dy_dtau, dlam_dq, dlam_dv, 
     nv = Aqq.shape[0]
     nc = Bql.shape[1]
     tau = dy_dtau.shape[0] > 0
-    BW = np.zeros((2, nv, nv))
+    shapes = ((3 if tau else 2, nv, nv),)
+    own = np.zeros(extent(shapes))  # (module docstring, Memory)
+    BW, = carve(own, shapes)
     BWq, BWv = BW[0], BW[1]
-    BWt = np.zeros((nv, nv) if tau else (0, 0))
+    BWt = BW[2] if tau else BW[0]
     for r in range(nv):
         bq, bv = BWq[r], BWv[r]
         for k in range(nv + nc):
@@ -1652,6 +1672,7 @@ def _contract(Aqq, Avv, Aqv, Bqa, Bql, dy_dq, dy_dv, dy_dtau, dlam_dq, dlam_dv, 
         for col in range(nv):
             for r in range(nv):
                 Lt[col, r] = -BWt[r, col]
+    keep_alive(own)
 
 
 @njit(**_JIT)
@@ -1661,18 +1682,20 @@ def so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_d
     derivatives and the work arrays :func:`constrained_derivatives_point` left."""
     nv = v.shape[0]
     nc = work.J.shape[0]
-    rho_a = np.empty(nv)
-    rho_l = np.empty(nc)
+    shapes = ((nv,), (nc,), (5, nv, nv), (nv, nc))
+    own = np.zeros(extent(shapes))  # (module docstring, Memory)
+    rho_a, rho_l, blocks, Bql = carve(own, shapes)
     _costate(work.LM, work.LL, work.Y, mu_a, mu_l, rho_a, rho_l)
-    blocks = np.zeros((4, nv, nv))
-    Aqq, Avv, Aqv, G = blocks[0], blocks[1], blocks[2], blocks[3]
+    Aqq, Avv, Aqv, G, Bqa = blocks[0], blocks[1], blocks[2], blocks[3], blocks[4]
     _id_second_order(m, rho_a, Aqq, Avv, Aqv, G, work)
-    Bqa = np.ascontiguousarray(G.T)
-    Bql = np.zeros((nv, nc))
+    for r in range(nv):
+        for c in range(nv):
+            Bqa[r, c] = G[c, r]
     _contact_hessian_blocks(m, cints, cfloats, work.S0, work.oR, work.op, v, a, rho_a, rho_l,
                             lam, Aqq, Avv, Aqv, Bqa, Bql)
     _contract(Aqq, Avv, Aqv, Bqa, Bql, da_dq, da_dv, da_dtau, dlam_dq, dlam_dv, dlam_dtau, Lq,
               Lv, Lqv, Lt)
+    keep_alive(own)
 
 
 # ---------------------------------------------------------------------------------- impulses
@@ -1748,36 +1771,29 @@ def impulse_so_terms(m0, cints, cfloats, q, v, restitution, mu_v, mu_l, v_plus, 
     contact block."""
     nv = v.shape[0]
     nc = work.J.shape[0]
-    rho_a = np.empty(nv)
-    rho_l = np.empty(nc)
+    shapes = ((4, nv), (nc,), (7, nv, nv), (nv, nc), (0, 0))
+    own = np.zeros(extent(shapes))  # (module docstring, Memory)
+    vectors, rho_l, blocks, Bql, none = carve(own, shapes)  # none: an impact has no tau
+    rho_a, zero, dv, w = vectors[0], vectors[1], vectors[2], vectors[3]
+    Aqq, unused, unused2, G = blocks[0], blocks[1], blocks[2], blocks[3]
+    Bc, Bqa, Aqv = blocks[4], blocks[5], blocks[6]  # Bc: the contacts' (q, v+) block
     _costate(work.LM, work.LL, work.Y, mu_v, mu_l, rho_a, rho_l)
-    zero = np.zeros(nv)
-    dv = np.empty(nv)
-    w = np.empty(nv)
     for r in range(nv):
         dv[r] = v_plus[r] - v[r]
         w[r] = v_plus[r] + restitution * v[r]
-    Aqq = np.zeros((nv, nv))
-    unused = np.zeros((nv, nv))
-    unused2 = np.zeros((nv, nv))
-    G = np.zeros((nv, nv))
     _id_second_order(m0, rho_a, Aqq, unused, unused2, G, work)
-    Bc = np.zeros((nv, nv))  # the contacts' (q, v+) block
-    Bql = np.zeros((nv, nc))
     unused[:, :] = 0.0
     unused2[:, :] = 0.0
     _contact_hessian_blocks(m0, cints, cfloats, work.S0, work.oR, work.op, zero, w, rho_a, rho_l,
                             imp, Aqq, unused, unused2, Bc, Bql)
-    Bqa = np.empty((nv, nv))
-    Aqv = np.empty((nv, nv))
     for r in range(nv):
         for col in range(nv):
             Bqa[r, col] = G[col, r] + Bc[r, col]
             Aqv[r, col] = -G[col, r] + restitution * Bc[r, col]
     unused[:, :] = 0.0
-    none = np.empty((0, 0))  # an impact has no tau
     _contract(Aqq, unused, Aqv, Bqa, Bql, dv_dq, dv_dv, none, dimp_dq, dimp_dv, none, Lq, unused2,
               Lqv, none)
+    keep_alive(own)
 
 
 @njit(**_JIT)

@@ -17,6 +17,11 @@ UR3's costs they took 73% of the time (measured with ``perf``), the model's 16 v
 A borrowed array must never be returned to Python (boxed, it would not keep its owner alive):
 ``unpack`` is called only inside compiled code.
 
+Scratch arrays.  Each array a compiled function allocates costs a ``malloc``, a ``free`` and the
+runtime's bookkeeping; the contact kernels' chain functions allocated a dozen small ones per
+contact and knot.  :func:`carve` takes arrays of any shapes from one buffer of
+:func:`extent` elements, as borrowed views, so that a function's scratch is one allocation.
+
 Inside compiled code the same holds per call: a call to a compiled function passes every array
 argument as a struct of seven words and takes a reference to each, and the model alone is 16
 arrays.  The sweeps called once per knot (kinematics, ABA and IDSVA sweeps, the cost terms) and
@@ -137,6 +142,84 @@ def keep_alive(typingctx, owners):
         return context.get_dummy_value()
 
     return types.none(owners), codegen
+
+
+def _shape_tuples(shapes):
+    """Whether ``shapes`` is the numba type of a tuple of shapes (tuples of integers)."""
+    return isinstance(shapes, types.BaseTuple) and all(
+        isinstance(s, types.BaseTuple) and len(s) > 0
+        and all(isinstance(d, types.Integer) for d in s) for s in shapes)
+
+
+def _sizes(builder, shapes_type, shapes):
+    """The LLVM i64 dimensions of each shape of ``shapes`` and its number of elements."""
+    out = []
+    for i, s in enumerate(shapes_type):
+        tup = builder.extract_value(shapes, i)
+        dims = [builder.sext(builder.extract_value(tup, k), ir.IntType(64))
+                if s[k].bitwidth < 64 else builder.extract_value(tup, k) for k in range(len(s))]
+        n = ir.Constant(ir.IntType(64), 1)
+        for d in dims:
+            n = builder.mul(n, d)
+        out.append((dims, n))
+    return out
+
+
+@intrinsic
+def extent(typingctx, shapes):
+    """The number of elements of arrays of the given shapes (a tuple of shape tuples) together:
+    the size of the one buffer that :func:`carve` takes them from."""
+    if not _shape_tuples(shapes):
+        return None
+
+    def codegen(context, builder, signature, args):
+        total = ir.Constant(ir.IntType(64), 0)
+        for _, n in _sizes(builder, signature.args[0], args[0]):
+            total = builder.add(total, n)
+        return total
+
+    return types.int64(shapes), codegen
+
+
+@intrinsic
+def carve(typingctx, buffer, shapes):
+    """Arrays of the given shapes (a tuple of shape tuples), C-contiguous, taken one after the
+    other from the 1-D contiguous ``buffer`` of at least :func:`extent` (shapes) elements, and
+    borrowed (module docstring).  A function's scratch arrays of any shapes are then one
+    allocation::
+
+        shapes = ((nlev, 3), (nd, nd))
+        own = np.zeros(extent(shapes))   # the owner
+        S, D = carve(own, shapes)
+        ...
+        keep_alive(own)
+    """
+    if not (isinstance(buffer, types.Array) and buffer.ndim == 1 and buffer.layout == "C"
+            and _shape_tuples(shapes)):
+        return None
+    views = types.Tuple([types.Array(buffer.dtype, len(s), "C") for s in shapes])
+
+    def codegen(context, builder, signature, args):
+        buf = context.make_array(signature.args[0])(context, builder, args[0])
+        itemsize = context.get_abi_sizeof(context.get_data_type(buffer.dtype))
+        offset = ir.Constant(ir.IntType(64), 0)
+        items = []
+        for aryty, (dims, n) in zip(views, _sizes(builder, signature.args[1], args[1])):
+            strides, step = [], ir.Constant(ir.IntType(64), itemsize)
+            for d in reversed(dims):
+                strides.insert(0, step)
+                step = builder.mul(step, d)
+            view = context.make_array(aryty)(context, builder)
+            context.populate_array(
+                view, data=builder.gep(buf.data, [offset]),
+                shape=cgutils.pack_array(builder, dims),
+                strides=cgutils.pack_array(builder, strides),
+                itemsize=ir.Constant(ir.IntType(64), itemsize), meminfo=None)
+            items.append(view._getvalue())
+            offset = builder.add(offset, n)
+        return context.make_tuple(builder, views, items)
+
+    return views(buffer, shapes), codegen
 
 
 @njit(cache=True, error_model="numpy")

@@ -30,7 +30,7 @@ import numpy as np
 
 from .compile_lock import njit
 from .inverse import composite_sums, idsva_forward_pass
-from .layout import chunk_range, in_parallel, unpack
+from .layout import carve, chunk_range, extent, in_parallel, keep_alive, unpack
 from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matTvec6, matvec6,
                       motion_cross, row6, tup6)
 
@@ -336,13 +336,16 @@ def idsva_so_contracted_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, dof_forces, mu
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     kept = dof_forces.shape[0] > 0
-    tmp66, A1, B, w0, w4, w5, w7, x6 = _pair_workspace()
-    v6 = np.empty((14, 6))  # one allocation for the 6-vectors
+    # every scratch array in one allocation, borrowed (layout.carve)
+    shapes = ((3, 6, 6), (19, 6), (4, nj, 6), (3, nv, 6), (nj, 6, 6))
+    own = np.zeros(extent(shapes))
+    m66, v6, per_joint, per_dof, A1h = carve(own, shapes)
+    tmp66, A1, B = m66[0], m66[1], m66[2]
+    w0, w4, w5, w7, x6 = v6[14], v6[15], v6[16], v6[17], v6[18]
     u4, C1, C3, IC_C, Bt_C, mi, t6, u6, dl, YB = (v6[0], v6[1], v6[2], v6[3], v6[4], v6[5],
                                                   v6[6], v6[7], v6[8], v6[9])
     x5, x9, x11, xa = v6[10], v6[11], v6[12], v6[13]
     # sigma of every joint's strict ancestors, and with its own DoFs (sigma_in); W0, W4 below
-    per_joint = np.zeros((4, nj, 6))
     sig, sig_in, W0, W4 = per_joint[0], per_joint[1], per_joint[2], per_joint[3]
     for j in range(1, nj):
         lam = m.parent[j]
@@ -353,7 +356,6 @@ def idsva_so_contracted_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, dof_forces, mu
             for r in range(6):
                 sig_in[j, r] += mu[pc] * S0[pc, r]
     # per DoF t of joint j: s_t x sigma(j), psid_t x sigma(j), psid_t + sd_t
-    per_dof = np.empty((3, nv, 6))
     cs, cpd, PsSd = per_dof[0], per_dof[1], per_dof[2]
     for j in range(1, nj):
         for pb in range(m.iv[j], m.iv[j] + m.nvj[j]):
@@ -361,7 +363,6 @@ def idsva_so_contracted_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, dof_forces, mu
             motion_cross(Psid[pb], sig[j], cpd[pb])
             for r in range(6):
                 PsSd[pb, r] = Psid[pb, r] + Sd[pb, r]
-    A1h = np.zeros((nj, 6, 6))
 
     for i in range(nj - 1, 0, -1):
         I = IC[i]
@@ -463,6 +464,7 @@ def idsva_so_contracted_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, dof_forces, mu
                     else:
                         Hv[pb, pc] -= dot6(xa, sr)
                 k = m.parent[k]
+    keep_alive(own)
 
 
 @njit(cache=True, error_model="numpy")
