@@ -1183,12 +1183,18 @@ def constrained_derivatives_chunk(ints, floats, cints, cfloats, Q, V, TAU, dampi
     """:func:`constrained_derivatives_point` at the knots of chunk ``chunk`` of ``nchunks``."""
     m = unpack(ints, floats)
     nj, nv = ints[0], ints[1]
-    work = contact_workspace(nj, nv, LAM.shape[1])
+    own = contact_workspace(nj, nv, LAM.shape[1])
+    # the work arrays and the arguments (the caller holds them) borrowed: the knots' views
+    # then take no reference counts (module docstring, Memory)
+    work = borrowed(own)
+    cints, cfloats, Q, V, TAU, A, LAM = borrowed((cints, cfloats, Q, V, TAU, A, LAM))
+    DAQ, DAV, DAT, DLQ, DLV, DLT = borrowed((DAQ, DAV, DAT, DLQ, DLV, DLT))
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     for t in range(t0, t1):
         status[t] = constrained_derivatives_point(m, cints, cfloats, Q[t], V[t], TAU[t],
                                                   damping, A[t], LAM[t], DAQ[t], DAV[t],
                                                   DAT[t], DLQ[t], DLV[t], DLT[t], work)
+    keep_alive(own)
 
 
 @njit(cache=True, error_model="numpy")
@@ -1824,7 +1830,13 @@ def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A
     mu_l = np.empty(nc)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
     G = max(1, min(GROUP, t1 - t0))
-    group = workspace_group(G, nj, nv, nc)
+    own = workspace_group(G, nj, nv, nc)
+    # the work arrays and the arguments (the caller holds them) borrowed: the knots' views
+    # then take no reference counts (module docstring, Memory)
+    group = borrowed(own)
+    cints, cfloats, Q, V, TAU, MU, A, LAM = borrowed((cints, cfloats, Q, V, TAU, MU, A, LAM))
+    DAQ, DAV, DAT, DLQ, DLV, DLT = borrowed((DAQ, DAV, DAT, DLQ, DLV, DLT))
+    LQ, LV, LQV, LT = borrowed((LQ, LV, LQV, LT))
     for g0 in range(t0, t1, G):
         g1 = min(g0 + G, t1)
         for t in range(g0, g1):
@@ -1846,6 +1858,7 @@ def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A
                 so_contracted_terms(m, cints, cfloats, Q[t], V[t], mu_a, mu_l, A[t], LAM[t],
                                     DAQ[t], DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t], LQ[t, i],
                                     LV[t, i], LQV[t, i], LT[t, i], work)
+    keep_alive(own)
 
 
 @njit(cache=True, error_model="numpy")
