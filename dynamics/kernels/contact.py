@@ -455,19 +455,16 @@ def constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, wo
 
 @njit(**_JIT)
 def contact_workspace(nj, nv, nc):
-    """The :data:`ContactWork` arrays of one knot."""
-    return kinematics_workspace(nj, nv, nc, np.empty((nv, 6)), np.empty((nj, 3, 3)),
-                                np.empty((nj, 3)))
+    """The :data:`ContactWork` arrays of one knot (a group of one, :func:`workspace_group`)."""
+    return group_member(workspace_group(1, nj, nv, nc), 0)
 
 
 @njit(**_JIT)
 def kinematics_workspace(nj, nv, nc, S0, oR, op):
     """:func:`contact_workspace` whose forward kinematics are the given arrays."""
-    return ContactWork(np.empty((nv, nv)), np.zeros((nv, nv)), np.empty((nc, nv)),
-                       np.empty((nv, nc)), np.empty((nc, nc)), np.zeros((nc, nc)), np.empty(nc),
-                       np.empty(nv), S0, oR, op, np.empty((nj, 6, 6)), np.empty((nj, 6, 6)),
-                       np.empty((nj, 6)), np.empty((nv, 6)), np.empty((nv, 6)),
-                       np.empty((nv, 6)), np.empty((nv, 4, 6)))
+    w = contact_workspace(nj, nv, nc)
+    return ContactWork(w.M, w.LM, w.J, w.Y, w.Lam, w.LL, w.gamma, w.b, S0, oR, op, w.IC, w.BC,
+                       w.FC, w.Psid, w.Psidd, w.Sd, w.dof_forces)
 
 
 @njit(**_JIT)
