@@ -118,9 +118,8 @@ def _dof_products(I, B, s, psd, C, IC_C, Bt_C, C1, C3, t6, u6, x6):
 
 @njit(cache=True, error_model="numpy", forceinline=True)
 def _pair_workspace():
-    """Scratch of the pair loops of :func:`idsva_so_point` and :func:`idsva_so_contracted`:
-    tmp66, A1, A3 (6, 6; the contracted sweep's B in place of A3) and w0, w4, w5, w7, x6
-    (6,)."""
+    """Scratch of the pair loops of :func:`idsva_so_point`: tmp66, A1, A3 (6, 6) and w0, w4,
+    w5, w7, x6 (6,)."""
     m66, v6 = np.empty((3, 6, 6)), np.empty((5, 6))  # two allocations, not eight
     return m66[0], m66[1], m66[2], v6[0], v6[1], v6[2], v6[3], v6[4]
 
