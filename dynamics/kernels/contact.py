@@ -1645,11 +1645,10 @@ def _contract(Aqq, Avv, Aqv, Bqa, Bql, dy_dq, dy_dv, dy_dtau, dlam_dq, dlam_dv, 
     nv = Aqq.shape[0]
     nc = Bql.shape[1]
     tau = dy_dtau.shape[0] > 0
-    shapes = ((3 if tau else 2, nv, nv),)
+    shapes = ((2, nv, nv), (nv, nv) if tau else (0, 0))
     own = np.zeros(extent(shapes))  # (module docstring, Memory)
-    BW, = carve(own, shapes)
+    BW, BWt = carve(own, shapes)
     BWq, BWv = BW[0], BW[1]
-    BWt = BW[2] if tau else BW[0]
     for r in range(nv):
         bq, bv = BWq[r], BWv[r]
         for k in range(nv + nc):
