@@ -24,6 +24,8 @@ import time
 import numba
 from numba.core import event
 
+from . import numba_inliner  # noqa: F401 - numba's inliner, repaired on import
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not on POSIX: every process compiles for itself
