@@ -40,7 +40,7 @@ _JIT = dict(cache=True, error_model="numpy")
 STEPPED, STEP_NOT_FINITE = OK, 3
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def knot_contact_set(contacts, t):
     """The packed contact set (ints, floats) of knot t of a :data:`~.records.KnotContacts`."""
     return contacts.ints[contacts.int_offsets[t]:], contacts.floats[contacts.float_offsets[t]:]
@@ -80,7 +80,7 @@ def contact_step(model, step, t, q, v, tau, acc, lam, S0, oR, op, q_next, v_next
                     else STEP_NOT_FINITE)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def force_cost_weight(step, t):
     """The weight of knot t's running-cost gradient in its forces (dl/dlam) in DDP's
     second-order terms, beside the co-state of its step: 1 / dt (the cost is weighted by dt,
@@ -88,7 +88,7 @@ def force_cost_weight(step, t):
     return 1.0 if step.contacts.kind[t] == IMPACT else 1.0 / step.dt
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def kept_workspace(kkt, t, nj, n, nc, S0, oR, op):
     """The :data:`~dynamics.kernels.contact.ContactWork` of knot t whose KKT factors and
     IDSVA arrays are views of those the :data:`~.records.KKTFactors` ``kkt`` keeps at t, with
@@ -101,7 +101,7 @@ def kept_workspace(kkt, t, nj, n, nc, S0, oR, op):
                        kkt.dof_forces[t])
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _keep_kinematics(kkt, t, work):
     """Keep knot t's forward kinematics (the caller's arrays in ``work``) in ``kkt``."""
     copy_into(kkt.S0[t], work.S0)

@@ -71,7 +71,7 @@ TERM_INTS = 7
 _JIT = dict(cache=True, error_model="numpy")
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _accumulate_block(r, Jr, Hr, w, order, exact_hessians, first, off, l, g, H):
     """Add 1/2 sum_a w_a r_a^2 of a residual r (nr,) with Jacobian Jr (nr, nd) and Hessian
     Hr (nr, nd, nd) w.r.t. the variables ``off + first + [0, nd)`` of (g, H)."""
@@ -96,7 +96,7 @@ def _accumulate_block(r, Jr, Hr, w, order, exact_hessians, first, off, l, g, H):
             H[off + first + j, off + first + k] += s
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _activate(r, w, act, lb, ub, weff):
     """Apply the term's activation to its residual r (in place) and weights: for the barrier,
     r_a becomes r_a - clip(r_a, lb_a, ub_a) and its weight is kept where r_a is outside the
@@ -114,7 +114,7 @@ def _activate(r, w, act, lb, ub, weff):
                 weff[a] = 0.0
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _state_term(m, xr, w, q, v, order, exact_hessians, l, g, Hxx, r3, J3, H3, r6, J6, H6, R, Rr,
                 RE, dp, pE, act, lb, ub, weff):
     """The residual (q (-) q_ref, v - v_ref) joint by joint, with the term's activation (act,
@@ -192,7 +192,7 @@ def _state_term(m, xr, w, q, v, order, exact_hessians, l, g, Hxx, r3, J3, H3, r6
             Hxx[nv + k, nv + k] += wa
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, RE, dp, pE, J3, H3):
     """Residual of a frame term as a function of the frame's local motion xi: r (nr,) and, with
     ``order`` > 0, Jx (nr, 6) and, for a translation, Hx (nr, 6, 6) (the Hessians of the
@@ -239,7 +239,7 @@ def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, RE, dp, pE, J3, H3):
                 Jx[a, 3 + j] = J3[a, j]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def has_frame_terms(program):
     """Whether a knot's program has a frame term (the knots then need forward kinematics)."""
     cints, starts = program.ints, program.starts
@@ -255,7 +255,7 @@ def has_frame_terms(program):
     return False
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def forces_of(lam):
     """The :data:`~.records.Forces` of knots with contact forces ``lam`` (T, nc) and no
     derivatives (what the values of the costs read)."""
@@ -264,7 +264,7 @@ def forces_of(lam):
     return Forces(lam, e3, e3, e3, e3, np.empty((T, 0)), np.zeros(T, dtype=np.int64))
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def no_forces(T):
     """The :data:`~.records.Forces` of T knots without contacts."""
     return forces_of(np.zeros((T, 0)))
@@ -385,7 +385,7 @@ def link_costs():
 _COSTS_LINKED = None  # the process that linked the cost program
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _com_term(m, w0, par, order, exact_hessians, oR, op, S0, l, gx, Hxx, act, lb, ub):
     """The centre of mass c = sum_i m_i (oR_i c_i + op_i) / sum_i m_i minus the reference par[:3]
     (Crocoddyl's ``ResidualModelCoMPosition``), after forward kinematics.  Each body's centre is
@@ -452,7 +452,7 @@ def _com_term(m, w0, par, order, exact_hessians, oR, op, S0, l, gx, Hxx, act, lb
                            + Jc[2, k] * w[2] * Jc[2, kk]) + Hc[k, kk]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx, Hxu, Huu):
     """A residual linear in the force lam_c (nf,) of the contact whose force starts at ``row`` of
     knot t's forces: r = A lam_c - b (nf, A (nr, nf) then b (nr,) in par), as Crocoddyl's
@@ -521,7 +521,7 @@ def kinematics_buffers(T, nj, nv):
     return np.empty((T, nj, 3, 3)), np.empty((T, nj, 3)), np.empty((T, nv, 6))
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _frame_term(m, kind, joint, nr, w0, par, order, exact_hessians, oR, op, S0, l, gx, Hxx, chain,
                 Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, log_work, act, bounds, aw):
     """A frame term at one knot, after forward kinematics (oR, op, S0), with the term's
@@ -597,7 +597,7 @@ def _frame_term(m, kind, joint, nr, w0, par, order, exact_hessians, oR, op, S0, 
         add_bracket_hessian(m, Jf, chain, nc, gxi, Hxx)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _velocity_term(m, joint, w, par, v, order, exact_hessians, oR, op, S0, l, gx, Hxx, chain, J,
                    Rf, pf, r, wr):
     """A frame-velocity term at one knot, after forward kinematics (oR, op, S0).
@@ -731,7 +731,7 @@ def _velocity_term(m, joint, w, par, v, order, exact_hessians, oR, op, S0, l, gx
                     Hxx[j, k] += s
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _rotated(x, R, world, transpose, out):
     """out = diag(R, R) x, or diag(R, R)^T x with ``transpose`` (world), or x, for 6-vectors."""
     if world:

@@ -32,7 +32,7 @@ from .records import (IMPACT, LINKED_COSTS, LINKED_DERIVATIVES, LINKED_LIE_EXPAN
 _JIT = dict(cache=True, error_model="numpy")
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _zero_rows(out, t0, t1):
     out.l[t0:t1] = 0.0
     out.lx[t0:t1] = 0.0

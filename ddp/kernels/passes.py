@@ -53,7 +53,7 @@ NOT_LINKED_MESSAGE = ("a knot reached a kernel that is not linked for its argume
                       "ddp.kernels.costs.link_costs) or that raised")
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def call_knot_kernel(slot, args):
     """The status that the knots' kernel linked in ``slot`` returns for ``args``
     (:func:`~dynamics.kernels.layout.call_linked`); RuntimeError if none is linked for their
@@ -179,7 +179,7 @@ def knot_steps(model, step, xs, us, next_xs, lam, status):
             next_xs[t] = np.nan
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _shift_by_gap(m, x, gap, scale, nq, n, w):
     """x <- x (+) scale * gap, in place (w: an n-vector of workspace)."""
     for r in range(n):
@@ -191,7 +191,7 @@ def _shift_by_gap(m, x, gap, scale, nq, n, w):
 
 
 # ---------------------------------------------------------------------------------- linear algebra
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _quadratic(H, g, x):
     """1/2 x^T H x + g^T x."""
     f = 0.0
@@ -281,7 +281,7 @@ STRUCTURED_MIN_NV = 24
 BLAS_MIN = 24
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _mmt(A, B, out):
     """out = A @ B.T."""
     if A.shape[1] >= BLAS_MIN:
@@ -290,7 +290,7 @@ def _mmt(A, B, out):
         gemm_nt(A, B, out)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _mtm(A, B, out):
     """out = A.T @ B."""
     if A.shape[1] >= BLAS_MIN:
@@ -309,7 +309,7 @@ BackwardWork = namedtuple(
     "hi_t VFr Qzr Pw Sw Ww Hxw Huw Rw Wn Zw free")
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _backward_workspace(n, nu, structured):
     ndx = 2 * n
     nz = ndx + nu
@@ -493,7 +493,7 @@ def _form_q(t, d, run, dt, lie_offsets, lie_sizes, Vx, Vxx, structured, assemble
                 Quu[c, e] = Qzz[ndx + c, ndx + e] + luu[t, c, e]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _add_second_order_terms(t, model, step, d, so, lam, Qxx, Qux, Quu):
     """Add the exact second-order dynamics terms of knot t contracted with lam (module
     docstring) to Qxx, Qux, Quu.  ``so.mode`` TENSORS contracts the knot's tensors, whatever its

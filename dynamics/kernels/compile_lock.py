@@ -1,4 +1,5 @@
-"""numba's ``njit`` for every kernel, with a compile lock that processes share.
+"""numba's ``njit`` for every kernel, with a compile lock that processes share, and kernels
+that only other kernels call.
 
 Processes that start on a cold cache at the same time (the two pytest workers of the test
 command, the workers of a Dask study, a solve and its process aside in :mod:`ddp.compile_aside`)
@@ -16,6 +17,13 @@ that path; two processes that each hold what the other waits for would need a ca
 the kernels call no one recursively.  A compile that fails releases its lock; a process that
 waited :data:`WAIT` seconds compiles anyway; a process that ends releases its locks
 (``flock``); without ``fcntl`` (Windows) there is no lock.
+
+A kernel made with ``njit(callee=True, ...)`` is called by other kernels only
+(:class:`CalleeDispatcher`): numba builds no Python entry for it (its CPython and C wrappers,
+which it otherwise builds, optimizes and emits for every function it compiles), and a call from
+Python raises TypeError.  Most kernels are such helpers; a cold ``soddp compare ur3`` spent
+about 7 s of its 65 s building their entries.  ``tests/test_compile_speed.py`` checks that no
+Python code calls a callee and that every kernel no Python code names is one.
 """
 
 import os
@@ -23,6 +31,7 @@ import time
 
 import numba
 from numba.core import event
+from numba.core.registry import CPUDispatcher
 
 from . import numba_inliner  # noqa: F401 - numba's inliner, repaired on import
 
@@ -111,14 +120,41 @@ class _ReleaseFailedCompiles(event.Listener):
 event.register("numba:compile", _ReleaseFailedCompiles())
 
 
-def njit(*args, **options):
+class CalleeDispatcher(CPUDispatcher):
+    """numba's dispatcher of a kernel compiled for other kernels only, without the CPython and
+    C wrappers (``no_cpython_wrapper``, ``no_cfunc_wrapper``).  Its compiled versions serve the
+    typing and linking of its callers (``overloads``) but are not entered in the table of
+    Python calls, so that a call from Python reaches :meth:`_compile_for_args`, which raises
+    TypeError: without a wrapper there is no machine code to call."""
+
+    def add_overload(self, cres):
+        self.overloads[tuple(cres.signature.args)] = cres
+
+    def _compile_for_args(self, *args, **kws):
+        name = f"{self.py_func.__module__}.{self.py_func.__qualname__}"
+        raise TypeError(f"{name} is called by compiled kernels only (njit(callee=True)); from "
+                        f"Python, call {name}.py_func or a kernel that calls it")
+
+
+def njit(*args, callee=False, **options):
     """``numba.njit(*args, **options)``; with ``cache=True``, the kernel's cache is a
-    :class:`LockedCache`.  Used bare (``@njit``) or with options (``@njit(cache=True)``)."""
-    if len(args) == 1 and callable(args[0]) and not options:
+    :class:`LockedCache`; with ``callee=True``, a :class:`CalleeDispatcher`.  Used bare
+    (``@njit``) or with options (``@njit(cache=True)``)."""
+    if len(args) == 1 and callable(args[0]) and not options and not callee:
         return numba.njit(args[0])
 
     def make(func):
-        dispatcher = numba.njit(*args, **options)(func)
+        if callee:
+            if args:
+                raise ValueError(f"njit(callee=True): expected no signatures; got {args}")
+            targetoptions = dict(options, nopython=True, boundscheck=None,
+                                 no_cpython_wrapper=True, no_cfunc_wrapper=True)
+            cache = targetoptions.pop("cache", False)
+            dispatcher = CalleeDispatcher(py_func=func, locals={}, targetoptions=targetoptions)
+            if cache:
+                dispatcher.enable_caching()
+        else:
+            dispatcher = numba.njit(*args, **options)(func)
         if options.get("cache"):
             dispatcher._cache = LockedCache(dispatcher._cache)
         return dispatcher

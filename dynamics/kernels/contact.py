@@ -146,7 +146,7 @@ C_INTS, C_FLOATS = 3, 26
 POINT, SURFACE = 3, 6
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def chain_dofs(m, joint, dofs, lev):
     """The DoFs of the joints from the root to ``joint``, root first, into dofs; the position of
     each one's joint along that chain into lev.  Returns their number."""
@@ -170,14 +170,14 @@ def chain_dofs(m, joint, dofs, lev):
     return n
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _cross_add(a, b, out):
     out[0] += a[1] * b[2] - a[2] * b[1]
     out[1] += a[2] * b[0] - a[0] * b[2]
@@ -187,56 +187,56 @@ def _cross_add(a, b, out):
 # 3-vectors as tuples, for the loops over pairs of chain DoFs: values in a tuple live in
 # registers, where a slice such as W[:, k] is an array view built (and counted) at every use
 # (the weighted Hessian of HyQ's foot: 2.0 -> 1.0 us)
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _tup3(x):
     """The three entries of x."""
     return (x[0], x[1], x[2])
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _col3(A, i):
     """Column i of a (3, n) array."""
     return (A[0, i], A[1, i], A[2, i])
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _row3(A, i):
     """Row i of an (n, 3) array."""
     return (A[i, 0], A[i, 1], A[i, 2])
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _row3_at(A, i, j):
     """A[i, j] of an (n, m, 3) array."""
     return (A[i, j, 0], A[i, j, 1], A[i, j, 2])
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _cross_t(a, b):
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _dot_t(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _add_t(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _sub_t(a, b):
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _scale_t(a, x):
     return (a[0] * x, a[1] * x, a[2] * x)
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _matTvec_at(A, i, x):
     """A[i]^T @ x for an (n, 3, 3) array A."""
     return (A[i, 0, 0] * x[0] + A[i, 1, 0] * x[1] + A[i, 2, 0] * x[2],
@@ -244,7 +244,7 @@ def _matTvec_at(A, i, x):
             A[i, 0, 2] * x[0] + A[i, 1, 2] * x[1] + A[i, 2, 2] * x[2])
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _matvec_at(A, i, x):
     """A[i] @ x for an (n, 3, 3) array A."""
     return (A[i, 0, 0] * x[0] + A[i, 0, 1] * x[1] + A[i, 0, 2] * x[2],
@@ -252,7 +252,7 @@ def _matvec_at(A, i, x):
             A[i, 2, 0] * x[0] + A[i, 2, 1] * x[1] + A[i, 2, 2] * x[2])
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def point_columns(S0, dofs, nd, p, P, W):
     """W[:, i] = w_j and P[:, i] = s_j + w_j x p for the chain DoFs j = dofs[i]."""
     for i in range(nd):
@@ -264,14 +264,14 @@ def point_columns(S0, dofs, nd, p, P, W):
         P[2, i] = S0[j, 2] + W[0, i] * p[1] - W[1, i] * p[0]
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def column_derivative(P, W, lev, j, k, out):
     """dP_j/dq_k (module docstring) into out (3,); j, k chain indices."""
     d = _column_derivative_t(P, W, lev, j, k)
     out[0], out[1], out[2] = d
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def _column_derivative_t(P, W, lev, j, k):
     """dP_j/dq_k as a tuple."""
     if lev[k] <= lev[j]:
@@ -279,7 +279,7 @@ def _column_derivative_t(P, W, lev, j, k):
     return _cross_t(_col3(W, j), _col3(P, k))
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def contact_placement(oR, op, cfloats, c, joint, Rf, pf):
     """oMf (Rf, pf) of contact c's frame."""
     o = c * C_FLOATS
@@ -295,7 +295,7 @@ def contact_placement(oR, op, cfloats, c, joint, Rf, pf):
             Rf[r, col] = t
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def contact_gains(cints, cfloats, c):
     """(surface, Kp on p - ref, Kp on log6, Kd) of contact c: a point's position gain acts on
     its origin's position, a flat foot's on the log6 of its placement (module docstring)."""
@@ -305,7 +305,7 @@ def contact_gains(cints, cfloats, c):
     return surface, 0.0 if surface else kp, kp if surface else 0.0, cfloats[o + 16]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def contact_reference(cfloats, c, Rr, pr):
     """Contact c's reference placement (Rr, pr)."""
     o = c * C_FLOATS
@@ -315,7 +315,7 @@ def contact_reference(cfloats, c, Rr, pr):
             Rr[r, col] = cfloats[o + 17 + 3 * r + col]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _point_drift(P, W, lev, nd, vc, CWle, PGE, t, out):
     """The drift sum_jk v_j v_k dP(j, k) = sum_j v_j (Omega_j x P_j + w_j x Psi_j) into out (3,),
     from the level sums of :func:`_level_sums` (Omega_j = CWle[lev_j], Psi_j = PGE[lev_j + 1])."""
@@ -328,7 +328,7 @@ def _point_drift(P, W, lev, nd, vc, CWle, PGE, t, out):
             out[r] += vc[j] * t[r]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
     """J (nc, nv) and gamma (nc,) of every contact (module docstring), after forward kinematics
     into oR, op, S0."""
@@ -374,7 +374,7 @@ def contact_jacobian_drift(m, cints, cfloats, q, v, J, gamma, S0, oR, op):
     keep_alive(own)
 
 
-@njit(fastmath=_FMA, **_JIT)
+@njit(callee=True, fastmath=_FMA, **_JIT)
 def _solve_spd(L, B, X):
     """X = (L L^T)^-1 B."""
     forward_substitution(L, B, X)
@@ -384,7 +384,7 @@ def _solve_spd(L, B, X):
             X[i, c] = -X[i, c]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def kkt_factor(M, J, damping, LM, Y, Lam, LL):
     """The Cholesky factors LM of M and LL of Lam = J M^-1 J^T + damping I, and Y = M^-1 J^T.
     Returns a status."""
@@ -410,7 +410,7 @@ def kkt_factor(M, J, damping, LM, Y, Lam, LL):
     return OK
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def kkt_at(m, cints, cfloats, q, v, damping, work):
     """The KKT system's factors at (q, v) into ``work`` (:func:`contact_workspace`): M, its
     factor LM, J, Y = M^-1 J^T, Lambda's factor LL, gamma and the forward kinematics; returns
@@ -422,7 +422,7 @@ def kkt_at(m, cints, cfloats, q, v, damping, work):
     return kkt_factor(work.M, work.J, damping, work.LM, work.Y, work.Lam, work.LL)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, work):
     """a (nv,) and lam (nc,) of the KKT system at one knot; returns a status.  ``work``: the
     arrays of :func:`contact_workspace` (left holding M's and Lambda's factors, J, M^-1 J^T)."""
@@ -453,13 +453,13 @@ def constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, wo
     return OK
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def contact_workspace(nj, nv, nc):
     """The :data:`ContactWork` arrays of one knot (a group of one, :func:`workspace_group`)."""
     return group_member(workspace_group(1, nj, nv, nc), 0)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def kinematics_workspace(nj, nv, nc, S0, oR, op):
     """:func:`contact_workspace` whose forward kinematics are the given arrays."""
     w = contact_workspace(nj, nv, nc)
@@ -467,7 +467,7 @@ def kinematics_workspace(nj, nv, nc, S0, oR, op):
                        w.FC, w.Psid, w.Psidd, w.Sd, w.dof_forces)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def workspace_group(G, nj, nv, nc):
     """The :func:`contact_workspace` of G knots as one :data:`ContactWork` whose arrays have a
     leading knot axis (one knot's: :func:`group_member`)."""
@@ -479,7 +479,7 @@ def workspace_group(G, nj, nv, nc):
                        np.empty((G, nv, 6)), np.empty((G, nv, 6)), np.empty((G, nv, 4, 6)))
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def group_member(group, g):
     """Knot g's :data:`ContactWork` in a :func:`workspace_group` (views)."""
     w = group
@@ -488,7 +488,7 @@ def group_member(group, g):
                        w.Psidd[g], w.Sd[g], w.dof_forces[g])
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _id_derivatives(m, v, a, tau, dtau_dq, dtau_dv, work):
     """IDSVA at (q, v, a) after :func:`kkt_at` at q (on its forward kinematics): tau,
     dtau_dq, dtau_dv and M (into work.M).  Its forward pass with the composites of the
@@ -502,7 +502,7 @@ def _id_derivatives(m, v, a, tau, dtau_dq, dtau_dv, work):
                          w.M, w.dof_forces)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def second_order_state(m, cints, cfloats, q, v, a, damping, impact, work):
     """What the second order at a knot reads of ``work`` (:func:`so_contracted_terms`,
     :func:`impulse_so_terms`), formed again at (q, v) and the knot's acceleration a (v+ at an
@@ -520,7 +520,7 @@ def second_order_state(m, cints, cfloats, q, v, a, damping, impact, work):
     return OK
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _id_second_order(m, mu, Hq, Hv, Hqv, G, work):
     """The contracted IDSVA-SO (:func:`~.second_order.idsva_so_contracted`) at the point of
     the last :func:`_id_derivatives` into ``work``."""
@@ -529,7 +529,7 @@ def _id_second_order(m, mu, Hq, Hv, Hqv, G, work):
                               Hq, Hv, Hqv, G)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq, Rv):
     """The contact parts of dr/dq, dr/dv (module docstring) at (q, v, a, lam), after forward
     kinematics (oR, op, S0): subtracted from the first nv rows of Rq (-d(J^T lam)/dq), and the
@@ -596,7 +596,7 @@ def contact_residual_derivatives(m, cints, cfloats, q, v, a, lam, S0, oR, op, Rq
     keep_alive(own)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE):
     """Sums over the chain's joints (levels L): CWle[L] = sum_{lev_k <= L} v_k w_k, CWlt[L] =
     sum_{lev_k < L} v_k w_k (CWlt[nlev]: all of them) and PGE[L] = sum_{lev_k >= L} v_k P_k
@@ -624,7 +624,7 @@ def _level_sums(P, W, lev, nd, vc, CWle, CWlt, PGE):
     return nlev
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _drift_derivative(P, W, lev, nd, vc, CWle, CWlt, PGE, Dq):
     """Dq[:, l] = d/dq_l of the drift sum_jk v_j v_k dP(j, k) = sum_j v_j g_j, g_j = Omega_j x P_j
     + w_j x Psi_j, Omega_j = CWle[lev_j], Psi_j = PGE[lev_j + 1] (:func:`_level_sums`).  By the
@@ -673,7 +673,7 @@ def _drift_derivative(P, W, lev, nd, vc, CWle, CWlt, PGE, Dq):
     keep_alive(own)
 
 
-@njit(fastmath=_FMA, **_JIT)
+@njit(callee=True, fastmath=_FMA, **_JIT)
 def kkt_derivatives(LM, LL, J, Y, Rq, Rv, dy_dq, dy_dv, dlam_dq, dlam_dv):
     """d(y, lam)/d(q, v) = -K^-1 [Rq Rv] for the KKT matrix K = [[M, -J^T], [J, 0]] (+ the
     damping on Lambda), from the factors of :func:`kkt_factor`; Rq, Rv (nv + nc, nv): dr/dq,
@@ -721,7 +721,7 @@ def kkt_derivatives(LM, LL, J, Y, Rq, Rv, dy_dq, dy_dv, dlam_dq, dlam_dv):
     keep_alive(own)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam, da_dq, da_dv,
                                   da_dtau, dlam_dq, dlam_dv, dlam_dtau, work):
     """(a, lam) of :func:`constrained_dynamics_point` and their derivatives in q, v, tau (module
@@ -762,7 +762,7 @@ def constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam,
 
 
 # ---------------------------------------------------------------------------------- surfaces
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _angular_derivatives(W, lev, nd, dW):
     """dW[j, k] = dw_j/dq_k = [lev_k <= lev_j] w_k x w_j (module docstring)."""
     for j in range(nd):
@@ -774,7 +774,7 @@ def _angular_derivatives(W, lev, nd, dW):
                 dW[j, k, 0], dW[j, k, 1], dW[j, k, 2] = 0.0, 0.0, 0.0
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _twist(P, W, nd, vc, om, pd):
     """om = sum_j v_j w_j and pd = sum_j v_j P_j: the frame's angular velocity and its origin's
     velocity, in the world's axes."""
@@ -786,7 +786,7 @@ def _twist(P, W, nd, vc, om, pd):
             pd[r] += vc[j] * P[r, j]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _angular_level_sums(W, lev, nd, vc, dW, nlev, CWlt, DWlt):
     """Prefix sums over the chain's levels: CWlt[L] = sum_{lev_i < L} v_i w_i (so U_j =
     CWlt[lev_j], the angular velocity of the joints above j's, and om = CWlt[nlev]) and
@@ -806,7 +806,7 @@ def _angular_level_sums(W, lev, nd, vc, dW, nlev, CWlt, DWlt):
                 DWlt[L, l, r] += DWlt[L - 1, l, r]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _chain_levels(lev, nd):
     """The number of levels of a chain."""
     nlev = 0
@@ -815,7 +815,7 @@ def _chain_levels(lev, nd):
     return nlev
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _surface_gamma(P, W, lev, nd, vc, CWlt, kd, g):
     """A surface contact's drift rows beyond its origin's point rows (module docstring): the
     linear rows are the spatial acceleration, g[:3] -= om x pd, and the angular rows
@@ -835,7 +835,7 @@ def _surface_gamma(P, W, lev, nd, vc, CWlt, kd, g):
     keep_alive(own)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho, order, g, D, H):
     """A flat foot's position gain term ``R log6(ref^-1 oMf)`` (Crocoddyl's ``Kp log6``, rotated
     to the world's axes block by block; module docstring), for the frame oMf = (Rf, pf) and the
@@ -914,7 +914,7 @@ def surface_position_gain(P, W, lev, nd, Rf, pf, Rr, pr, rho, order, g, D, H):
     keep_alive(own)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _surface_residual(P, W, lev, nd, vc, ac, lam_w, kd, dofs, rr, dvp, Rq, Rv):
     """A surface contact's terms of dr/dq, dr/dv beyond its origin's point terms: the torque's
     -d(W^T lam_w)/dq on the first rows, -om x pd's derivatives on the linear rows rr.., and the
@@ -964,7 +964,7 @@ def _surface_residual(P, W, lev, nd, vc, ac, lam_w, kd, dofs, rr, dvp, Rq, Rv):
     keep_alive(own)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, Aqq, Avv, Aqv,
                           Bqa, Bqw, cq):
     """A surface contact's terms of the Hessian of rho_a . r1 + rho . r2 beyond its origin's
@@ -1204,7 +1204,7 @@ def constrained_derivatives_batch(ints, floats, cints, cfloats, Q, V, TAU, dampi
 
 
 # ---------------------------------------------------------------------------------- second order
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _weighted_hessian(P, W, lev, nd, c, nlev, H):
     """H[k, l] += L_l L_k F for F = sum_j c_j . P_j with constant weights c (nd, 3), that is
     sum_j c_j . ddP(j, k, l), in O(nd^2) (instead of O(nd^3)).  With X_j = P_j x c_j and
@@ -1286,7 +1286,7 @@ def _weighted_hessian(P, W, lev, nd, c, nlev, H):
     keep_alive(own)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
     """H[k, l] += sum_j v_j rho . [LlLk U_j x P_j + Lk U_j x dP(j, l) + Ll U_j x dP(j, k)], the
     drift's terms of the (q, q) Hessian besides U_j x ddP(j, k, l), in O(nd^2 + nlev^2 nd):
@@ -1380,7 +1380,7 @@ def _drift_hessian_terms(P, W, lev, nd, vc, rho, S, nlev, H):
     keep_alive(own)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _qv_drift_terms(P, W, lev, nd, rho, kd, CWle, CWlt, PGE, Aqv):
     """Aqv[l, m] += rho . (sum_i v_i ddP(i, m, l) + L_l g_m + Kd dP(m, l)) for the drift's
     terms g_m = Omega_m x P_m + w_m x Psi_m (:func:`_drift_derivative`), each entry two or
@@ -1450,7 +1450,7 @@ def _qv_drift_terms(P, W, lev, nd, rho, kd, CWle, CWlt, PGE, Aqv):
     keep_alive(own)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv, Aqv, Bqa,
                         Bql, cq):
     """The contact's terms of the Hessian of rho_a . r1 + rho . r2 (rho: the contact's part of
@@ -1530,7 +1530,7 @@ def _point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv
     keep_alive(own)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def constrained_so_contracted_point(m, cints, cfloats, q, v, tau, damping, mu_a, mu_l, a, lam,
                                     da_dq, da_dv, da_dtau, dlam_dq, dlam_dv, dlam_dtau, Lq, Lv,
                                     Lqv, Lt, work):
@@ -1551,7 +1551,7 @@ def constrained_so_contracted_point(m, cints, cfloats, q, v, tau, damping, mu_a,
     return OK
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _costate(LM, LL, Y, mu_a, mu_l, rho_a, rho_l):
     """rho = K^-T mu for the KKT matrix K of :func:`kkt_factor`'s factors: rho_l =
     Lambda^-1 (mu_l + Y^T mu_a) and rho_a = M^-1 mu_a - Y rho_l (into rho_a (nv,), rho_l (nc,))."""
@@ -1570,7 +1570,7 @@ def _costate(LM, LL, Y, mu_a, mu_l, rho_a, rho_l):
         rho_a[r] = s
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, lam, Aqq, Avv,
                             Aqv, Bqa, Bql):
     """Add every contact's terms of d2 (rho . r) (:func:`_point_second_order`) at the velocity
@@ -1632,7 +1632,7 @@ def _contact_hessian_blocks(m, cints, cfloats, S0, oR, op, v, a, rho_a, rho_l, l
     keep_alive(own)
 
 
-@njit(fastmath=_FMA, **_JIT)
+@njit(callee=True, fastmath=_FMA, **_JIT)
 def _contract(Aqq, Avv, Aqv, Bqa, Bql, dy_dq, dy_dv, dy_dtau, dlam_dq, dlam_dv, dlam_dtau, Lq,
               Lv, Lqv, Lt):
     """-Z^T (d2 rho.r) Z on (q, q), (v, v), (q, v) and (tau, q), Z = [I; d(y, lam)/dx], from the
@@ -1677,7 +1677,7 @@ def _contract(Aqq, Avv, Aqv, Bqa, Bql, dy_dq, dy_dv, dy_dtau, dlam_dq, dlam_dv, 
     keep_alive(own)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_dv, da_dtau,
                         dlam_dq, dlam_dv, dlam_dtau, Lq, Lv, Lqv, Lt, work):
     """The second-order part of :func:`constrained_so_contracted_point`, given the knot's first
@@ -1701,7 +1701,7 @@ def so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_d
 
 
 # ---------------------------------------------------------------------------------- impulses
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def impulse_dynamics_point(m, cints, cfloats, q, v, restitution, damping, v_plus, imp, work):
     """The impact map at one knot (module docstring): v+ (nv,) and the impulses imp (nc,) of
     M (v+ - v) = J^T imp, J v+ = -restitution J v; returns a status.  ``work`` as for
@@ -1726,7 +1726,7 @@ def impulse_dynamics_point(m, cints, cfloats, q, v, restitution, damping, v_plus
     return OK
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def impulse_derivatives_point(m0, cints, cfloats, q, v, restitution, damping, v_plus, imp,
                               dv_dq, dv_dv, dimp_dq, dimp_dv, work):
     """:func:`impulse_dynamics_point` and the derivatives of (v+, imp) in (q, v) (module
@@ -1761,7 +1761,7 @@ def impulse_derivatives_point(m0, cints, cfloats, q, v, restitution, damping, v_
     return OK
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def impulse_so_terms(m0, cints, cfloats, q, v, restitution, mu_v, mu_l, v_plus, imp, dv_dq,
                      dv_dv, dimp_dq, dimp_dv, Lq, Lqv, work):
     """The second derivatives of mu . (v+, imp) (mu = (mu_v (nv,), mu_l (nc,))) on (q, q) and
@@ -1798,7 +1798,7 @@ def impulse_so_terms(m0, cints, cfloats, q, v, restitution, mu_v, mu_l, v_plus, 
     keep_alive(own)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def unit_costate(i, mu_y, mu_l):
     """The co-state of output row i of (y, lam) (y: a, or v+ at an impact) into mu_y (nv,) and
     mu_l (nc,): the full second-derivative tensors are the contractions with these."""

@@ -14,7 +14,7 @@ from .compile_lock import njit
 _BLOCK = 64  # columns of B per panel: a k x 64 panel of B stays in L1 while all rows use it
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(callee=True, cache=True, error_model="numpy", fastmath=True)
 def gemm(A, B, out, alpha):
     """out = alpha * A @ B   (A: (n, k), B: (k, p), out: (n, p)).
 
@@ -49,7 +49,7 @@ def gemm(A, B, out, alpha):
                     o[j] *= alpha
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(callee=True, cache=True, error_model="numpy", fastmath=True)
 def gemm_tn(A, B, out, alpha, beta):
     """out = alpha * A.T @ B + beta * out   (A: (k, n), B: (k, p), out: (n, p))."""
     k, n = A.shape
@@ -70,7 +70,7 @@ def gemm_tn(A, B, out, alpha, beta):
                     out[i, j] += a * B[l, j]
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(callee=True, cache=True, error_model="numpy", fastmath=True)
 def gemm_nt(A, B, out):
     """out = A @ B.T   (A: (n, k), B: (p, k), out: (n, p)), as dot products of rows: both
     operands are read along contiguous rows and the sum stays in registers, which LLVM
@@ -167,7 +167,7 @@ def cholesky(A, L):
     return True
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def cholesky_solve(L, B, X):
     """X = -(L L^T)^{-1} B for B (n, p) (the sign DDP's gains need), by substitutions on whole
     rows (contiguous, vectorized over the p columns), four rows of X into each pass over row i:
@@ -177,7 +177,7 @@ def cholesky_solve(L, B, X):
     back_substitution(L, X)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def cholesky_solve_vector(L, b, x):
     """x = (L L^T)^{-1} b for one right-hand side b (n,), by scalar substitutions along the rows
     of L (the row-wise :func:`cholesky_solve` makes a view per four rows; Talos's contact

@@ -26,7 +26,7 @@ IPR_AZA = 1  # ABA-Zero-Algorithm, column by column
 IPR_LTDL = 2  # block solve with the sparse L^T D L factor of M
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def small_spd_inverse(D, n, out):
     """out[:n, :n] = inverse of the leading n x n block of the SPD matrix D (n <= 6) by
     Gauss-Jordan elimination (no pivoting needed), without allocating: D is overwritten."""
@@ -47,7 +47,7 @@ def small_spd_inverse(D, n, out):
                         out[r, k] -= f * out[c, k]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def aba_point(m, q, v, tau, qdd, S0, I0, U, Dinv):
     """ABA at one knot.  ``S0`` and ``I0`` are filled by the kinematics; ``U`` (nv, 6) and ``Dinv``
     (nv, 6) are left for :func:`aza_apply`."""
@@ -170,7 +170,7 @@ def aba_sweeps(m, v, tau, qdd, S0, I0, U, Dinv):
                 Acc[i, r] += S0[i0 + a_, r] * qdd[i0 + a_]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def aza_apply(m, S0, U, Dinv, b, x, PA, Acc):
     """x = M^{-1} b with the ABA-Zero-Algorithm (qdot = 0, no gravity), reusing U and Dinv from
     :func:`aba_point`.  ``PA`` and ``Acc`` are (njoints, 6) scratch arrays."""
@@ -219,7 +219,7 @@ def aza_apply(m, S0, U, Dinv, b, x, PA, Acc):
             Acc[i, r] = s
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def ltdl_factor(m, H):
     """In place: H = M (lower triangle read) becomes L (strictly lower, unit diagonal implied) and
     D (diagonal) with M = L^T D L, following the DoF-parent array ``m.dof_parent``."""
@@ -237,7 +237,7 @@ def ltdl_factor(m, H):
             i = lp[i]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def ltdl_solve_rows(m, H, B):
     """In place: B <- M^{-1} B for a block of right-hand sides B (n, k), with the factor from
     :func:`ltdl_factor`.  Each elimination step is a contiguous row operation on B (vectorized)."""
@@ -263,7 +263,7 @@ def ltdl_solve_rows(m, H, B):
             j = lp[j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def minv_from_factor(m, H, Minv):
     """Minv = M^{-1} from the L^T D L factor H."""
     n = H.shape[0]
@@ -274,7 +274,7 @@ def minv_from_factor(m, H, Minv):
     ltdl_solve_rows(m, H, Minv)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def minv_from_mass_matrix(m, M, Minv):
     """Minv = M^{-1} via the sparse L^T D L factorization (M is left untouched)."""
     H = M.copy()
@@ -282,7 +282,7 @@ def minv_from_mass_matrix(m, M, Minv):
     minv_from_factor(m, H, Minv)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def fdsva_workspace(nj, nv):
     """The work arrays of :func:`fdsva_core` for a thread, in its argument order: M, dtau_dq,
     dtau_dv (nv, nv) (to be zeroed before each call), S0 (nv, 6), IA (nj, 6, 6), U, Dinv
@@ -292,7 +292,7 @@ def fdsva_workspace(nj, nv):
             np.empty((nj, 3)))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, S0, IA, U, Dinv,
                oR, op):
     """FDSVA at one knot: qdd, da/dq, da/dqdot, Minv (= da/dtau); also leaves M and the ID

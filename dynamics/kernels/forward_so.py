@@ -37,13 +37,13 @@ INNER_DTM, INNER_IDFOZA = 0, 1
 OUTER_DTM, OUTER_AZA = 0, 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _zero_gravity(m):
     return KernelModel(m.parent, m.jtype, m.axis, m.iq, m.nqj, m.iv, m.nvj, m.place_R, m.place_p,
                        m.mass, m.com, m.Icom, m.S_local, m.dof_parent, np.zeros(6), m.pitch)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def idfoza(mz, q, b, out, zv, tau, dv, M):
     """IDFOZA (eq. 52): out[l, k] = sum_m dM[l, m, k] b_m, i.e. IDSVA at (q, 0, b) with the
     zero-gravity model ``mz``.  ``zv`` is a zero n-vector; tau, dv, M are scratch."""
@@ -65,7 +65,7 @@ def _first_order(m, q, v, tau, qdd, da_dq, da_dv, Minv, S0, U, Dinv):
                Dinv, np.empty((nj, 3, 3)), np.empty((nj, 3)))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def fdsva_so_point(m, q, v, tau, inner, outer, qdd, da_dq, da_dv, Minv, d2q, d2v, d2qv, d2t):
     """Full FDSVA-SO tensors at one knot (outputs overwritten, no need to zero them)."""
     nj = m.parent.shape[0]
@@ -138,7 +138,7 @@ def fdsva_so_point(m, q, v, tau, inner, outer, qdd, da_dq, da_dv, Minv, d2q, d2v
                         X[l, j, k] = x[l]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def fdsva_so_lam_point(m, q, v, tau, lam, qdd, da_dq, da_dv, Minv, Lq, Lv, Lqv, Lt):
     """FDSVA-SO contracted with the co-state ``lam`` at one knot: the (n, n) matrices
     Lq = sum_i lam_i d2a_dq2[i], Lv, Lqv, Lt (= sum_i lam_i dMinv_i./dq), after the first-order
@@ -151,7 +151,7 @@ def fdsva_so_lam_point(m, q, v, tau, lam, qdd, da_dq, da_dv, Minv, Lq, Lv, Lqv, 
     fdsva_so_lam_core(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, Lt)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def fdsva_so_lam_core(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, Lt):
     """:func:`fdsva_so_lam_point` given the first-order FDSVA of the knot (qdd (n,), da_dq,
     da_dv, Minv (n, n)): the contracted IDSVA-SO sweep at (q, v, qdd) and its chain rule alone.
@@ -162,7 +162,7 @@ def fdsva_so_lam_core(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, Lt):
     gemm(Minv, G, Lt, -1.0)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def fdsva_so_lam_terms(m, q, v, qdd, da_dq, da_dv, Minv, lam, Lq, Lv, Lqv, G):
     """Lq, Lv, Lqv of :func:`fdsva_so_lam_core`, and G (n, n), G[j, k] = sum_i mu_i dM[i, j, k]
     with mu = Minv lam, so that Lt = -Minv G.  A DDP backward pass calls this with what its

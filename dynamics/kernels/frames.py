@@ -21,7 +21,7 @@ from .spatial import motion_cross
 _JIT = dict(cache=True, error_model="numpy")
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def support_joints(m, joint, chain):
     """The joints from the root to ``joint`` (inclusive), root first, in ``chain``; returns their
     number."""
@@ -43,7 +43,7 @@ def frame_placement(oR, op, joint, fR, fp, Rf, pf):
     compose_placements(oR[joint], op[joint], fR, fp, Rf, pf)
 
 
-@njit(forceinline=True, **_JIT)
+@njit(callee=True, forceinline=True, **_JIT)
 def frame_jacobian(m, S0, chain, nchain, Rf, pf, J):
     """The local Jacobian J (6, nv) (zero outside the support ``chain``) of the frame at (Rf, pf),
     from the ground-frame motion subspace S0 of
@@ -62,7 +62,7 @@ def frame_jacobian(m, S0, chain, nchain, Rf, pf, J):
                 J[3 + r, k] = Rf[0, r] * a0 + Rf[1, r] * a1 + Rf[2, r] * a2
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def add_bracket_hessian(m, J, chain, nchain, g, H):
     """H[a, b] += g . Xi[:, a, b] for the DoFs of the support (module docstring): the
     second-order term of the frame motion contracted with a covector g (6,)."""

@@ -123,7 +123,7 @@ def _wrench(mass, mc, Io, v, a, mom, out):
 
 
 # ------------------------------------------------------ the same, on slots (columns of a sweep)
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _to_child_slots(R, p, src, dst, j0, j1):
     """dst[:, j] = X src[:, j] for slots j0 <= j < j1 (motions stored (6, slots))."""
     r00, r01, r02, r10, r11, r12 = R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2]
@@ -143,7 +143,7 @@ def _to_child_slots(R, p, src, dst, j0, j1):
         d5[j] = r02 * wx + r12 * wy + r22 * wz
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _to_parent_add_slots(R, p, src, dst, n):
     """dst[:, j] += X^T src[:, j] for slots j < n (wrenches stored (6, slots))."""
     r00, r01, r02, r10, r11, r12 = R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2]
@@ -163,7 +163,7 @@ def _to_parent_add_slots(R, p, src, dst, n):
         d5[j] += r20 * n0 + r21 * n1 + r22 * n2 + p0 * fy - p1 * fx
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _cross_add_slots(dV, vJ, dA, j0, j1):
     """dA[:, j] += dV[:, j] x vJ for slots j0 <= j < j1."""
     ux, uy, uz, ax, ay, az = vJ[0], vJ[1], vJ[2], vJ[3], vJ[4], vJ[5]
@@ -179,7 +179,7 @@ def _cross_add_slots(dV, vJ, dA, j0, j1):
         a5[j] += wx * ay - wy * ax
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _wrench_slots(mass, mc, Io, V, mom, dA, dV, dB, n, n1):
     """Line 21 linearized for slots j < n: dB = M dA + dV x* (M V) + V x* (M dV), where ``mom``
     is M V; slots j < n1 carry dA only (dV = 0): dB = M dA."""
@@ -215,7 +215,7 @@ def _wrench_slots(mass, mc, Io, V, mom, dA, dV, dB, n, n1):
         b5[j] += wx * Ny - wy * Nx + vx * Fy - vy * Fx + Wx * t4 - Wy * t3 + Vx * t1 - Vy * t0
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _rows_slots(S, dB, slot, n, Dk):
     """Dk[slot[j, 0]] = S . dB[:, j] for slots j < n (line 31 linearized, one row of D)."""
     S0, S1, S2, S3, S4, S5 = S[0], S[1], S[2], S[3], S[4], S[5]
@@ -226,7 +226,7 @@ def _rows_slots(S, dB, slot, n, Dk):
 
 
 # ---------------------------------------------------------------------------------- model pieces
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def body_placements(m, q, R, p):
     """parent_M_i = placement_i X_J(q_i) of every joint i >= 1 (rotation R[i], translation p[i])."""
     RJ = np.empty((3, 3))
@@ -236,7 +236,7 @@ def body_placements(m, q, R, p):
         compose_placements(m.place_R[i], m.place_p[i], RJ, pJ, R[i], p[i])
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def body_inertias(m, mc, Io):
     """First moment m c (nj, 3) and rotational inertia about the joint-frame origin (nj, 3, 3)."""
     for i in range(1, m.parent.shape[0]):
@@ -250,7 +250,7 @@ def body_inertias(m, mc, Io):
             Io[i, r, r] += ms * cc
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def subtree_ends(m, end):
     """end[i]: one past the last DoF of joint i's subtree (DoFs of a subtree are contiguous)."""
     nj = m.parent.shape[0]
@@ -262,7 +262,7 @@ def subtree_ends(m, end):
             end[lam] = end[i]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def body_geometry(m, q):
     """What Tables 4-9 read at a point, computed once: placements (R, p) of every joint in its
     parent (:func:`body_placements`), first moments ``mc`` and rotational inertias ``Io``
@@ -280,14 +280,14 @@ def body_geometry(m, q):
 
 
 # ---------------------------------------------------------------------------------- Table 4
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def eidamb_point(m, q, v, a, tau):
     """EIDAmb (Table 4): tau = [base wrench (free-flyer root); joint torques] in Pinocchio's
     order, i.e. ``rnea(q, v, a)``; the base wrench is expressed in the base frame."""
     eidamb_core(m, body_geometry(m, q), v, a, tau)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def eidamb_core(m, geometry, v, a, tau):
     """:func:`eidamb_point` on the :func:`body_geometry` of the point."""
     R, p, mc, Io, _ = borrowed(geometry)  # borrowed views: no reference counting
@@ -328,7 +328,7 @@ def eidamb_core(m, geometry, v, a, tau):
 
 
 # ---------------------------------------------------------------------------------- Tables 5-8
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def eidamb_derivatives_point(m, q, v, a, tau, D):
     """EIDAmb and its derivatives (Tables 5-8) in one forward-mode sweep (see module docstring).
 
@@ -340,7 +340,7 @@ def eidamb_derivatives_point(m, q, v, a, tau, D):
     eidamb_derivatives_core(m, body_geometry(m, q), column_slots(m, D.shape[1]), v, a, tau, D)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def column_slots(m, ncol):
     """Which derivative columns the sweep of :func:`eidamb_derivatives_core` carries at each body,
     in which order: its model-only part, computed once per model by batches.
@@ -386,7 +386,7 @@ def column_slots(m, ncol):
     return nslot, slot[:, :max(1, nslot[:, 0].max())].copy()
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def eidamb_derivatives_core(m, geometry, slots, v, a, tau, D):
     """:func:`eidamb_derivatives_point` on the :func:`body_geometry` of the point and the
     model's :func:`column_slots` for D's columns.
@@ -502,14 +502,14 @@ def eidamb_derivatives_core(m, geometry, slots, v, a, tau, D):
 
 
 # ---------------------------------------------------------------------------------- Table 9
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def immamb_point(m, q, Minv):
     """IMMAmb (Table 9): the inverse mass matrix (nv, nv), for joints of any number of DoFs (the
     free-flyer base is a 6-DoF joint with S = I6: lines 15, 20 and 26)."""
     immamb_core(m, body_geometry(m, q), Minv)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def immamb_core(m, geometry, Minv):
     """:func:`immamb_point` on the :func:`body_geometry` of the point.
 
@@ -665,7 +665,7 @@ def _minv_subtract(Dinv, Y, lo, ni, B, c, w, Minv):
 
 
 # ---------------------------------------------------------------------------------- linearization
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def derivative_column_support(m, ncol):
     """Where column c of the EIDAmb derivatives D (nv, ncol) can be non-zero: the derivative of
     tau along the position or velocity of DoF c reaches the ancestors of c and c's subtree only;
@@ -712,7 +712,7 @@ def column_support(ints, floats, ncol):
     return seg, nseg, nslot, slot
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def geometric_fd_point(m, q, v, tau, support, acc, Minv, dacc):
     """Forward dynamics and its derivatives by the geometric route: Minv = IMMAmb, acc =
     Minv (tau - EIDAmb(q, v, 0)), dacc = -Minv D with D the EIDAmb derivatives at (q, v, acc)
@@ -872,7 +872,7 @@ def immamb_batch(ints, floats, Q, Minv, chunks):
     return in_parallel((ints, floats, Q, Minv), chunks)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def tangent_ad_point(m, v, out):
     """out (nv, nv) = ad_v of a tangent vector v (a velocity, an acceleration) on the
     configuration group, block by joint: crm(v_j) for a free-flyer, [w]x for a spherical joint,

@@ -52,7 +52,7 @@ _JIT = dict(cache=True, error_model="numpy")
 _INL = dict(cache=True, error_model="numpy", inline="always")
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def binomials(K):
     """Pascal's triangle B[n, k] = C(n, k) for 0 <= k <= n <= K (zero above the diagonal)."""
     B = np.zeros((K + 1, K + 1))
@@ -63,7 +63,7 @@ def binomials(K):
     return B
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def workspace(nj, K):
     """The series arrays of one sample (see module docstring) and per-order scratch."""
     R = np.zeros((nj, K + 1, 3, 3))
@@ -356,7 +356,7 @@ def _force_complete(i, k, FF_, R, P, FP, out):
     FP[i, k, 2] += a2
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _kinematics_order0(m, q, vd, R, P, XI, V, Z, PI):
     """Order-0 joint transforms, joint twists, twists and momenta of every body."""
     parent, iv, nvj, S = m.parent, m.iv, m.nvj, m.S_local
@@ -457,7 +457,7 @@ def _motion_matrix(place_R, place_p, i, R, P, X0):
         X0[i, r, 5] = pc0 * a1 - pc1 * a0
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia, eye3, zero3):
     """Order-independent part of H-GABI/H-GHYB (the paper's Lemma 2): X0[i] (6x6 child from
     parent), articulated inertias IA[i], U[i] = IA S (first nvj columns) and Dinv[i] = (S^T IA S)^-1
@@ -542,7 +542,7 @@ def _torque_joint_solve(S, d0, n, i, tau, k, acc, U, Dinv, V, tmp, u):
         u[a] = s
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def hybrid_point(m, q, vd, tau, motion, B, ws, buffers):
     """H-GABI / H-GHYB at one sample, orders k = 0..r.
 
@@ -640,7 +640,7 @@ def hybrid_point(m, q, vd, tau, motion, B, ws, buffers):
             _momentum(mass, com, Icom, i, k + 1, V, PI)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _hybrid_buffers(nj):
     """X0, IA, U, Dinv (nj, 6, 6) each, two 6x6 scratch matrices and the identity placement
     (eye3, zero3) of :func:`articulated_inertias`."""
@@ -693,7 +693,7 @@ def hybrid_batch(ints, floats, Q, VD, TAU, motion, chunks):
 # ----------------------------------------------------------------------------------------------
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def closed_form_point(m, q, v, M, h, g, C):
     """M(q), h(q, v) = C(q, v) v, g(q) and an admissible Coriolis matrix C with
     M' - 2 C skew-symmetric (M' = dM/dt along q' = v), so tau = M v' + h + g.

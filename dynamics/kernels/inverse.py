@@ -38,14 +38,14 @@ from .spatial import (
 )
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def kinematics_and_inertias(m, q, oR, op, S0, I0):
     """Forward kinematics plus the ground-frame spatial inertia I0[i] of every body."""
     forward_kinematics(m, q, oR, op, S0)
     ground_inertias(m, oR, op, I0)
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def ground_inertias(m, oR, op, I0):
     """The ground-frame spatial inertia I0[i] of every body, after forward kinematics."""
     for r in range(6):
@@ -55,7 +55,7 @@ def ground_inertias(m, oR, op, I0):
         ground_inertia(oR[i], op[i], m.mass[i], m.com[i], m.Icom[i], I0[i])
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def velocity_acceleration_pass(m, S0, I0, v, a, Vel, Acc, F):
     """Forward sweep of RNEA: body velocities/accelerations (ground frame, spatial) and body
     forces F[i] = I_i a_i + v_i x* I_i v_i.  Acc[0] = -gravity."""
@@ -82,7 +82,7 @@ def velocity_acceleration_pass(m, S0, I0, v, a, Vel, Acc, F):
         force_cross_add(Vel[i], h, F[i])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def rnea_point(m, q, v, a, tau):
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
@@ -104,7 +104,7 @@ def rnea_point(m, q, v, a, tau):
                 F[lam, r] += F[i, r]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def crba_point(m, q, M):
     """Composite-rigid-body algorithm: the full (symmetric) joint-space mass matrix."""
     nj = m.parent.shape[0]
@@ -132,7 +132,7 @@ def crba_point(m, q, M):
                     IC[lam, r, c] += IC[i, r, c]
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd):
     """Psid, Psidd and Sd for every DoF (see module docstring)."""
     for i in range(1, m.parent.shape[0]):
@@ -144,7 +144,7 @@ def motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd):
             motion_cross(Vel[i], S0[k], Sd[k])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def ground_kinematics(m, q):
     """What the ground-frame sweeps read at a configuration: the motion subspaces S0 (nv, 6) and
     the body inertias IC (njoints, 6, 6), both in the ground frame
@@ -158,7 +158,7 @@ def ground_kinematics(m, q):
     return S0, IC
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def idsva_forward_pass(m, q, v, a, bc_scale):
     """The forward sweep shared by IDSVA and IDSVA-SO.  Returns, in the ground frame,
     S0 (nv, 6), the body inertias IC and body-Coriolis matrices BC (njoints, 6, 6) scaled by
@@ -170,7 +170,7 @@ def idsva_forward_pass(m, q, v, a, bc_scale):
     return S0, IC, BC, FC, Psid, Psidd, Sd
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def idsva_forward_sweep(m, S0, IC, v, a, bc_scale):
     """:func:`idsva_forward_pass` after :func:`ground_kinematics` (S0, IC given): returns
     BC, FC, Psid, Psidd, Sd."""
@@ -185,7 +185,7 @@ def idsva_forward_sweep(m, S0, IC, v, a, bc_scale):
     return BC, FC, Psid, Psidd, Sd
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def idsva_forward_into(m, S0, IC, v, a, bc_scale, BC, FC, Psid, Psidd, Sd):
     """:func:`idsva_forward_sweep` into given arrays: BC (njoints, 6, 6, zero on entry), FC
     (njoints, 6) per body, Psid, Psidd, Sd (nv, 6)."""
@@ -204,7 +204,7 @@ def idsva_forward_into(m, S0, IC, v, a, bc_scale, BC, FC, Psid, Psidd, Sd):
                     BC[i, r, c] *= bc_scale
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
     """IDSVA: tau, dtau/dq (Lie derivatives along S), dtau/dqdot and M at one knot.
 
@@ -222,7 +222,7 @@ def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
     idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M)
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M):
     """:func:`idsva_point` after :func:`ground_kinematics` (S0 and IC given; IC is
     accumulated into the composite inertias)."""
@@ -231,7 +231,7 @@ def idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M):
                          np.empty((Psid.shape[0], 4, 6)))
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def idsva_backward_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, tau, dtau_dq, dtau_dv, M, dof_forces):
     """IDSVA's backward sweep after its forward sweep (:func:`idsva_forward_into`, bc_scale 1):
     IC, BC, FC are accumulated in place into the composites of the subtrees, and the terms
@@ -289,7 +289,7 @@ def idsva_backward_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, tau, dtau_dq, dtau_
                 j = m.parent[j]
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def composite_sums(m, IC, BC, FC):
     """Accumulate the per-body IC, BC, FC of :func:`idsva_forward_into` in place into the
     composites of the subtrees (what :func:`idsva_backward_sweep` leaves)."""

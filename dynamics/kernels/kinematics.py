@@ -149,7 +149,7 @@ def forward_kinematics(m, q, oR, op, S0):
         ground_motion_subspace(m, i, oR[i], op[i], S0)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def ground_motion_subspace(m, i, R, p, S0):
     """S0[k] for the DoFs k of joint i: its motion subspace columns mapped to the ground frame by
     the joint frame's placement (R, p): ang0 = R s_a, lin0 = R s_l + p x ang0."""

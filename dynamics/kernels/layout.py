@@ -222,7 +222,7 @@ def carve(typingctx, buffer, shapes):
     return views(buffer, shapes), codegen
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def unpack(ints, floats):
     """The :class:`KernelModel` of the buffers of :func:`pack`, as borrowed views (module
     docstring): a kernel's model costs no reference counting.  Compiled code only."""
@@ -506,7 +506,7 @@ def call_thunk(typingctx, thunk, block, address, chunk, nchunks):
     return types.int64(types.int64, types.int64, types.int64, types.int64, types.int64), codegen
 
 
-@njit(cache=True, error_model="numpy", parallel=prange_only())
+@njit(callee=True, cache=True, error_model="numpy", parallel=prange_only())
 def parallel_chunks(thunk, block, address, nchunks):
     """``call_thunk(thunk, block, address, c, nchunks)`` for every chunk c, in parallel; the
     largest status.  The one parallel function of the kernels: one signature (four int64),
@@ -538,7 +538,7 @@ def in_parallel(args, chunks):
     return status
 
 
-@njit(cache=True)
+@njit(callee=True, cache=True)
 def chunk_range(T, chunk, nchunks):
     """The knots [t0, t1) of chunk ``chunk`` of ``nchunks`` over T knots (sizes differ by <= 1)."""
     return (chunk * T) // nchunks, ((chunk + 1) * T) // nchunks

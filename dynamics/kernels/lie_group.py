@@ -49,7 +49,7 @@ def _c_coefficients(n_terms=40):
 C_COEFFS = _c_coefficients()
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def c_series(u):
     """(c, dc/du, d2c/du2) at u = theta^2 (module docstring), by Horner's scheme: the three
     recurrences advance together in one loop (independent chains, so their latencies overlap)."""
@@ -68,14 +68,14 @@ def c_series(u):
     return c, cu, cuu
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _skew_apply(w, x, out):
     out[0] = w[1] * x[2] - w[2] * x[1]
     out[1] = w[2] * x[0] - w[0] * x[2]
     out[2] = w[0] * x[1] - w[1] * x[0]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def rotation_log(R, w):
     """w = log3(R) (rotation vector, angle in [0, pi]), through the quaternion of R."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
@@ -105,13 +105,13 @@ def rotation_log(R, w):
     w[2] = k * qz
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _eps(a, b, c):
     """The Levi-Civita symbol of three indices in {0, 1, 2}."""
     return 0.5 * (a - b) * (b - c) * (c - a)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def inverse_jacobian(w, s, K, dK, ddK, order=2):
     """K = I + s/2 [w]x + c [w]x^2 (s = +1: Jr^-1, s = -1: Jl^-1) with, from ``order`` 1,
     dK[m] = dK/dw_m and, at ``order`` 2, ddK[m, n] = d2K/dw_m dw_n (3x3 each).  Closed forms,
@@ -176,7 +176,7 @@ def so3_log_expansion(R, r, J, H, hessian=True):
                 H[a, k, j] = 0.5 * x
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def se3_log(R, p, r):
     """r = log6((R, p)) = (Jl^-1(w) p, w), w = log3(R) (the value of :func:`se3_log_expansion`)."""
     w = r[3:]
@@ -342,7 +342,7 @@ def se3_log_hessian_contracted(R, p, r, J, lam, G):
     keep_alive(work)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def se2_log(c0, s0, px, py, r):
     """The value of :func:`se2_log_expansion`."""
     th = np.arctan2(s0, c0)
@@ -428,7 +428,7 @@ def se3_log_expansion(R, p, r, J, H, hessian=True):
                 H[3 + c, 3 + j, 3 + k] = H3[c, j, k]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def se2_log_expansion(c0, s0, px, py, r, J, H):
     """r = log of the SE(2) element (rotation angle atan2(s0, c0), translation (px, py)), J (3x3)
     and H (3, 3, 3) of Log(M Exp(xi)) at xi = 0, tangent [v_x, v_y, w] (module docstring)."""
@@ -488,7 +488,7 @@ def _series_coefficients():
 RJ_COEFFS = _series_coefficients()
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _rj_functions(u):
     """(a, b, c2, c3) of :func:`_series_coefficients` at u = theta^2: the series for small angles,
     the closed forms above."""
@@ -506,14 +506,14 @@ def _rj_functions(u):
             (2.0 * t - 3.0 * st + t * ct) / (2.0 * u * u * t))
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _skew(w, W):
     W[0, 0], W[0, 1], W[0, 2] = 0.0, -w[2], w[1]
     W[1, 0], W[1, 1], W[1, 2] = w[2], 0.0, -w[0]
     W[2, 0], W[2, 1], W[2, 2] = -w[1], w[0], 0.0
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def so3_exp_and_right_jacobian(w, R, Jr):
     """R = exp([w]x) and Jr(w) = I - a [w]x + b [w]x^2 (exp(w + d) = exp(w) exp(Jr d + ...))."""
     u = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
@@ -531,7 +531,7 @@ def so3_exp_and_right_jacobian(w, R, Jr):
             Jr[r, c] = e - a * W[r, c] + b * W2[r, c]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def se3_integrate_jacobians(xi, Jq, Jw, R, p):
     """For M = Exp(xi) = (R, p), xi = [v, w]: Jq = Ad(M)^-1 and Jw = Jr(xi) (6x6 each): the
     Jacobians of ``(X Exp(dq)) Exp(xi + dw)`` in the local frame of ``X Exp(xi)`` (Pinocchio's
@@ -599,7 +599,7 @@ def se3_integrate_jacobians(xi, Jq, Jw, R, p):
                             + c3 * (WVWW[r, c] + WWVW[r, c]))
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def se2_integrate_jacobians(xi, Jq, Jw, R, p):
     """For M = Exp(xi), xi = [v_x, v_y, w] on SE(2): Jq = Ad(M)^-1 and Jw = Jr(xi) (3x3 each);
     M's rotation is written to R[:2, :2] and its translation to p[:2]."""
@@ -630,7 +630,7 @@ def se2_integrate_jacobians(xi, Jq, Jw, R, p):
     Jw[2, 2] = 1.0
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _bracket(kind, x, y, out):
     """out = ad_x y = [x^, y^]v on so(3) (kind SPH), se(3) (FF: [v, w]) or se(2) (PLA)."""
     if kind == SPH:
@@ -648,7 +648,7 @@ def _bracket(kind, x, y, out):
         out[2] = 0.0
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _integrate_hessian_block(kind, R, p, Ad, Jr, Hb):
     """Hb (k, 2k, 2k): the Hessians of ``G(a, b) = Log(Exp(w)^-1 Exp(a) Exp(w + b))`` at 0 in
     (a, b) for one Lie-group joint (k = 3 or 6), given Exp(w) (rotation R; SE(3), SE(2):
@@ -706,7 +706,7 @@ def _integrate_hessian_block(kind, R, p, Ad, Jr, Hb):
                 Hb[i, k + j, k + kk] = x_
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def integrate_expansion_point(m, w, Jq, Jw, H, hessian):
     """Jq, Jw (n, n) of ``(q (+) dq) (+) (w + dw)`` at 0, joint block by joint block (identity
     on vector-space joints), and with ``hessian`` H (nb, 6, 12, 12): for the b-th Lie-group
@@ -761,7 +761,7 @@ def integrate_expansion_point(m, w, Jq, Jw, H, hessian):
             block += 1
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def _put_block(Bq, Bw, o, Jq, Jw):
     k = Bq.shape[0]
     for r in range(k):

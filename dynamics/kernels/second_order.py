@@ -45,7 +45,7 @@ def _sym_from_forcecross(s, I, tmp, out):
             out[r, c] = tmp[r, c] + tmp[c, r]
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def _dof_forces(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7):
     """The forces of Alg. 1 that depend on DoF p alone (s = S_p, I, B, f: the composites of its
     joint): w0 = I s, w4 = B^T s, w5 = B psid + I psidd + s x* f, w7 = B s + I (psid + sd)."""
@@ -66,7 +66,7 @@ def _dof_forces(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7):
     force_cross_add(s, f, w5)
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def _dof_terms(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7, A1, A3, tmp66, x6):
     """The forces of :func:`_dof_forces` and the 6x6 terms of DoF p, A1 = (s x*) I - I (s x)
     and A3 = B(I, psid) + (s x*) B - B (s x)."""
@@ -88,7 +88,7 @@ def _dof_terms(I, B, f, s, psd, psdd, sd, w0, w4, w5, w7, A1, A3, tmp66, x6):
             A3[r, c] += tmp66[c, r]  # - B (s x) = ((s x*) B^T)^T
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def _dof_products(I, B, s, psd, C, IC_C, Bt_C, C1, C3, t6, u6, x6):
     """C1 = A1 C and C3 = A3^T C for DoF p (:func:`_dof_terms`) without forming A1 and A3,
     given I C and B^T C (``IC_C``, ``Bt_C``, the same for every DoF of a joint): with
@@ -116,7 +116,7 @@ def _dof_products(I, B, s, psd, C, IC_C, Bt_C, C1, C3, t6, u6, x6):
         C3[r] -= u6[r] + t6[r]
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
 def _pair_workspace():
     """Scratch of the pair loops of :func:`idsva_so_point`: tmp66, A1, A3 (6, 6) and w0, w4,
     w5, w7, x6 (6,)."""
@@ -124,7 +124,7 @@ def _pair_workspace():
     return m66[0], m66[1], m66[2], v6[0], v6[1], v6[2], v6[3], v6[4]
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(callee=True, cache=True, error_model="numpy", fastmath=True)
 def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
     """IDSVA-SO at one knot.  All outputs must be zero on entry (only structurally non-zero
     entries are written, each once: Alg. 1 line 50 writes the dM pair twice when k == j; we write
@@ -286,7 +286,7 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
                 j = m.parent[j]
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(callee=True, cache=True, error_model="numpy", fastmath=True)
 def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
     """The IDSVA-SO tensors at one knot contracted over their output index with ``mu`` (nv,),
     without forming them: ``Hq[j, k] = sum_i mu_i d2q[i, j, k]``, likewise Hv, Hqv from d2v,
@@ -322,7 +322,7 @@ def idsva_so_contracted(m, q, v, a, mu, Hq, Hv, Hqv, G):
                               Hv, Hqv, G)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(callee=True, cache=True, error_model="numpy", fastmath=True)
 def idsva_so_contracted_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, dof_forces, mu, Hq, Hv, Hqv,
                               G):
     """:func:`idsva_so_contracted` given the forward pass at the point, with the composite

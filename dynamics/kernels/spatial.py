@@ -16,7 +16,7 @@ from .compile_lock import njit
 _JIT = dict(cache=True, error_model="numpy", fastmath=False, forceinline=True)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def cross3(a, b, out):
     x = a[1] * b[2] - a[2] * b[1]
     y = a[2] * b[0] - a[0] * b[2]
@@ -26,7 +26,7 @@ def cross3(a, b, out):
     out[2] = z
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def motion_cross(v, u, out):
     """out = v x u (motion x motion).  ``out`` must not alias ``v`` or ``u``."""
     vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -39,7 +39,7 @@ def motion_cross(v, u, out):
     out[5] = wx * ay - wy * ax
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def motion_cross_add(v, u, out):
     """out += v x u."""
     vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -52,7 +52,7 @@ def motion_cross_add(v, u, out):
     out[5] += wx * ay - wy * ax
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def force_cross(v, f, out):
     """out = v x* f (motion x force).  ``out`` must not alias ``v`` or ``f``."""
     vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -65,7 +65,7 @@ def force_cross(v, f, out):
     out[5] = wx * ny - wy * nx + vx * fy - vy * fx
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def force_cross_add(v, f, out):
     """out += v x* f."""
     vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -78,26 +78,26 @@ def force_cross_add(v, f, out):
     out[5] += wx * ny - wy * nx + vx * fy - vy * fx
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def tup6(x):
     """The six entries of x as a tuple.  Values held in a tuple live in registers and cannot alias
     an output array, so the compiler need not reload them after every store into a result."""
     return (x[0], x[1], x[2], x[3], x[4], x[5])
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def row6(A, i):
     """Row i of an (n, 6) array as a tuple, without the array view that ``A[i]`` builds (and
     counts) at every use."""
     return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5])
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def matvec6(A, x, out):
     """out = A @ x for a 6x6 matrix."""
     for r in range(6):
@@ -107,7 +107,7 @@ def matvec6(A, x, out):
         out[r] = s
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def matvec6_add(A, x, scale, out):
     """out += scale * A @ x."""
     for r in range(6):
@@ -117,7 +117,7 @@ def matvec6_add(A, x, scale, out):
         out[r] += scale * s
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def matTvec6(A, x, out):
     """out = A.T @ x for a 6x6 matrix."""
     for c in range(6):
@@ -127,7 +127,7 @@ def matTvec6(A, x, out):
         out[c] = s
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def ground_inertia(R, p, mass, com, Icom, out):
     """6x6 spatial inertia in the ground frame of a body placed at (R, p).
 
@@ -174,7 +174,7 @@ def ground_inertia(R, p, mass, com, Icom, out):
         out[3 + r, 3 + r] += mass * cc
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def body_coriolis_add(I, v, tmp6x6, tmp6, out):
     """out += B(I, v) = 1/2 [ (v x*) I - I (v x) + (I v) xbar* ]   (paper eq. 14).
 
@@ -189,7 +189,7 @@ def body_coriolis_add(I, v, tmp6x6, tmp6, out):
     add_force_bar(tmp6, 0.5, out)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def add_force_bar(f, scale, out):
     """out += scale * (f xbar*), the 6x6 matrix with (f xbar*) v = v x* f.
 

@@ -159,7 +159,7 @@ def assemble_impact(dv_dq, dv_dv, Fx, Fu, da_du, Jq, Jw):
             Jw[r, c] = 1.0 if r == c else 0.0
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def add_impact_hessian(Lq, Lqv, Qxx):
     """Add lam . F_xx of an impact knot to Qxx: with mu = lam_v (q+ = q has none), the (q, q)
     block mu . v+_qq (symmetrized: Lq) and the (q, v) blocks mu . v+_qv (Lqv); v+ is linear in
@@ -196,7 +196,7 @@ def assemble_step_derivatives(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets,
                         da_du), chunks)
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def step_quadratic(Vxx, Fx, Fu, Jq, Jw, dt, lie_offsets, lie_sizes, P, S, W, Hx, Hu, R, Qxx, Qux,
                    Quu):
     """The blocks Qxx (ndx, ndx), Qux (nu, ndx), Quu (nu, nu) of F^T Vxx F for the step
@@ -260,7 +260,7 @@ def acceleration_weights(lam, Jw, dt, mu):
         mu[i] = s
 
 
-@njit(**_JIT)
+@njit(callee=True, **_JIT)
 def add_step_hessian(dt, lam, Lq, Lv, Lqv, LtB, da_dq, da_dv, da_du, lie_offsets, lie_sizes,
                      lie_H, Qxx, Qux, Quu):
     """Add lam . F_zz of one knot (module docstring) to Qxx (2n, 2n), Qux (nu, 2n), Quu (nu, nu),
