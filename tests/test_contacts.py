@@ -490,7 +490,10 @@ def test_flat_feet_second_derivatives_equal_casadi_ad(name):
     d = dyn.impulse_dynamics(m, cs_, q, v, restitution=r, order=2, mu=mu)
     assert rel_err(np.concatenate([d.v_plus, d.impulse]), w_ref.ravel()) < 1e-11
     assert rel_err(np.vstack([d.dv_dq, d.dimpulse_dq]), jq) < 1e-11
-    assert rel_err(d.d2_dq2, hqq) < 1e-11 and rel_err(d.d2_dqdv, hqv) < 1e-11
+    # rounding: on tree-0-6d an entry of 1.6e5 differs by 1.7e-6 (1.09e-11 of the largest) with
+    # the machine code LLVM makes for an AMD Zen 5 host, the same with or without the kernels'
+    # latest changes; under 1e-11 on the hosts before
+    assert rel_err(d.d2_dq2, hqq) < 2e-11 and rel_err(d.d2_dqdv, hqv) < 2e-11
 
 
 @pytest.mark.slow
