@@ -141,3 +141,13 @@ def wait(group=None) -> None:
     None); at once when there is none."""
     if _ASIDE is not None:
         _ASIDE.wait(group)
+
+
+def wait_for_solver() -> None:
+    """Block until the process aside has compiled every group a solve on the analytical
+    backend loads: all but ``protocol``, which the process aside compiles last, while this one
+    loads the others."""
+    if _ASIDE is not None:
+        for group in _ASIDE.groups:
+            if group != "protocol":
+                _ASIDE.wait(group)

@@ -138,9 +138,9 @@ def warm_up(problem) -> None:
     if key not in warmed:
         warmed.add(key)
         kernel = _kev.derivatives_chunk if compiled else _passes.backward_pass
-        # measured: 75-90 s (soddp compare ur3 and soddp solve hyq, cold, 2 cores, with the
+        # measured: 57-63 s (soddp compare ur3 and soddp solve hyq, cold, 2 cores, with the
         # process aside)
-        cold = compile_notice(kernel, "the solver's kernels", 90)
+        cold = compile_notice(kernel, "the solver's kernels", 60)
         contacts = compiled and problem.integrator.has_contacts
         if compiled and (cold or contacts):  # start() checks which groups are not cached
             compile_aside.start(compile_aside.groups_of(problem))
@@ -162,7 +162,7 @@ def warm_up(problem) -> None:
                 if compile_aside.contracted(P) and not compile_aside.compiles("contracted"):
                     d = derivatives[0]  # DDP's contracted terms (linked), here too
                     P.integrator.link_second_order(d.step, d.second_order)
-                compile_aside.wait()
+                compile_aside.wait_for_solver()  # the protocol path may still compile aside
                 warm_up_passes(P, derivatives, models)
         except Exception:  # noqa: BLE001 - the solve itself meets the same failure and reports it
             pass

@@ -258,7 +258,10 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, croc
         # on a first run the process aside compiles the solver's passes (and DDP's contracted
         # terms) and the protocol path's kernels, while this one compiles the knots'
         # derivatives and the closed-loop rollout with its cost
-        ddp.compile_aside.start(ddp.compile_aside.groups_of(problem, protocol=True))
+        if ddp.compile_aside.start(ddp.compile_aside.groups_of(problem, protocol=True)):
+            # matplotlib now (0.5-0.8 s), for the plot of the rows: this process finishes its
+            # own compile 2-4 s before the process aside, and then waits for it anyway
+            pyplot()
     records = []
     for k, t in enumerate(tasks):
         record = run_task(t, verbose=show_first and k == 0)

@@ -168,6 +168,24 @@ def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(mo
     assert failing.process.wait() != 0 and failing.done == {"no-such-group"}
 
 
+def test_a_solve_waits_for_its_groups_only(monkeypatch):
+    """compile_aside.wait_for_solver waits for every group the process aside was given but
+    ``protocol``, which it compiles last while the solver's warm-up loads the others."""
+    from ddp import compile_aside
+
+    class Aside:
+        groups, waited = ("lie", "passes", "contracted", "protocol"), []
+
+        def wait(self, group=None):
+            self.waited.append(group)
+
+    monkeypatch.setattr(compile_aside, "_ASIDE", Aside())
+    compile_aside.wait_for_solver()
+    assert Aside.waited == ["lie", "passes", "contracted"]
+    monkeypatch.setattr(compile_aside, "_ASIDE", None)
+    compile_aside.wait_for_solver()  # none: at once
+
+
 _KERNEL = '''
 from dynamics.kernels.compile_lock import njit
 
