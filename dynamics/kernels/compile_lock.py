@@ -21,9 +21,11 @@ waited :data:`WAIT` seconds compiles anyway; a process that ends releases its lo
 A kernel made with ``njit(callee=True, ...)`` is called by other kernels only
 (:class:`CalleeDispatcher`): numba builds no Python entry for it (its CPython and C wrappers,
 which it otherwise builds, optimizes and emits for every function it compiles), and a call from
-Python raises TypeError.  Most kernels are such helpers; a cold ``soddp compare ur3`` spent
-about 7 s of its 65 s building their entries.  ``tests/test_compile_speed.py`` checks that no
-Python code calls a callee and that every kernel no Python code names is one.
+Python raises TypeError.  Most kernels are such helpers: building the wrappers took 11 s of a
+cold one-process ``soddp compare ur3`` (143 s, sampled), and the command with its process aside
+took 57.4 and 58.8 s without them, 60.4 and 59.4 s with them (taking turns, one hour).
+``tests/test_compile_speed.py`` checks that no Python code calls a callee and that every kernel
+no Python code names is one.
 """
 
 import os
