@@ -194,6 +194,36 @@ def test_bench_first_order_small(tmp_path, monkeypatch):
     assert len((tmp_path / "derivatives_fo.csv").read_text().splitlines()) == 5  # header + 4 rows
 
 
+def test_first_run_starts_cold_caches_and_warm_runs_reuse_them(tmp_path, monkeypatch):
+    """``soddp bench first-run``: a cold run gets new empty folders for numba's cache and for
+    Python's bytecode (as after a fresh install with ``--no-compile``), a warm run those its cold
+    run left, and the caller's ``PYTHONDONTWRITEBYTECODE`` never reaches them."""
+    from problems.bench import first_run
+
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    seen = []
+
+    def run(command, cwd, env, **kwargs):
+        folders = env["NUMBA_CACHE_DIR"], env["PYTHONPYCACHEPREFIX"]
+        seen.append((folders, "PYTHONDONTWRITEBYTECODE" in env,
+                     [any(Path(f).rglob("*")) for f in folders]))
+        Path(folders[1], "written.pyc").write_bytes(b"")
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(first_run.subprocess, "run", run)
+    runs = (("a, cold", ["solve", "--help"], "cold", None),
+            ("a, warm", ["solve", "--help"], "a, cold", 3.0),
+            ("b, cold", ["compare", "--help"], "cold", None))
+    rows = first_run.run_first_run(log=lambda *a: None, runs=runs)
+    assert [r["status"] for r in rows] == [0, 0, 0] and rows[1]["met"] == "yes"
+    (a, a_env, a_full), (w, w_env, w_full), (b, b_env, b_full) = seen
+    assert w == a and b != a and len({*a, *b}) == 4
+    assert not (a_env or w_env or b_env)
+    assert a_full == [False, False] and w_full == [False, True] and b_full == [False, False]
+    assert "PYTHONPYCACHEPREFIX" in (tmp_path / "first_run.md").read_text()
+
+
 def test_compile_profile_splits_own_and_callee_time():
     """``soddp bench compile``'s listeners on a chain f -> g compiled here: g's compile counts
     in f's inclusive time and not in its own, the two own times add up to f's inclusive time,
