@@ -355,8 +355,8 @@ def main(argv=None) -> int:
 def run() -> int:
     """The ``soddp`` command: :func:`main`, then the objects the run made are left out of the
     garbage collector's passes while Python shuts down (``gc.freeze``): numba's compiled kernels
-    form a large object graph, and those passes took 0.3-0.5 s of a 4 s warm
-    ``soddp compare ur3`` and about 1 s of a cold one."""
+    form a large object graph, and those passes took 0.35 s of a warm ``soddp compare ur3``
+    (2.3 s) and 1 s of a cold one."""
     status = main()
     gc.freeze()
     return status
