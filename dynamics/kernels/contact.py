@@ -118,7 +118,8 @@ from .inverse import (crba_point, ground_inertias, idsva_backward_sweep, idsva_f
                       rnea_point)
 from .second_order import idsva_so_contracted_sweep
 from .kinematics import forward_kinematics
-from .layout import borrowed, carve, chunk_range, extent, in_parallel, keep_alive, unpack
+from .layout import (borrowed, carve, chunk_range, copy_into, extent, in_parallel, keep_alive,
+                     unpack)
 from .lie_group import se3_log_hessian_contracted, se3_log_jacobian
 from .spatial import dot6, matTvec6, matvec6
 
@@ -393,9 +394,7 @@ def kkt_factor(M, J, damping, LM, Y, Lam, LL):
         return SINGULAR_MASS
     own = np.empty((nv, nc))
     JT = borrowed(own)  # (module docstring, Memory)
-    for r in range(nv):
-        for i in range(nc):
-            JT[r, i] = J[i, r]
+    copy_into(JT, J.T)
     _solve_spd(LM, JT, Y)
     keep_alive(own)
     for i in range(nc):
@@ -741,10 +740,9 @@ def constrained_derivatives_point(m, cints, cfloats, q, v, tau, damping, a, lam,
                                  Rv)
     kkt_derivatives(LM, LL, J, Y, Rq, Rv, da_dq, da_dv, dlam_dq, dlam_dv)
     # tau: X_lam = -Lambda^-1 Y^T, X_a = M^-1 - Y Lambda^-1 Y^T
+    copy_into(YT, Y.T)
     for r in range(nv):
         eye[r, r] = 1.0
-        for i in range(nc):
-            YT[i, r] = Y[r, i]
     _solve_spd(LL, YT, LY)
     _solve_spd(LM, eye, da_dtau)
     for r in range(nv):
@@ -1690,9 +1688,7 @@ def so_contracted_terms(m, cints, cfloats, q, v, mu_a, mu_l, a, lam, da_dq, da_d
     _costate(work.LM, work.LL, work.Y, mu_a, mu_l, rho_a, rho_l)
     Aqq, Avv, Aqv, G, Bqa = blocks[0], blocks[1], blocks[2], blocks[3], blocks[4]
     _id_second_order(m, rho_a, Aqq, Avv, Aqv, G, work)
-    for r in range(nv):
-        for c in range(nv):
-            Bqa[r, c] = G[c, r]
+    copy_into(Bqa, G.T)
     _contact_hessian_blocks(m, cints, cfloats, work.S0, work.oR, work.op, v, a, rho_a, rho_l,
                             lam, Aqq, Avv, Aqv, Bqa, Bql)
     _contract(Aqq, Avv, Aqv, Bqa, Bql, da_dq, da_dv, da_dtau, dlam_dq, dlam_dv, dlam_dtau, Lq,
