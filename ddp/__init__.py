@@ -28,12 +28,12 @@ from .phases import Phase
 from .problem import ShootingProblem
 from .settings import SolverSettings
 from .solution import Solution, load_solution
-from .solver import STATUSES, solve, warm_up
+from .solver import STATUSES, solve
 
 __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlacement", "FrameTranslation",
            "FrameRotation", "FrameVelocity", "ResidualCost", "CostProgram", "StateRegularization", "Sum",
            "SemiImplicitEuler", "ShootingProblem", "SolverSettings", "solve", "Solution", "load_solution", "animate",
            "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult",
-           "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "warm_up", "Phase",
+           "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "Phase",
            "CoMPosition", "ContactForce", "FrictionCone", "WrenchCone", "ForceCost",
            "QuadraticBarrier"]

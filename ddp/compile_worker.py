@@ -1,28 +1,8 @@
-"""The process aside of :mod:`ddp.compile_aside`: ``python -m ddp.compile_worker GROUP ...``
-compiles the kernels of each group into numba's cache, on a small problem of its own, and prints
-the group's name when they are cached.
-
-* ``costs``: the cost program alone (first, for a problem with contacts: the solver's warm-up
-  then starts with the contact knots' derivatives and reaches the costs later);
-* ``passes``: every compiled kernel of a solve on the analytical backend but the knots'
-  derivatives and the closed-loop rollout with its cost, which the solver's warm-up compiles
-  meanwhile (rollouts, the backward pass, the gradient, then the costs alone, which this
-  process loads from the cache by then: the group ``costs``, or the warm-up of a problem
-  without contacts, compiles them first), on derivative records of zeros;
-* ``protocol``: the kernels of the protocol path that the passes do not share: the derivatives,
-  costs and rollouts of a problem on the finite-difference backend (``soddp compare``);
-* ``lie``: the expansion of (+) of robots with Lie-group joints, which the knots' derivatives
-  link and the CasADi backend's problems take batched from the kernels;
-* ``contracted``: DDP's contracted second-order terms at the free knots
-  (:func:`~ddp.kernels.linked.knot_second_order`, which the backward pass links when DDP takes
-  them: robots of more than four DoFs);
-* ``contacts``: DDP's second-order terms at the knots with contacts
-  (:func:`~ddp.kernels.contact_knots.contact_second_order`, which the backward pass of a problem
-  with contacts links), on a floating random tree with one point contact, while the solver's
-  warm-up compiles the contact knots' derivatives and steps.
-
-A kernel has one compiled signature whatever the robot, so the small problem (a random tree of
-three bodies, four knots) compiles what any problem of the same backend loads.
+"""The process aside of :data:`ddp.warm_up.ASIDE`: ``python -m ddp.compile_worker GROUP ...``
+compiles the kernels of each group (:mod:`ddp.warm_up` lists them) into numba's cache, on a small
+problem of its own, and prints the group's name when they are cached.  A kernel has one compiled
+signature whatever the robot, so the small problem (a random tree of three bodies, four knots)
+compiles what any problem of the same backend loads.
 """
 
 from __future__ import annotations
@@ -36,12 +16,12 @@ import dynamics
 from dynamics import lie
 
 from . import costs as _costs
-from . import solver
 from .kernels import every_thread
 from .kernels.records import LINKED_LIE_EXPANSION, LINKED_SECOND_ORDER, SecondOrderMode
 from .local_model import GAUSS_NEWTON, exact_model
 from .phases import Phase
 from .problem import ShootingProblem
+from .warm_up import warm_models, warm_up_closed_loop, warm_up_passes
 
 
 def small_problem(backend, model=None, phases=None) -> ShootingProblem:
@@ -64,7 +44,7 @@ def compile_passes() -> None:
     # it links are the group "contracted"'s
     models = (exact_model("ddp", "exact", SecondOrderMode.TENSORS), GAUSS_NEWTON)
     derivatives = [P.evaluation.unevaluated_derivatives(xs, us, m) for m in models]
-    solver.warm_up_passes(P, derivatives, models)
+    warm_up_passes(P, derivatives, models)
     P.cost(xs, us)
 
 
@@ -81,10 +61,10 @@ def compile_protocol() -> None:
     P = small_problem(dynamics.FiniteDifferenceDynamics, tree)
     us = np.zeros((P.T, P.nu))
     xs = P.rollout(us)
-    for m in solver.warm_models(P):
+    for m in warm_models(P):
         P.calc_diff(xs, us, m)
     P.cost(xs, us)
-    solver.warm_up_closed_loop(P, xs, us)
+    warm_up_closed_loop(P, xs, us)
     P.failure(xs, us)
 
 
@@ -115,7 +95,7 @@ def compile_contacts() -> None:
     P = small_problem(dynamics.AnalyticalDynamics, m, [Phase(2, (foot.name,))])
     us = np.zeros((P.T, P.nu))
     xs = np.repeat(P.x0[None], P.T + 1, axis=0)
-    derivatives = P.evaluation.unevaluated_derivatives(xs, us, solver.warm_models(P)[0])
+    derivatives = P.evaluation.unevaluated_derivatives(xs, us, warm_models(P)[0])
     P.integrator.link_knot_kernel(LINKED_SECOND_ORDER, derivatives=derivatives.step,
                                   second_order=derivatives.second_order)
 

@@ -153,7 +153,7 @@ class CompiledEvaluation(Evaluation):
 
     def unevaluated_derivatives(self, xs, us, local) -> KnotDerivatives:
         """The records of :meth:`derivatives`, zero, without running the derivative kernel:
-        what the passes take, for compiling them apart from it (:mod:`ddp.compile_aside`)."""
+        what the passes take, for compiling them apart from it (:mod:`ddp.warm_up`)."""
         knots, step, second_order, costs = self._derivative_records(xs, us, local)
         for record in (step, second_order, costs):
             _zero(record)

@@ -129,6 +129,13 @@ class Cost:
     def calc_diff(self, xs, us, hessians="exact") -> CostDerivatives:
         raise NotImplementedError
 
+    def bind(self, nq, nv, nu, model=None, contacts=None) -> "Cost":
+        """This cost for a problem's (nq, nv, nu) on ``model`` (its RobotModel, or None for a
+        vector space), at the knots whose contacts are ``contacts`` (a ContactSet or None): a
+        copy where it must change (the user's cost objects are not changed), ValueError where
+        it does not fit.  Done by the problem (:func:`bind`)."""
+        return self
+
 
 class ResidualCost(Cost):
     """``1/2 sum_i w_i r_i(q (+) dq, v, u)^2`` of a residual written in CasADi.
@@ -168,8 +175,15 @@ class ResidualCost(Cost):
     def residual(self, q, dq, v, u):
         raise NotImplementedError
 
-    def resized(self, nu):
-        """A copy of this cost for nu controls (done by the problem)."""
+    def bind(self, nq, nv, nu, model=None, contacts=None):
+        """:meth:`Cost.bind`: a residual sized for (nq, nv) fits only that state; costs built
+        without knowing nu (state and frame costs default to nu = 0) get the control dimension
+        here."""
+        if (self.nq, self.nv) != (nq, nv):
+            raise ValueError(f"{type(self).__name__}: sized for nq={self.nq}, nv={self.nv}; "
+                             f"the problem has nq={nq}, nv={nv}")
+        if self.nu == nu:
+            return self
         c = copy.copy(self)
         c.nu, c._fn, c._maps, c._program = int(nu), None, {}, None
         return c
@@ -339,8 +353,10 @@ class ControlRegularization(BuiltinCost):
         super().__init__(nq or 0, nv or 0, nu, weight, nu, "ControlRegularization", activation)
         self._activation = activation
 
-    def bind(self, nq, nv, model=None):
-        """A copy sized for a state with (nq, nv) on ``model`` (done by the problem)."""
+    def bind(self, nq, nv, nu, model=None, contacts=None):
+        """:meth:`Cost.bind`: a copy sized for a state with (nq, nv) on ``model``."""
+        if self.nu != nu:
+            raise ValueError(f"ControlRegularization: nu = {self.nu}, the problem has nu = {nu}")
         c = ControlRegularization(self.nu, self.weight, self.u_ref, nq, nv, self._activation)
         c.model = model
         return c
@@ -525,8 +541,9 @@ class ForceCost(BuiltinCost):
         super().__init__(self.model.nq, self.model.nv, nu, weight, len(self.b), name,
                          activation)
 
-    def bound_to(self, contacts):
-        """A copy for the knots whose contacts are ``contacts`` (a ContactSet or None)."""
+    def bind(self, nq, nv, nu, model=None, contacts=None):
+        """:meth:`Cost.bind`: a copy for the knots whose contacts are ``contacts`` (its force's
+        first row among the knot's forces), sized as a residual."""
         held = [] if contacts is None else list(contacts.contacts)
         frames = [c.frame for c in held]
         if self.frame not in frames:
@@ -541,7 +558,7 @@ class ForceCost(BuiltinCost):
         c = copy.copy(self)
         c.A = np.hstack([self.A, np.zeros((len(self.b), width - self.A.shape[1]))])
         c.row, c._fn, c._maps, c._program = sum(h.size for h in held[:k]), None, {}, None
-        return c
+        return ResidualCost.bind(c, nq, nv, nu, model, contacts)
 
     def term(self):
         if self.row is None:
@@ -764,6 +781,10 @@ class Sum(Cost):
         self.nq, self.nv, self.nu = self.costs[0].nq, self.costs[0].nv, self.costs[0].nu
         self._program = None
 
+    def bind(self, nq, nv, nu, model=None, contacts=None):
+        """:meth:`Cost.bind`, term by term."""
+        return Sum([bind(c, nq, nv, nu, model, contacts) for c in self.costs])
+
     @property
     def program(self) -> CostProgram | None:
         """The compiled program of the built-in terms (None if there is none)."""
@@ -817,26 +838,15 @@ def force_costs(cost) -> list:
 
 
 def bind(cost, nq, nv, nu, model=None, contacts=None):
-    """A copy of the cost sized for the problem's (nq, nv, nu) on ``model`` (its RobotModel, or
-    None for a vector space) and, for the force costs, bound to the knots' ``contacts`` (a
-    ContactSet or None): costs built without knowing nu (state and frame costs default to
-    nu = 0) get the control dimension here.  The user's cost objects are not changed."""
-    if isinstance(cost, Sum):
-        return Sum([bind(c, nq, nv, nu, model, contacts) for c in cost.costs])
-    if isinstance(cost, ForceCost):
-        cost = cost.bound_to(contacts)
-    if isinstance(cost, ControlRegularization):
-        if cost.nu != nu:
-            raise ValueError(f"ControlRegularization: nu = {cost.nu}, the problem has nu = {nu}")
-        return cost.bind(nq, nv, model)
-    if isinstance(cost, ResidualCost):
-        if (cost.nq, cost.nv) != (nq, nv):
-            raise ValueError(f"{type(cost).__name__}: sized for nq={cost.nq}, nv={cost.nv}; "
-                             f"the problem has nq={nq}, nv={nv}")
-        cost = cost.resized(nu) if cost.nu != nu else cost
-        if not isinstance(cost, BuiltinCost):
-            _check_residual(cost)
-        return cost
+    """``cost`` bound to a problem (:meth:`Cost.bind`), the residuals of the user's own costs
+    checked; TypeError for what is not a cost."""
+    if not isinstance(cost, Cost):
+        raise TypeError(f"expected a ddp cost (ddp.StateRegularization, ddp.Sum, a "
+                        f"ddp.ResidualCost subclass, ...); got {type(cost).__name__}")
+    bound = cost.bind(nq, nv, nu, model, contacts)
+    if isinstance(bound, ResidualCost) and not isinstance(bound, BuiltinCost):
+        _check_residual(bound)
+    return bound
     if not isinstance(cost, Cost):
         raise TypeError(f"expected a ddp cost (ddp.StateRegularization, ddp.Sum, a "
                         f"ddp.ResidualCost subclass, ...); got {type(cost).__name__}")

@@ -38,10 +38,12 @@ from .local_model import LocalModel
 @dataclass(frozen=True)
 class PhaseSpan:
     """The knots ``knots`` (a slice) of one phase and the backend that steps them: the
-    problem's on the phase's contacts; ``impact``: they are impacts (``restitution``)."""
+    problem's on the phase's contacts (``held``: it has some); ``impact``: they are impacts
+    (``restitution``)."""
 
     knots: slice
     dynamics: object
+    held: bool = False
     impact: bool = False
     restitution: float = 0.0
 
@@ -136,13 +138,13 @@ class ProtocolEvaluation(Evaluation):
         self.spans, t = [], 0
         for p in P.phases:
             backend = P.dynamics
-            if hasattr(backend, "with_contacts"):
+            if P.capabilities.phases:
                 key = (p.contacts, p.damping)
                 if key not in on_contacts:
                     on_contacts[key] = backend.with_contacts(p.contacts, p.damping)
                 backend = on_contacts[key]
-            self.spans.append(PhaseSpan(slice(t, t + p.knots), backend, p.impact,
-                                        p.restitution))
+            self.spans.append(PhaseSpan(slice(t, t + p.knots), backend, bool(p.contacts),
+                                        p.impact, p.restitution))
             t += p.knots
         self.knot_span = np.repeat(np.arange(len(self.spans)), [p.knots for p in P.phases])
         self.nc = int(P.contacts.size.max(initial=0))  # force components at a knot, at most
@@ -161,7 +163,7 @@ class ProtocolEvaluation(Evaluation):
 
     def rollout(self, x0, loop, gaps):
         P = self.problem
-        if getattr(P.dynamics, "rollout_function", None) is not None:  # optional (protocol)
+        if P.capabilities.rollout:
             return self._rollout_function(x0, loop, gaps)
         integrator = P.integrator
         xs = np.empty((P.T + 1, P.nx))
@@ -218,7 +220,7 @@ class ProtocolEvaluation(Evaluation):
                                                        self.force_rows)
                          if s.impact else
                          integrator.derivatives(xs[k], us[k], mode, s.dynamics,
-                                                self.force_rows))
+                                                self.force_rows, s.held))
         step, second_order = parts[0] if len(parts) == 1 else _joined(parts)
         costs = self._cost_derivatives(xs, us, local.hessians,
                                        step.forces if self.force_rows else None)
@@ -268,7 +270,7 @@ class ProtocolEvaluation(Evaluation):
         P = self.problem
         out = empty_forces(P.T, nc, P.nv, P.nu)
         for s in self.spans:
-            if getattr(s.dynamics, "contacts", None) is None:
+            if not s.held:
                 continue
             k = s.knots
             q, v = xs[k, :P.nq], xs[k, P.nq:]

@@ -213,16 +213,17 @@ class SemiImplicitEuler:
                          np.zeros(np.shape(H)), kkt_factors(0, 0, 0, 0))
         return d, so
 
-    def derivatives(self, xs, us, mode=SecondOrderMode.NONE, dynamics=None, forces=0):
+    def derivatives(self, xs, us, mode=SecondOrderMode.NONE, dynamics=None, forces=0,
+                    held=False):
         """(:data:`~ddp.kernels.records.StepDerivatives`, :data:`~ddp.kernels.records.SecondOrder`)
         of a batch (T, nx), (T, nu), with one batched (parallel) FD call of ``dynamics`` (None:
         the integrator's; a phase's backend on its contacts); with ``mode`` TENSORS that call
         also returns the full FD-SO tensors, with CONTRACTED each knot's acceleration and M^-1
         are kept for the contracted sweep.  ``forces`` > 0 (a problem with costs on the contact
         forces): the :data:`~ddp.kernels.records.Forces` hold that many components per knot,
-        filled from the backend's ``contact_derivatives`` on its contacts (zero without), and
-        the tensors have as many more rows, the forces' (those of the passes' co-state
-        dl/dlam)."""
+        filled from the backend's ``contact_derivatives`` when it ``held`` contacts (zero
+        without), and the tensors have as many more rows, the forces' (those of the passes'
+        co-state dl/dlam)."""
         dynamics = self.dynamics if dynamics is None else dynamics
         xs, us = np.atleast_2d(xs), np.atleast_2d(us)
         mode = SecondOrderMode(mode)
@@ -230,7 +231,7 @@ class SemiImplicitEuler:
         q, v = np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:])
         tau = np.ascontiguousarray(us @ self.B.T)
         order = 2 if mode == SecondOrderMode.TENSORS else 1
-        held = forces and getattr(dynamics, "contacts", None) is not None
+        held = bool(forces) and held
         if held:
             method = "contact_derivatives"
             fd = c = dynamics.contact_derivatives(q, v, tau, order)
@@ -242,6 +243,7 @@ class SemiImplicitEuler:
                                  for k in ("da_dq", "da_dv", "da_dtau"))
         v1, w = np.empty_like(v), np.empty_like(v)
         step_velocities(v, a, dt, v1, w)
+        w[~np.all(np.isfinite(w), axis=-1)] = 0.0  # a failed step: NaN derivatives, not an error
         e = dynamics.integrate_second_order(q, w, hessian=mode != SecondOrderMode.NONE)
         d = empty_step_derivatives(T, n, self.nu, forces)
         if held:

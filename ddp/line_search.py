@@ -13,7 +13,7 @@ import numpy as np
 
 
 @dataclass
-class Step:
+class AcceptedStep:
     """An accepted step: the new trajectory, its cost, the step length, the expected and actual
     decrease and their ratio."""
 
@@ -29,7 +29,7 @@ class Step:
         return self.actual / self.expected if self.expected != 0 else float("nan")
 
 
-def line_search(problem, policy, cost, alphas, c1, max_increase_ratio=2.0) -> Step | None:
+def line_search(problem, policy, cost, alphas, c1, max_increase_ratio=2.0) -> AcceptedStep | None:
     """The first step length of ``alphas`` whose actual decrease is at least ``c1`` times the
     expected one (and not an increase beyond rounding); while gaps remain, a step whose model
     predicts an increase is accepted when the actual increase is at most ``max_increase_ratio``
@@ -48,5 +48,5 @@ def line_search(problem, policy, cost, alphas, c1, max_increase_ratio=2.0) -> St
         else:
             ok = gaps is not None and actual >= max_increase_ratio * expected
         if ok:
-            return Step(xs, us, new, alpha, expected, actual)
+            return AcceptedStep(xs, us, new, alpha, expected, actual)
     return None

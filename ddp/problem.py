@@ -29,6 +29,7 @@ from .integrators import SemiImplicitEuler
 from .kernels.records import IMPACT, ClosedLoop, Gaps
 from .local_model import GAUSS_NEWTON, LocalModel
 from .phases import KnotCosts, Phase, check_phases, knot_contacts
+from .warm_up import warm_up
 
 
 class ShootingProblem:
@@ -49,19 +50,20 @@ class ShootingProblem:
     def __init__(self, dynamics, x0, horizon: int | None, dt: float, running_cost,
                  terminal_cost, actuation=None, u_min=None, u_max=None, phases=None):
         self.dynamics = _dyn.protocol.check_dynamics(dynamics)
+        #: what the backend can do beyond the Dynamics methods (resolved once)
+        self.capabilities = caps = _dyn.capabilities(dynamics)
         model = dynamics.model
         given_phases = phases is not None
         if phases is None:
             if horizon is None or isinstance(horizon, bool) or int(horizon) != horizon \
                     or horizon < 1:
                 raise ValueError(f"horizon: expected a positive integer; got {horizon!r}")
-            held = getattr(dynamics, "contacts", None)  # a ContactDynamics: one phase on them
+            held = caps.contacts  # a ContactDynamics: one phase on them
             phases = [Phase(int(horizon), tuple(held.contacts) if held is not None else (),
-                            damping=getattr(dynamics, "damping", 0.0))]
+                            damping=caps.damping)]
         self.phases, self.T = check_phases(phases, horizon)
-        stepped = all(hasattr(dynamics, k) for k in ("with_contacts", "impulse_derivatives"))
-        if any(p.contacts for p in self.phases) and not (
-                model is not None and (dynamics.compiled or stepped)):
+        if any(p.contacts for p in self.phases) and not (model is not None
+                                                         and caps.contact_model):
             raise ValueError(f"phases: contacts need a backend with a contact model "
                              f"(dynamics.ContactDynamics or dynamics.AnalyticalDynamics, or the "
                              f"CasADi or finite-difference backend); {type(dynamics).__name__} "
@@ -80,7 +82,7 @@ class ShootingProblem:
                                  f"the phase a cost)")
             key = (id(cost), id(contacts))
             forces = _costs.force_costs(cost)
-            if forces and not (dynamics.compiled or hasattr(dynamics, "contact_derivatives")):
+            if forces and not (caps.compiled or caps.contact_forces):
                 raise ValueError(f"{where}: {type(forces[0]).__name__} on {forces[0].frame!r} "
                                  f"needs the contact forces and their derivatives "
                                  f"(contact_derivatives), which {type(dynamics).__name__} "
@@ -176,6 +178,19 @@ class ShootingProblem:
 
     def check_controls(self, us, name="us"):
         return _float_array(name, us, (self.T, self.nu), "(horizon, nu)")
+
+    def prepare(self) -> None:
+        """Load every compiled kernel a solve of this problem runs (on a machine's first run,
+        compile them), untimed; :func:`~ddp.solver.solve` calls it (:mod:`ddp.warm_up`)."""
+        warm_up(self)
+
+    def initial_controls(self):
+        """The controls a solve starts from when given none: :meth:`quasi_static` (Crocoddyl's
+        cold start), or zeros for a system without ``rnea``."""
+        try:
+            return self.quasi_static()
+        except NotImplementedError:
+            return np.zeros((self.T, self.nu))
 
     def quasi_static(self, xs=None):
         """Controls (T, nu) that hold each state ``xs[t]`` (default: x0 at every knot) at rest,

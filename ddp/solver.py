@@ -22,20 +22,15 @@ Failures are statuses, not exceptions (:data:`STATUSES`).
 from __future__ import annotations
 
 import time
-import weakref
 
 import numpy as np
 import threadpoolctl
 
-from . import compile_aside
 from .backward import backward, gradient_norm
 from .callbacks import Iteration, IterationTable
 from .evaluation import KnotDerivatives
 from .globalization import STRATEGIES
-from .kernels import compile_notice, every_thread
-from .kernels import evaluation as _kev
-from .kernels import passes as _passes
-from .kernels.records import Regularization, SecondOrderMode
+from .kernels.records import SecondOrderMode
 from .line_search import line_search
 from .local_model import GAUSS_NEWTON, exact_model
 from .settings import DEFAULT_SETTINGS, SolverSettings
@@ -59,10 +54,7 @@ def _initial_guess(problem, xs, us):
     """The checked initial controls (default: quasi-static, the controls holding x0; zeros
     without rnea), or a (status, message) when they are not finite."""
     if us is None:
-        try:  # cold start: hold x0 (Crocoddyl's quasiStatic), or zeros without rnea
-            us = problem.quasi_static()
-        except NotImplementedError:
-            us = np.zeros((problem.T, problem.nu))
+        us = problem.initial_controls()
     us = problem.check_controls(us).copy()
     if xs is not None:
         xs = problem.trajectory_arrays(xs, us)[0]  # shape and dtype named
@@ -113,99 +105,8 @@ def solve(problem, xs=None, us=None, settings: SolverSettings | None = None, cal
         s = s.updated(**overrides)
     callbacks = _checked_callbacks(callbacks)
     with _one_blas_thread():
-        warm_up(problem)
+        problem.prepare()
         return _solve(problem, xs, us, s, callbacks)
-
-
-_WARM = set()  # the kinds of problems whose compiled kernels this process has loaded
-#: the problems on a backend other than the analytical one that were warmed up: such a backend
-#: may build functions of its own per model and contact set (CasADi), so each problem is warmed
-_WARM_PROBLEMS = weakref.WeakSet()
-
-
-def warm_up(problem) -> None:
-    """Load (or, on a machine's first run, compile) every compiled kernel a solve of
-    ``problem`` calls, untimed: the derivatives with DDP's exact model and with Gauss-Newton,
-    a backward pass, a closed-loop rollout and its cost, the gradient, the costs alone.  Called
-    by :func:`solve` once per kind of problem and process (on a backend other than the
-    analytical one, once per problem: CasADi builds its functions per model and contact set),
-    so that compiling is never counted as solve time; on a cold cache it prints one line saying
-    so first.  There, on the analytical backend, a process aside compiles the passes while this
-    one compiles the derivatives and the closed-loop rollout with its cost
-    (:mod:`ddp.compile_aside`); this returns when the process aside is done."""
-    compiled = problem.dynamics.compiled
-    warmed, key = (_WARM, _kind(problem)) if compiled else (_WARM_PROBLEMS, problem)
-    if key not in warmed:
-        warmed.add(key)
-        kernel = _kev.derivatives_chunk if compiled else _passes.backward_pass
-        # measured: 57-63 s (soddp compare ur3 and soddp solve hyq, cold, 2 cores, with the
-        # process aside)
-        cold = compile_notice(kernel, "the solver's kernels", 60)
-        contacts = compiled and problem.integrator.has_contacts
-        if compiled and (cold or contacts):  # start() checks which groups are not cached
-            compile_aside.start(compile_aside.groups_of(problem))
-        P = problem
-        try:
-            # every thread: the parallel doors compile here, not in the first timed solve
-            with np.errstate(all="ignore"), every_thread():
-                # any states and controls: the rollout and RNEA may compile aside
-                xs = np.repeat(P.x0[None], P.T + 1, axis=0)
-                us = np.zeros((P.T, P.nu))
-                models = warm_models(P)
-                if not compile_aside.compiles("costs"):
-                    # the cost program first: the process aside's passes load it from the cache
-                    # (compiled in both processes at once, it took each of them 15-30 s)
-                    P.cost(xs, us)
-                compile_aside.wait("lie")  # the expansion of (+) that the derivatives link
-                derivatives = [P.calc_diff(xs, us, m) for m in models]
-                warm_up_closed_loop(P, xs, us)  # here: the process aside has the other passes
-                if compile_aside.contracted(P) and not compile_aside.compiles("contracted"):
-                    d = derivatives[0]  # DDP's contracted terms (linked), here too
-                    P.integrator.link_second_order(d.step, d.second_order)
-                compile_aside.wait_for_solver()  # the protocol path may still compile aside
-                warm_up_passes(P, derivatives, models)
-        except Exception:  # noqa: BLE001 - the solve itself meets the same failure and reports it
-            pass
-    compile_aside.wait()  # a solve is never timed while the process aside compiles
-
-
-def _kind(problem) -> tuple:
-    """What sets the compiled kernels that a solve of ``problem`` loads: its evaluation and
-    backend, and what it links (:meth:`~ddp.integrators.SemiImplicitEuler.link_knot_kernel`:
-    DDP's second-order mode, contacts, Lie-group joints)."""
-    step = problem.integrator
-    return (type(problem.evaluation), type(problem.dynamics), step.second_order_mode("auto"),
-            step.has_contacts, step.all_contacts, step.record.lie_offsets.shape[0] > 0)
-
-
-def warm_models(problem):
-    """The local models whose kernels a solve of ``problem`` runs: DDP's exact model (its
-    second-order mode by the problem's size) and Gauss-Newton."""
-    return (exact_model("ddp", "exact", problem.integrator.second_order_mode("auto")),
-            GAUSS_NEWTON)
-
-
-def warm_up_closed_loop(problem, xs, us) -> None:
-    """The closed-loop rollout and its cost (the line search's kernel), with zero gains."""
-    P = problem
-    P.closed_loop_cost(xs, us, np.zeros((P.T, P.nu)), np.zeros((P.T, P.nu, P.ndx)), 0.5)
-
-
-def warm_up_passes(problem, derivatives, models) -> None:
-    """Run every compiled kernel of a solve of ``problem`` but the knots' derivatives and the
-    closed-loop rollout with its cost (:func:`warm_up_closed_loop`, which the warm-up runs while
-    the process aside compiles these): the initial guess, rollouts, backward passes, the
-    gradient, the costs alone, the diagnosis of a failure, on the derivatives ``derivatives`` of
-    the local models ``models``."""
-    P = problem
-    us, _ = _initial_guess(P, None, None)
-    xs = P.rollout(us)
-    P.failure(xs, us)
-    for d, local in zip(derivatives, models):
-        backward(P, xs, us, d, local, Regularization(1.0))
-    gradient_norm(P, us, d)
-    d.all_finite()
-    P.cost_derivatives(xs, us, "gauss-newton", d.step.forces)
 
 
 def _checked_callbacks(callbacks) -> list:

@@ -18,19 +18,20 @@ from .contact_dynamics import (ContactDerivatives, ContactDynamics, ContactSecon
                                constrained_second_derivatives, impulse_dynamics)
 from .contacts import Contact3D, Contact6D, ContactSet
 from .finite_difference import FiniteDifferenceDynamics
-from .kernels.threads import available as threads, set_threads
+from .jit import available as threads, set_threads
 from .lie import IntegrateExpansion
 from .linearization import (EIDAmbDerivatives, Linearization, eidamb, eidamb_derivatives, immamb,
                             linearize)
 from .model import RobotModel
-from .protocol import AnalyticalDynamics, Dynamics, EuclideanDynamics
+from .protocol import (AnalyticalDynamics, Capabilities, Dynamics, EuclideanDynamics,
+                       capabilities)
 from .results import FDDerivatives, IDDerivatives
 from .symbolic_system import SymbolicSystem
 
 __all__ = [
     "RobotModel", "robots", "rnea", "aba", "mass_matrix", "inverse_mass_matrix", "id_derivatives",
     "id_second_derivatives", "fd_second_derivatives",
-    "fd_derivatives", "IDDerivatives", "FDDerivatives", "Dynamics", "AnalyticalDynamics",
+    "fd_derivatives", "IDDerivatives", "FDDerivatives", "Dynamics", "AnalyticalDynamics", "Capabilities", "capabilities",
     "EuclideanDynamics", "CasadiDynamics", "CodegenLimits", "CodegenLimitError",
     "FiniteDifferenceDynamics", "IntegrateExpansion", "linearize", "Linearization", "eidamb",
     "eidamb_derivatives", "EIDAmbDerivatives", "immamb", "set_threads", "threads",

@@ -9,12 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from .inputs import prepare, reusable_buffer
+from .jit import compile_notice, num_chunks, run_in_chunks
 from .kernels import forward as _fwd
-from .kernels import inverse as _inv
 from .kernels import forward_so as _fso
+from .kernels import inverse as _inv
 from .kernels import second_order as _so
-from .kernels import compile_notice
-from .kernels.layout import num_chunks, run_in_chunks
 from .results import FDDerivatives, IDDerivatives
 
 _IPR = {"dmm": _fwd.IPR_DMM, "aza": _fwd.IPR_AZA, "ltdl": _fwd.IPR_LTDL}

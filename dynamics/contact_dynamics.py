@@ -20,9 +20,8 @@ import numpy as np
 
 from .contacts import ContactSet
 from .inputs import prepare
-from .kernels import compile_notice
+from .jit import compile_notice, num_chunks, run_in_chunks
 from .kernels import contact as _k
-from .kernels.layout import num_chunks, run_in_chunks
 from .protocol import RobotConfigurationSpace, robot_model
 from .results import FDDerivatives
 

@@ -28,10 +28,10 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from .inputs import prepare
-from .kernels import checks as _checks
+from .jit import num_chunks, run_in_chunks
+from .kernels import finite as _finite
 from .kernels import higher_order as _ho
 from .kernels import kinematics as _kin
-from .kernels.layout import num_chunks, run_in_chunks
 
 
 class HybridResult(NamedTuple):
@@ -55,7 +55,7 @@ def _derivs(model, name, x, rows_min):
                          f"rows >= {rows_min} for {model.name} (nv={model.nv}); got {arr.shape}")
     single = arr.ndim == 2
     arr = np.ascontiguousarray(arr[None] if single else arr)
-    if _checks.first_nonfinite(arr.reshape(arr.shape[0], -1)) >= 0:
+    if _finite.first_nonfinite(arr.reshape(arr.shape[0], -1)) >= 0:
         idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr[0] if single else arr))[0])
         bad = (arr[0] if single else arr)[idx]
         raise ValueError(f"{name}: expected finite values; got {bad} at index {idx}")

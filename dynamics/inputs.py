@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import checks as _checks
+from .kernels import finite as _finite
 
 UNIT_NORM_TOL = 1e-6
 
@@ -70,7 +70,7 @@ def prepare(model, sizes=None, **arrays) -> Batch:
         arr2 = arr[None] if is_single else arr
         if not arr2.flags.c_contiguous:
             arr2 = np.ascontiguousarray(arr2)
-        bad = _checks.first_nonfinite(arr2)
+        bad = _finite.first_nonfinite(arr2)
         if bad >= 0:
             t, k = divmod(int(bad), dim)
             where = k if is_single else (t, k)
@@ -91,7 +91,7 @@ def prepare(model, sizes=None, **arrays) -> Batch:
 
 
 def _check_unit_blocks(model, name, Q):
-    t, k = _checks.first_unit_norm_violation(Q, model.unit_blocks, UNIT_NORM_TOL)
+    t, k = _finite.first_unit_norm_violation(Q, model.unit_blocks, UNIT_NORM_TOL)
     if t < 0:
         return
     idx = model.unit_blocks[k]

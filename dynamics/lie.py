@@ -30,9 +30,9 @@ import casadi as cs
 import numpy as np
 
 from .inputs import prepare
-from .kernels import lie_group as _lg
+from .jit import num_chunks, run_in_chunks
 from .kernels import kinematics as _kin
-from .kernels.layout import num_chunks, run_in_chunks
+from .kernels import lie_group as _lg
 
 _SMALL = 1e-2  # theta^2 below which the Taylor series are used (truncation error < 1e-17)
 

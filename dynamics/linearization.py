@@ -33,8 +33,8 @@ import numpy as np
 
 from .algorithms import fd_derivatives
 from .inputs import prepare
+from .jit import num_chunks, run_in_chunks
 from .kernels import geometric as _geo
-from .kernels.layout import num_chunks, run_in_chunks
 from .kernels.step import assemble_step_chunk, assemble_step_derivatives, step_velocities
 from .lie import integrate_second_order
 

@@ -30,9 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
+from dynamics.kernels.packed_model import KernelModel, pack
+
 from .inputs import prepare
+from .jit import num_chunks, run_in_chunks
 from .kernels import kinematics as _kin
-from .kernels.layout import KernelModel, num_chunks, pack, run_in_chunks
 
 #: the joint type codes of ``jtype`` (revolute, unbounded revolute, prismatic, helical,
 #: spherical, free-flyer, planar)

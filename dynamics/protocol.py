@@ -32,26 +32,34 @@ Besides its methods a backend declares what a solver may rely on:
   knot) in single compiled calls instead of through these methods;
 * ``check_configuration(q, name)``: q (nq,) or (T, nq) as floats, or ValueError naming ``name``
   (finite values; on a robot, unit quaternions and unit complex numbers);
-* optionally ``contacts``: the :class:`~dynamics.contacts.ContactSet` that the dynamics holds
-  fixed (:class:`~dynamics.contact_dynamics.ContactDynamics`, or the CasADi and finite-difference
-  backends built with ``contacts=``; None or absent: none), with its ``damping``;
-* optionally, for problems of phases through this protocol (:mod:`ddp.phases`; the CasADi and
-  finite-difference backends): ``with_contacts(contacts, damping)``, the same backend on another
-  contact set (none: free flight), and ``impulse_derivatives(q, v, restitution, order)``, the
-  impact map on its contacts as a :class:`~dynamics.contact_dynamics.ImpulseDerivatives`
-  (``order`` 0: v+ and the impulse; 1: their first derivatives; 2: the second-derivative
-  tensors of (v+, impulse) in (q, q) and (q, v)); and, for costs on the contact forces,
-  ``contact_derivatives(q, v, tau, order)``, the contact dynamics' acceleration and forces as a
-  :class:`~dynamics.contact_dynamics.ContactDerivatives` (``order`` 0: a and lam; 1: their
-  first derivatives; 2: a :class:`~dynamics.contact_dynamics.ContactSecondDerivatives` with the
-  tensors of (a, lam));
-* optionally ``rollout_function(T, dt, B, u_min, u_max)``: a compiled closed-loop rollout of a
-  system on a vector space (:meth:`~dynamics.symbolic_system.SymbolicSystem.rollout_function`;
-  None or absent: the solver steps knot by knot through ``aba``).
+* what else it can do, as typed sub-protocols that :func:`capabilities` resolves once (by their members, so that
+  a backend need not inherit them) (a
+  solver reads the :class:`Capabilities` value, never the backend's attributes):
+
+  - :class:`HoldsContacts`: ``contacts``, the :class:`~dynamics.contacts.ContactSet` that the
+    dynamics holds fixed (:class:`~dynamics.contact_dynamics.ContactDynamics`, or the CasADi and
+    finite-difference backends built with ``contacts=``; None: none), and its ``damping``;
+  - :class:`StepsPhases`, for problems of phases through this protocol (:mod:`ddp.phases`; the
+    CasADi and finite-difference backends): ``with_contacts(contacts, damping)``, the same
+    backend on another contact set (none: free flight), and
+    ``impulse_derivatives(q, v, restitution, order)``, the impact map on its contacts as a
+    :class:`~dynamics.contact_dynamics.ImpulseDerivatives` (``order`` 0: v+ and the impulse; 1:
+    their first derivatives; 2: the second-derivative tensors of (v+, impulse) in (q, q) and
+    (q, v));
+  - :class:`GivesContactForces`, for costs on the contact forces:
+    ``contact_derivatives(q, v, tau, order)``, the contact dynamics' acceleration and forces as
+    a :class:`~dynamics.contact_dynamics.ContactDerivatives` (``order`` 0: a and lam; 1: their
+    first derivatives; 2: a :class:`~dynamics.contact_dynamics.ContactSecondDerivatives` with
+    the tensors of (a, lam));
+  - :class:`RollsOut`: ``rollout_function(T, dt, B, u_min, u_max)``, a compiled closed-loop
+    rollout of a system on a vector space
+    (:meth:`~dynamics.symbolic_system.SymbolicSystem.rollout_function`; None: the solver steps
+    knot by knot through ``aba``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -91,6 +99,95 @@ class Dynamics(Protocol):
     def id_derivatives(self, q, v, a, order: int = 1) -> IDDerivatives: ...
 
 
+@runtime_checkable
+class HoldsContacts(Protocol):
+    """A backend whose dynamics holds a contact set fixed (module docstring)."""
+
+    contacts: object
+    damping: float
+
+
+@runtime_checkable
+class StepsPhases(Protocol):
+    """A backend that steps a problem's phases through the protocol: itself on another contact
+    set, and the impact map on its contacts (module docstring)."""
+
+    def with_contacts(self, contacts, damping: float = 0.0): ...
+
+    def impulse_derivatives(self, q, v, restitution: float = 0.0, order: int = 1): ...
+
+
+@runtime_checkable
+class GivesContactForces(Protocol):
+    """A backend that gives its contact forces and their derivatives (module docstring)."""
+
+    def contact_derivatives(self, q, v, tau, order: int = 1): ...
+
+
+@runtime_checkable
+class RollsOut(Protocol):
+    """A backend with a compiled closed-loop rollout (module docstring)."""
+
+    rollout_function: object
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do beyond the :class:`Dynamics` methods, resolved once
+    (:func:`capabilities`).
+
+    ``compiled``: the analytical kernels compute its dynamics (whole trajectories in single
+    compiled calls); ``contacts``, ``damping``: the contact set it holds fixed (None: none) and
+    the KKT damping; ``phases``: it steps phases through the protocol (:class:`StepsPhases`);
+    ``contact_forces``: it gives the contact forces and their derivatives
+    (:class:`GivesContactForces`); ``rollout``: it has a compiled rollout (:class:`RollsOut`,
+    not None)."""
+
+    compiled: bool
+    contacts: object = None
+    damping: float = 0.0
+    phases: bool = False
+    contact_forces: bool = False
+    rollout: bool = False
+
+    @property
+    def contact_model(self) -> bool:
+        """Whether a problem on this backend may have contacts: the analytical kernels, or
+        phases stepped through the protocol."""
+        return self.compiled or self.phases
+
+
+def _offers(dynamics, protocol) -> bool:
+    """Whether ``dynamics`` has every member of ``protocol``: its methods callable, its other
+    attributes readable (a member that raises on access, or a method set to None, is absent)."""
+    for name in protocol.__dict__.get("__annotations__", {}):
+        try:
+            getattr(dynamics, name)
+        except AttributeError:
+            return False
+    for name, member in vars(protocol).items():
+        if callable(member) and not name.startswith("_"):
+            try:
+                if not callable(getattr(dynamics, name)):
+                    return False
+            except AttributeError:
+                return False
+    return True
+
+
+def capabilities(dynamics) -> Capabilities:
+    """The :class:`Capabilities` of the backend ``dynamics`` (checked by
+    :func:`check_dynamics`)."""
+    held = _offers(dynamics, HoldsContacts)
+    return Capabilities(
+        compiled=bool(dynamics.compiled),
+        contacts=dynamics.contacts if held else None,
+        damping=float(dynamics.damping) if held and dynamics.contacts is not None else 0.0,
+        phases=_offers(dynamics, StepsPhases),
+        contact_forces=_offers(dynamics, GivesContactForces),
+        rollout=_offers(dynamics, RollsOut) and dynamics.rollout_function is not None)
+
+
 def _check_order(order):
     if order not in (1, 2):
         raise ValueError(f"order: expected 1 or 2; got {order!r}")
@@ -103,6 +200,7 @@ class RobotConfigurationSpace:
     model = None
     compiled = False
     contacts = None  # the contacts held fixed (dynamics.contact_dynamics.ContactDynamics)
+    damping = 0.0  # their KKT damping
 
     def check_configuration(self, q, name="q"):
         return self.model.check_configuration(q, name)

@@ -46,7 +46,7 @@ def run_one(name, method="ddp", backend="analytical", max_iter=200, verbose=True
     if verbose:
         log(_describe(name, P, method, backend, settings))
     t0 = time.perf_counter()
-    ddp.warm_up(P)
+    P.prepare()
     t1 = time.perf_counter()
     if verbose and t1 - t0 > 1.0:
         log(f"kernels loaded or compiled in {t1 - t0:.1f} s (not part of the solve's time)")
@@ -258,7 +258,7 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, croc
         # on a first run the process aside compiles the solver's passes (and DDP's contracted
         # terms) and the protocol path's kernels, while this one compiles the knots'
         # derivatives and the closed-loop rollout with its cost
-        if ddp.compile_aside.start(ddp.compile_aside.groups_of(problem, protocol=True)):
+        if ddp.warm_up.ASIDE.start(ddp.warm_up.groups_of(problem, protocol=True)):
             # matplotlib now (0.5-0.8 s), for the plot of the rows: this process finishes its
             # own compile 2-4 s before the process aside, and then waits for it anyway
             pyplot()

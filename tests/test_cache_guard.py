@@ -17,8 +17,9 @@ def _run(code, cache):
 
 
 def test_stale_cache_is_dropped(tmp_path):
-    code = ("import dynamics.kernels as k; d = k._cache_dirs()[0]; "
-            "print(d); print((d / k._STAMP).read_text().strip() == k._source_hash())")
+    code = ("import dynamics.kernels as k, dynamics.jit.cache as c; from pathlib import Path; "
+            "here = Path(k.__file__).parent; d = c.cache_dirs(here)[0]; print(d); "
+            "print((d / c._STAMP).read_text().strip() == c.source_hash(here.parent / 'jit', here))")
     d, ok = _run(code, tmp_path).split()
     assert ok == "True"
     d = Path(d)
@@ -57,7 +58,7 @@ def test_the_solver_compiles_each_kernel_once():
     with the current sources (by any earlier test too); a callee loaded with its caller from
     the cache shows none in ``signatures``, hence the index.  Runs in a fresh interpreter.
 
-    On a cold cache the process aside (:mod:`ddp.compile_aside`) compiles the passes and the
+    On a cold cache the process aside (:data:`ddp.warm_up.ASIDE`) compiles the passes and the
     protocol path on a small random tree while this one compiles UR3's derivatives; then the
     worker's problems run here too.  Each door of the compiled solver must have the same one
     signature for both problems (on the analytical and the finite-difference backends), or the
@@ -73,9 +74,9 @@ def test_the_solver_compiles_each_kernel_once():
 import importlib, pkgutil
 import numpy as np
 from numba.core.registry import CPUDispatcher
-import ddp, problems, dynamics.kernels, ddp.kernels
-from ddp import compile_aside, compile_worker
-compile_aside.start(("passes", "protocol", "lie"))
+import ddp, problems, dynamics.jit, dynamics.kernels, ddp.kernels
+from ddp import compile_worker, warm_up
+warm_up.ASIDE.start(("passes", "protocol", "lie"))
 P = problems.get("ur3", T=4)
 for method in ("ddp", "ilqr"):
     ddp.solve(P, method=method, max_iter=2)
@@ -89,13 +90,13 @@ v, tau = rng.standard_normal((3, D.nv)), rng.standard_normal((3, D.nv))
 for order in (1, 2):
     D.fd_derivatives(q, v, tau, order=order)
     D.fd_derivatives(q[0], v[0], tau[0], order=order)
-for pkg in (dynamics.kernels, ddp.kernels):
-    for info in pkgutil.iter_modules(pkg.__path__):
-        mod = importlib.import_module(pkg.__name__ + "." + info.name)
+for pkg in (dynamics.jit, dynamics.kernels, ddp.kernels):
+    for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+        mod = importlib.import_module(info.name)
         for name, f in vars(mod).items():
             if isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__ and f._cache:
                 print(name, len(f._cache._cache_file._load_index()))
-for slot, (kernel, _, _) in dynamics.kernels.layout._LINKED.items():
+for slot, (kernel, _, _) in dynamics.jit.linking._LINKED.items():
     print("linked:" + kernel.__name__, slot)
 """
     # two threads fixed: on a busy machine ``threads.available()`` would give one chunk, and the
@@ -122,7 +123,7 @@ def test_a_first_compile_says_so_once(tmp_path, capsys):
     long); not again in the process, and not when the cache holds the machine code."""
     from numba import njit
 
-    from dynamics.kernels import compile_notice
+    from dynamics.jit import compile_notice
 
     src = tmp_path / "tiny.py"
     src.write_text("def f(x):\n    return x + 1\n")
@@ -143,51 +144,69 @@ def test_a_first_compile_says_so_once(tmp_path, capsys):
 
 
 def test_the_process_aside_reports_its_groups_and_a_failed_one_does_not_block(monkeypatch):
-    """ddp.compile_aside: the worker prints each group's name once its kernels are cached (the
-    parent reads them to know when to load) and exits 0; a worker that fails ends the wait
-    instead of blocking it.  start() names a wrong group, and launches nothing when switched
-    off or when every group is cached.  (Not ``last``: early, its worker compiles the passes
-    in a process of its own, which the other tests can then load.)"""
-    from ddp import compile_aside
+    """dynamics.jit.CompileAside with ddp's worker: the worker prints each group's name once its
+    kernels are cached (the parent reads them to know when to load) and exits 0; a worker that
+    fails ends the wait instead of blocking it.  start() names a wrong group, and launches
+    nothing when switched off or when every group is cached.  (Not ``last``: early, its worker
+    compiles the passes in a process of its own, which the other tests can then load.)"""
+    from dynamics.jit import CompileAside
+    from ddp import warm_up
 
-    monkeypatch.setattr(compile_aside, "_ASIDE", None)
+    aside = CompileAside(warm_up.ASIDE.worker, warm_up.ASIDE.groups, ROOT)
     with pytest.raises(ValueError, match=r"groups: expected names of \['contacts', 'contracted', "
                                          r"'costs', 'lie', 'passes', 'protocol'\]; got \['nope'\]"):
-        compile_aside.start(("nope",))
+        aside.start(("nope",))
     monkeypatch.setenv("SODDP_COMPILE_ASIDE", "0")
-    assert not compile_aside.start(("passes",))
+    assert not aside.start(("passes",))
     monkeypatch.delenv("SODDP_COMPILE_ASIDE")
     env = dict(os.environ, PYTHONPATH=str(ROOT), SODDP_COMPILE_ASIDE="0")
     groups = ("costs", "passes", "contracted", "protocol", "lie")
     r = subprocess.run([sys.executable, "-m", "ddp.compile_worker", *groups], env=env,
                        capture_output=True, text=True, check=True)
     assert r.stdout.split() == list(groups)
-    assert not compile_aside.start(groups)  # all cached now
-    failing = compile_aside._Aside(("no-such-group",))
+    assert not aside.start(groups)  # all cached now
+    failing = CompileAside(warm_up.ASIDE.worker, {"no-such-group": warm_up.ASIDE.groups["costs"]},
+                           ROOT)
+    failing.groups["no-such-group"] = _never_cached()
+    assert failing.start(("no-such-group",))
     failing.wait()
-    assert failing.process.wait() != 0 and failing.done == {"no-such-group"}
+    assert failing._process.process.wait() != 0 and failing._process.done == {"no-such-group"}
+    assert not failing.compiles("no-such-group")
 
 
-def test_a_solve_waits_for_its_groups_only(monkeypatch):
-    """compile_aside.wait_for_solver waits for every group the process aside was given but
-    ``protocol``, which it compiles last while the solver's warm-up loads the others."""
-    from ddp import compile_aside
+def _never_cached():
+    """A dispatcher whose cache index never exists (is_cached says False)."""
+    class Cache:
+        class _cache_file:
+            _index_path = "/nonexistent/index.nbi"
 
-    class Aside:
+    class Dispatcher:
+        _cache = Cache()
+
+    return Dispatcher()
+
+
+def test_wait_all_but_waits_for_every_other_group():
+    """CompileAside.wait_all_but returns once the process aside has reported every group it was
+    given but those named (a solve loads them while the process aside compiles the protocol
+    path's)."""
+    from dynamics.jit import CompileAside
+
+    class Process:
         groups, waited = ("lie", "passes", "contracted", "protocol"), []
 
         def wait(self, group=None):
             self.waited.append(group)
 
-    monkeypatch.setattr(compile_aside, "_ASIDE", Aside())
-    compile_aside.wait_for_solver()
-    assert Aside.waited == ["lie", "passes", "contracted"]
-    monkeypatch.setattr(compile_aside, "_ASIDE", None)
-    compile_aside.wait_for_solver()  # none: at once
+    aside = CompileAside("nowhere", {}, ROOT)
+    aside.wait_all_but("protocol")  # none running: at once
+    aside._process = Process()
+    aside.wait_all_but("protocol")
+    assert sorted(Process.waited) == ["contracted", "lie", "passes"]
 
 
 _KERNEL = '''
-from dynamics.kernels.compile_lock import njit
+from dynamics.jit import njit
 
 
 @njit(cache=True)
@@ -212,7 +231,7 @@ def _lock_path(src):
 
 
 def test_a_process_waits_for_the_compile_of_another_then_loads_it(tmp_path):
-    """dynamics.kernels.compile_lock: on a cache miss a kernel waits while another process holds
+    """dynamics.jit.dispatch: on a cache miss a kernel waits while another process holds
     its lock (compiling it), then loads what that process saved instead of compiling again."""
     import fcntl
     import time

@@ -6,7 +6,6 @@ SX and differentiated by AD), so agreement to 1e-9 checks both.  Finite differen
 
 import functools
 import subprocess
-import sys
 import time
 from collections import OrderedDict
 
@@ -96,27 +95,27 @@ def test_casadi_says_once_per_model_that_it_builds_second_derivatives(monkeypatc
 def test_casadi_builds_once_per_model_and_never_inside_a_timed_solve(monkeypatch):
     """A study solves many instances of one problem, each with a backend of its own: CasADi
     builds a model's functions once (the backends share them), and a problem on another model
-    builds its own in the solver's warm-up, never inside the solve that the solution times."""
+    builds its own when the problem is prepared (``solve`` does it first, untimed), never inside the solve that the solution times."""
     monkeypatch.setattr(casadi_backend, "_SHARED", OrderedDict())
     builds = []
     real = casadi_backend.build_function
 
     def build(tree, kind, **kwargs):
-        frame, in_warm_up = sys._getframe(1), False
-        while frame is not None and not in_warm_up:
-            in_warm_up = frame.f_code is ddp.solver.warm_up.__code__
-            frame = frame.f_back
-        builds.append((kind, in_warm_up))
+        builds.append(kind)
         return real(tree, kind, **kwargs)
 
     monkeypatch.setattr(casadi_backend, "build_function", build)
     for family, seed in (("double_pendulum", 1), ("double_pendulum", 2), ("pendulum", 1)):
+        P = instance(family, seed, "casadi")
         del builds[:]
-        sol = ddp.solve(instance(family, seed, "casadi"), max_iter=3)
+        P.prepare()  # what solve() does first, untimed
+        prepared = list(builds)
+        del builds[:]
+        sol = ddp.solve(P, max_iter=3)
         assert sol.iterations > 0
-        kinds = [kind for kind, _ in builds]
-        assert all(warm for _, warm in builds), (family, seed, builds)
-        assert len(kinds) == len(set(kinds)) and bool(kinds) == (seed == 1), (family, seed, kinds)
+        assert builds == [], (family, seed, builds)  # nothing built inside the timed solve
+        assert len(prepared) == len(set(prepared)) and bool(prepared) == (seed == 1), \
+            (family, seed, prepared)
 
 
 def test_casadi_results_are_not_overwritten_by_the_next_call():

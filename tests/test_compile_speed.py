@@ -1,6 +1,6 @@
 """What makes a cold compile shorter leaves the kernels as they were: callees without a Python
 entry (``njit(callee=True)``) and numba's inliner without its quadratic copies of a scope
-(:mod:`dynamics.kernels.numba_inliner`)."""
+(:mod:`dynamics.jit.inliner`)."""
 
 import ast
 import copy
@@ -15,12 +15,13 @@ import pytest
 from numba.core import ir
 
 import ddp.kernels
+import dynamics.jit
 import dynamics.kernels
-from dynamics.kernels import numba_inliner
-from dynamics.kernels.compile_lock import CalleeDispatcher, njit
+from dynamics.jit import CalleeDispatcher, njit
+from dynamics.jit import inliner
 
 ROOT = Path(__file__).resolve().parent.parent
-_PACKAGES = (dynamics.kernels, ddp.kernels)
+_PACKAGES = (dynamics.jit, dynamics.kernels, ddp.kernels)
 
 
 def _kernels():
@@ -28,8 +29,8 @@ def _kernels():
     from numba.core.registry import CPUDispatcher
     out = {}
     for pkg in _PACKAGES:
-        for info in pkgutil.iter_modules(pkg.__path__):
-            mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+            mod = importlib.import_module(info.name)
             for name, f in vars(mod).items():
                 if isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__:
                     out[name] = f
@@ -121,12 +122,12 @@ def test_a_callee_serves_kernels_and_refuses_python():
 def test_inlined_scopes_are_copied_once_per_inlining():
     """Inside one inlining a scope copied again (by another block) gives its first copy, unless
     it or the copy changed since; outside, every copy is a new one, as numba makes them."""
-    assert numba_inliner.APPLIED
+    assert inliner.APPLIED
     scope = ir.Scope(None, ir.Loc("f.py", 1))
     x = scope.define("x", ir.Loc("f.py", 1))
     outside = copy.deepcopy(x).scope, copy.deepcopy(x).scope
     assert outside[0] is not outside[1] and outside[0] is not scope
-    numba_inliner._COPIES.append({})
+    inliner._COPIES.append({})
     try:
         first, again = copy.deepcopy(x).scope, copy.deepcopy(x).scope
         assert first is again and first is not scope
@@ -136,13 +137,13 @@ def test_inlined_scopes_are_copied_once_per_inlining():
         scope.define("z", ir.Loc("f.py", 3))
         assert "z" in copy.deepcopy(x).scope.localvars._con
     finally:
-        numba_inliner._COPIES.pop()
+        inliner._COPIES.pop()
 
 
 _LLVM = """
 import sys, types
 if sys.argv[1] == "numba":  # numba's own inliner: the repair never imported
-    sys.modules["dynamics.kernels.numba_inliner"] = types.ModuleType("numba_inliner")
+    sys.modules["dynamics.jit.inliner"] = types.ModuleType("inliner")
 from numba.core import types as nt
 from dynamics.kernels import kinematics as k
 i64, f8 = nt.int64, nt.float64

@@ -5,18 +5,19 @@ derivative of every knot, and the closed-loop rollouts with their cost."""
 import dataclasses
 from collections import namedtuple
 
+import numba
 import numpy as np
 import pinocchio as pin
 import pytest
-import numba
+from helpers import Upright, rel_err, with_frame
 from numba import njit, prange
 
 import ddp
 import dynamics as dyn
 import problems
+from dynamics import jit
+from dynamics.jit import doors, linking
 from dynamics import robots
-from dynamics.kernels import layout
-from helpers import Upright, rel_err, with_frame
 
 
 def _problem(name):
@@ -127,7 +128,7 @@ def test_the_fused_derivatives_check_the_shapes_they_are_given():
 @pytest.mark.parametrize("name", ["hyq", "tree", "hyq-jump"])
 def test_the_derivatives_are_the_same_in_one_chunk_and_in_parallel(name):
     """One chunk runs ``derivatives_chunk`` on this thread; two run it through the parallel door
-    and the chunk's address (:func:`dynamics.kernels.layout.run_in_chunks`).  The jump has
+    and the chunk's address (:func:`dynamics.jit.run_in_chunks`).  The jump has
     contacts, an impact and costs on forces: every record of the door is filled."""
     P = problems.get(name) if name == "hyq-jump" else _problem(name)
     us = P.quasi_static() + np.random.default_rng(7).normal(size=(P.T, P.nu))
@@ -165,16 +166,16 @@ def test_the_rollout_cost_calls_the_costs_through_their_address(monkeypatch):
             assert abs(got - want) <= 1e-12 * abs(want), (threads, got, want)
     finally:
         dyn.set_threads("auto")
-    address, key, library = layout._CHUNKS[kev.cost_values_chunk]
-    layout._CHUNKS[kev.cost_values_chunk] = (address, key + 1, library)  # another types' key
+    address, key, library = doors._CHUNKS[kev.cost_values_chunk]
+    doors._CHUNKS[kev.cost_values_chunk] = (address, key + 1, library)  # another types' key
     assert abs(P.rollout_cost(us)[2] - want) <= 1e-12 * abs(want)
-    assert layout._CHUNKS[kev.cost_values_chunk][1] == key
+    assert doors._CHUNKS[kev.cost_values_chunk][1] == key
 
     def stale(kernel, args, nchunks, fresh=False):
         return address, key + 1, nchunks
 
-    monkeypatch.setattr(layout, "chunk_address", stale)
-    with pytest.raises(layout.StaleChunk, match="rollout_cost passes cost_values_chunk"):
+    monkeypatch.setattr(doors, "chunk_address", stale)
+    with pytest.raises(doors.StaleChunk, match="rollout_cost passes cost_values_chunk"):
         P.rollout_cost(us)
 
 
@@ -185,7 +186,7 @@ _Pair = namedtuple("_Pair", "x out")
 def _row_sums(pair, chunk, nchunks):
     if pair.out.shape[0] != pair.x.shape[0]:
         raise ValueError("out: expected one row per row of x")
-    t0, t1 = layout.chunk_range(pair.x.shape[0], chunk, nchunks)
+    t0, t1 = doors.chunk_range(pair.x.shape[0], chunk, nchunks)
     for t in range(t0, t1):
         pair.out[t] = pair.x[t].sum() + chunk  # which chunk did it, too
 
@@ -197,20 +198,20 @@ def _row_sums_door(pair, chunks):
     nchunks = chunks[2]
     ran = np.zeros(nchunks, np.int64)
     for c in prange(nchunks):
-        ran[c] = layout.call_chunk(chunks, (_Pair(x, out), np.int64(c), nchunks))
+        ran[c] = doors.call_chunk(chunks, (_Pair(x, out), np.int64(c), nchunks))
     return ran.max()
 
 
 @njit
 def _plain_row_sums(x, out, chunk, nchunks):
-    t0, t1 = layout.chunk_range(x.shape[0], chunk, nchunks)
+    t0, t1 = doors.chunk_range(x.shape[0], chunk, nchunks)
     for t in range(t0, t1):
         out[t] = x[t].sum() + chunk
 
 
 @njit
 def _plain_door(x, out, chunks):
-    return layout.in_parallel((x, out), chunks)
+    return jit.in_parallel((x, out), chunks)
 
 
 @njit
@@ -220,14 +221,14 @@ def _thread_of_chunk(threads, chunk, nchunks):
 
 @njit
 def _thread_door(threads, chunks):
-    return layout.in_parallel((threads,), chunks)
+    return jit.in_parallel((threads,), chunks)
 
 
 @njit(parallel=True)
 def _wrong_door(pair, chunks):
     ran = np.zeros(chunks[2], np.int64)
     for c in prange(chunks[2]):
-        ran[c] = layout.call_chunk(chunks, (pair, np.int64(c)))
+        ran[c] = doors.call_chunk(chunks, (pair, np.int64(c)))
     return ran.max()
 
 
@@ -237,43 +238,43 @@ def test_run_in_chunks_calls_the_chunk_by_its_address_for_the_argument_types():
     addresses = set()
     for dtype in (np.float64, np.float32, np.float64):  # new types: a new address, same answer
         pair = _Pair(x.astype(dtype), np.zeros(6))
-        layout.run_in_chunks(_row_sums_door, _row_sums, (pair,), 2)
+        jit.run_in_chunks(_row_sums_door, _row_sums, (pair,), 2)
         np.testing.assert_array_equal(pair.out, want)
-        addresses.add(layout._CHUNKS[_row_sums][0])
+        addresses.add(doors._CHUNKS[_row_sums][0])
     assert len(addresses) == 2
     pair = _Pair(x, np.zeros(6))
-    layout.run_in_chunks(_row_sums_door, _row_sums, (pair,), 1)  # on this thread
+    jit.run_in_chunks(_row_sums_door, _row_sums, (pair,), 1)  # on this thread
     np.testing.assert_array_equal(pair.out, x.sum(axis=1))
     # an exception in the chunk reaches the caller through the door
     with pytest.raises(ValueError, match="one row per row"):
-        layout.run_in_chunks(_row_sums_door, _row_sums, (_Pair(x, np.zeros(5)),), 2)
+        jit.run_in_chunks(_row_sums_door, _row_sums, (_Pair(x, np.zeros(5)),), 2)
     # the door of a chunk of arrays: in_parallel, whose one parallel function runs the chunks
     # on numba's threads, one each
     out = np.zeros(6)
-    layout.run_in_chunks(_plain_door, _plain_row_sums, (x, out), 2)
+    jit.run_in_chunks(_plain_door, _plain_row_sums, (x, out), 2)
     np.testing.assert_array_equal(out, want)
     threads = np.full(2, -1)
     try:
         dyn.set_threads(2)
-        layout.run_in_chunks(_thread_door, _thread_of_chunk, (threads,), 2)
+        jit.run_in_chunks(_thread_door, _thread_of_chunk, (threads,), 2)
     finally:
         dyn.set_threads("auto")
     assert sorted(threads) == [0, 1], threads
     # a door that passes other types than the chunk was compiled for never calls the address
-    with pytest.raises(layout.StaleChunk, match="_wrong_door passes _row_sums other argument"):
-        layout.run_in_chunks(_wrong_door, _row_sums, (pair,), 2)
+    with pytest.raises(doors.StaleChunk, match="_wrong_door passes _row_sums other argument"):
+        jit.run_in_chunks(_wrong_door, _row_sums, (pair,), 2)
 
 
 @njit
 def _copies(a, b, c, k):
     """Three copies of copy_into from compiled code: a row, a block of columns, a 3-D view."""
-    layout.copy_into(a[1], a[0])
-    layout.copy_into(b[:, k:], b[:, :k])
-    layout.copy_into(c[1, :2], c[0, 1:])
+    jit.copy_into(a[1], a[0])
+    jit.copy_into(b[:, k:], b[:, :k])
+    jit.copy_into(c[1, :2], c[0, 1:])
 
 
 def test_copy_into_copies_views_and_names_a_shape_mismatch():
-    """:func:`dynamics.kernels.layout.copy_into` (the kernels' array copy) writes exactly the
+    """:func:`dynamics.kernels.jit.copy_into` (the kernels' array copy) writes exactly the
     destination view from any view of the same shape, 1 to 3 dimensions and any dtype, and raises
     a ValueError naming itself when the shapes differ."""
     rng = np.random.default_rng(0)
@@ -287,10 +288,10 @@ def test_copy_into_copies_views_and_names_a_shape_mismatch():
     np.testing.assert_array_equal(b, want_b)
     np.testing.assert_array_equal(c, want_c)
     n = np.arange(6).reshape(2, 3)
-    layout.copy_into(n[1, ::-1], n[0])  # integers, a negative stride
+    jit.copy_into(n[1, ::-1], n[0])  # integers, a negative stride
     np.testing.assert_array_equal(n, [[0, 1, 2], [2, 1, 0]])
     with pytest.raises(ValueError, match="copy_into: the source and the destination differ"):
-        layout.copy_into(b[:, :2], b[:, :3])
+        jit.copy_into(b[:, :2], b[:, :3])
     np.testing.assert_array_equal(b, want_b)
 
 
@@ -301,34 +302,34 @@ def _scaled_row(x, t, s):
     return np.int64(t + 100)
 
 
-_TOY_SLOT = layout.LINKED_SLOTS - 1  # a slot no kernel of the solver uses
+_TOY_SLOT = jit.LINKED_SLOTS - 1  # a slot no kernel of the solver uses
 
 
 @njit
 def _scale_rows_linked(x, s):
     got = np.empty(x.shape[0], np.int64)
     for t in range(x.shape[0]):
-        got[t] = layout.call_linked(_TOY_SLOT, (x, np.int64(t), s))
+        got[t] = jit.call_linked(_TOY_SLOT, (x, np.int64(t), s))
     return got
 
 
 def test_a_linked_kernel_is_called_only_for_the_types_it_was_linked_for():
-    """:func:`dynamics.kernels.layout.call_linked` calls the kernel that :func:`~dynamics.kernels.
-    layout.link` put in its slot and returns its value; with nothing linked there, or a kernel
+    """:func:`dynamics.kernels.jit.call_linked` calls the kernel that :func:`~dynamics.kernels.
+    jit.link` put in its slot and returns its value; with nothing linked there, or a kernel
     linked for other argument types, it calls nothing and returns NOT_LINKED."""
     from numba import typeof
 
     x = np.ones((3, 2))
-    layout._TABLE[2 * _TOY_SLOT + 1] = 0  # an empty slot (whatever an earlier test linked)
-    layout._LINKED.pop(_TOY_SLOT, None)
-    np.testing.assert_array_equal(_scale_rows_linked(x, 2.0), [layout.NOT_LINKED] * 3)
+    linking._TABLE[2 * _TOY_SLOT + 1] = 0  # an empty slot (whatever an earlier test linked)
+    linking._LINKED.pop(_TOY_SLOT, None)
+    np.testing.assert_array_equal(_scale_rows_linked(x, 2.0), [jit.NOT_LINKED] * 3)
     np.testing.assert_array_equal(x, 1.0)
-    layout.link(_TOY_SLOT, _scaled_row, (typeof(x), typeof(np.int64(0)), typeof(2.0)))
-    assert _TOY_SLOT in layout._LINKED
+    jit.link(_TOY_SLOT, _scaled_row, (typeof(x), typeof(np.int64(0)), typeof(2.0)))
+    assert _TOY_SLOT in linking._LINKED
     np.testing.assert_array_equal(_scale_rows_linked(x, 2.0), [100, 101, 102])
     np.testing.assert_array_equal(x, 2.0)
-    layout.link(_TOY_SLOT, _scaled_row, (typeof(x), typeof(np.int64(0)), typeof(np.float32(2))))
-    np.testing.assert_array_equal(_scale_rows_linked(x, 2.0), [layout.NOT_LINKED] * 3)
+    jit.link(_TOY_SLOT, _scaled_row, (typeof(x), typeof(np.int64(0)), typeof(np.float32(2))))
+    np.testing.assert_array_equal(_scale_rows_linked(x, 2.0), [jit.NOT_LINKED] * 3)
     np.testing.assert_array_equal(x, 2.0)
 
 
@@ -372,7 +373,7 @@ def test_the_free_knots_link_the_second_order_kernel_of_each_mode_with_one_signa
             assert np.abs(a - b).max() <= 1e-9 * scale
     for slot, kernel in ((LINKED_TENSORS, linked.knot_tensors),
                          (LINKED_FREE_SECOND_ORDER, linked.knot_second_order)):
-        assert layout._LINKED[slot][0] is kernel
+        assert linking._LINKED[slot][0] is kernel
         assert len(kernel.signatures) == 1, (kernel.__name__, kernel.signatures)
 
 

@@ -1,4 +1,5 @@
-"""The layout: imports point one way (kernels <- algorithms <- backends <- ddp <- problems), no
+"""The layout: imports point one way (the compile layer <- kernels <- algorithms <- backends <- ddp
+<- problems), no
 project import hides inside a function, and every module imports in a fresh interpreter in
 dependency order."""
 
@@ -14,6 +15,7 @@ PACKAGES = ("dynamics", "ddp", "problems")
 
 #: layers, lowest first: a module may import only from its own layer or a lower one
 LAYERS = [
+    ("dynamics.jit",),
     ("dynamics.kernels",),
     ("dynamics.inputs", "dynamics.results", "dynamics.lie", "dynamics.model", "dynamics.robots"),
     ("dynamics.symbolic", "dynamics.algorithms"),
@@ -103,7 +105,8 @@ def _dependency_order():
 
 def test_every_module_imports_in_dependency_order_in_a_fresh_interpreter():
     order = _dependency_order()
-    assert order.index("dynamics.kernels.layout") < order.index("dynamics.algorithms")
+    assert order.index("dynamics.jit") < order.index("dynamics.kernels.packed_model") < \
+        order.index("dynamics.algorithms")
     code = "import importlib\nfor m in %r:\n    importlib.import_module(m)\n" % order
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -132,8 +135,18 @@ def test_ddp_reaches_the_dynamics_kernels_only_through_its_compiled_door():
 
 
 def test_ddp_asks_the_dynamics_protocol_instead_of_probing_backends():
-    """ddp reads what the Dynamics protocol declares (model, compiled, check_configuration)
-    instead of testing a backend's class or probing its attributes."""
+    """ddp reads what the Dynamics protocol declares (model, compiled, check_configuration, and
+    the :class:`~dynamics.protocol.Capabilities` resolved once on the problem) instead of
+    testing a backend's class or probing its attributes: no getattr or hasattr in ddp names a
+    backend attribute (the protocol's methods and sub-protocols')."""
+    import typing
+
+    import dynamics.protocol as protocol
+    names = {"model", "compiled", "nq", "nv"}
+    for proto in (protocol.Dynamics, protocol.HoldsContacts, protocol.StepsPhases,
+                  protocol.GivesContactForces, protocol.RollsOut):
+        names |= set(typing.get_type_hints(proto)) | {
+            n for n in vars(proto) if not n.startswith("_")}
     probes = []
     for m, p in MODULES.items():
         if not m.startswith("ddp"):
@@ -146,9 +159,30 @@ def test_ddp_asks_the_dynamics_protocol_instead_of_probing_backends():
                     args[1]):
                 probes.append(f"{m}:{node.lineno} {ast.unparse(node)}")
             if node.func.id in ("getattr", "hasattr") and len(args) >= 2 and isinstance(
-                    args[1], ast.Constant) and args[1].value in ("model", "compiled"):
+                    args[1], ast.Constant) and args[1].value in names:
                 probes.append(f"{m}:{node.lineno} {ast.unparse(node)}")
+    assert {"contacts", "with_contacts", "rollout_function", "contact_derivatives"} <= names
     assert not probes, probes
+
+
+#: the solver's loop and passes: they name no compiling (the compile layer, the warm-up)
+NOT_COMPILING = ("ddp.solver", "ddp.evaluation", "ddp.backward")
+
+
+def test_the_solver_names_no_compiling():
+    """ddp's loop, its evaluation through the protocol and its backward pass neither import the
+    compile layer (:mod:`dynamics.jit`) or the warm-up nor name compiling or warming up."""
+    wrong = []
+    for m in NOT_COMPILING:
+        p = MODULES[m]
+        wrong += [f"{m}:{line} imports {t}" for t, line, _ in _imports(m, p)
+                  if t.startswith(("dynamics.jit", "ddp.warm_up", "ddp.compile_worker"))]
+        for node in ast.walk(ast.parse(p.read_text())):
+            name = node.id if isinstance(node, ast.Name) else (
+                node.attr if isinstance(node, ast.Attribute) else "")
+            if "compile" in name.lower() or "warm" in name.lower():
+                wrong.append(f"{m}:{node.lineno} names {name}")
+    assert not wrong, wrong
 
 
 #: the doors of the compiled solver and their parameters at most (records, not positional lists)

@@ -1,11 +1,11 @@
-"""dynamics.kernels.layout.carve and extent: a compiled function's scratch arrays of any shapes
+"""dynamics.jit.carve and extent: a compiled function's scratch arrays of any shapes
 as views of one buffer."""
 
 import numba
 import numpy as np
 import pytest
 
-from dynamics.kernels.layout import carve, extent, keep_alive
+from dynamics.jit import carve, extent, keep_alive
 
 
 @numba.njit(cache=False)

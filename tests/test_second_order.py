@@ -2,15 +2,15 @@
 computeRNEADerivatives and crba on the manifold; structural identities; batching."""
 
 import numpy as np
+import pinocchio_ref as ref
 import pytest
+from helpers import random_state, rel_err
 from numba import njit
 
 import dynamics as dyn
 from dynamics import accuracy, robots
-from dynamics.kernels.layout import unpack
+from dynamics.kernels.packed_model import unpack
 from dynamics.kernels.second_order import idsva_so_contracted
-from helpers import random_state, rel_err
-import pinocchio_ref as ref
 
 FD_TOL = 1e-6
 def test_against_pinocchio_finite_differences(so_model):

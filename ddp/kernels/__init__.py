@@ -1,30 +1,28 @@
-"""Compiled kernels of the solver (numba, ``cache=True``): the built-in costs (:mod:`.costs`) and
-the solver's passes over the knots (:mod:`.passes`).
+"""Compiled kernels of the solver (numba, built on :mod:`dynamics.jit`): the built-in costs
+(:mod:`.costs`), the solver's passes over the knots (:mod:`.passes`), the derivative and
+rollout doors (:mod:`.evaluation`), the kernels linked per problem (:mod:`.linked`,
+:mod:`.contact_knots`) and the records at their door (:mod:`.records`).
 
-They call (and numba inlines) the dynamics kernels, so the cache guard of
-:mod:`dynamics.kernels` covers this package too: its cache files are dropped when these sources or
-the dynamics kernels change.
+They call (and numba inlines) the dynamics kernels, so this package's cache guard covers their
+sources and the compile layer's too: its cache files are dropped when any of them changes.
 """
 
-import os
 from pathlib import Path
 
-from dynamics.kernels import guard_cache
+from dynamics.jit import guard_cache
 
-if os.environ.get("SODDP_NO_CACHE_GUARD") != "1":
-    guard_cache(Path(__file__).resolve().parent)
+_HERE = Path(__file__).resolve().parent
+guard_cache(_HERE, _HERE.parent.parent / "dynamics" / "jit",
+            _HERE.parent.parent / "dynamics" / "kernels")
 
 # the compiled pieces that ddp's Python modules call besides these kernels' own (the only door
 # from ddp to dynamics.kernels outside ddp.kernels and the compiled evaluation)
-from dynamics.kernels import compile_notice, is_cached  # noqa: E402
-from dynamics.kernels.checks import all_finite  # noqa: E402
-from dynamics.kernels.layout import (CHUNK_RAISED, call_door, num_chunks,  # noqa: E402
-                                     run_in_chunks)
-from dynamics.kernels.threads import every_thread  # noqa: E402
+from dynamics.jit import (CHUNK_RAISED, call_door, compile_notice, every_thread,  # noqa: E402
+                          is_cached, num_chunks, run_in_chunks)
+from dynamics.kernels.finite import all_finite  # noqa: E402
 from dynamics.kernels.step import (assemble_step_chunk, assemble_step_derivatives,  # noqa: E402
                                    step_velocities)
 
 __all__ = ["all_finite", "compile_notice", "is_cached", "num_chunks", "run_in_chunks",
-           "call_door", "CHUNK_RAISED",
-           "assemble_step_chunk", "assemble_step_derivatives", "step_velocities",
-           "every_thread"]
+           "call_door", "CHUNK_RAISED", "assemble_step_chunk", "assemble_step_derivatives",
+           "step_velocities", "every_thread"]

@@ -1,6 +1,6 @@
 """The knots with contacts or an impact, in the solver's compiled calls: kernels that the
 rollouts, the knots' derivatives and the backward pass call through the table of linked kernels
-(:func:`~dynamics.kernels.layout.call_linked`, in the slots of :mod:`.records`), which
+(:func:`dynamics.jit.call_linked`, in the slots of :mod:`.records`), which
 :func:`link` fills when a problem has such knots.  So a problem without contacts never compiles
 them, nor the contact kernels of :mod:`dynamics.kernels.contact` they call: on a cold first run
 of ``soddp compare ur3`` that is about a quarter of the compile time (``docs/design.md``).
@@ -18,16 +18,16 @@ Each takes the records of the call it serves (their types are those Python gives
 import numpy as np
 from numba.core import types
 
-from dynamics.kernels import compile_notice, is_cached
-from dynamics.kernels.compile_lock import njit
+from dynamics.jit import argument_types, compile_notice, copy_into, is_cached, njit
+from dynamics.jit import link as _link
+from dynamics.jit.linking import array_types
 from dynamics.kernels.contact import (OK, ContactWork, constrained_derivatives_point,
-                                     constrained_dynamics_point, contact_workspace,
-                                     impulse_derivatives_point, impulse_dynamics_point,
-                                     impulse_so_terms, kinematics_workspace, second_order_state,
-                                     so_contracted_terms)
+                                      constrained_dynamics_point, contact_workspace,
+                                      impulse_derivatives_point, impulse_dynamics_point,
+                                      impulse_so_terms, kinematics_workspace, second_order_state,
+                                      so_contracted_terms)
 from dynamics.kernels.dense import gemm_tn
-from dynamics.kernels.layout import argument_types, array_types, copy_into, unpack
-from dynamics.kernels.layout import link as _link
+from dynamics.kernels.packed_model import unpack
 from dynamics.kernels.step import euler_step
 
 from .records import IMPACT, LINKED_DERIVATIVES, LINKED_SECOND_ORDER, LINKED_STEP

@@ -45,20 +45,21 @@ import os
 import numpy as np
 from numba.core import types
 
-from dynamics.kernels.compile_lock import njit
+from dynamics.jit import (argument_types, borrowed, chunk_range, copy_into, in_parallel, keep_alive,
+                          njit)
+from dynamics.jit import link as _link
+from dynamics.jit.linking import array_types
 from dynamics.kernels.contact import chain_dofs, column_derivative, point_columns
+from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_placement,
                                      support_joints)
 from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
-from dynamics.kernels.layout import (argument_types, array_types, borrowed, chunk_range,
-                                     copy_into, in_parallel, keep_alive, unpack)
-from dynamics.kernels.layout import link as _link
-from dynamics.kernels.dense import gemm_tn
-from dynamics.kernels.spatial import dot6, motion_cross, motion_cross_add
 from dynamics.kernels.lie_group import (rotation_log, se2_log, se2_log_expansion, se3_log,
                                         se3_log_expansion, se3_log_hessian_contracted,
                                         se3_log_jacobian, so3_log_expansion,
                                         so3_log_hessian_contracted)
+from dynamics.kernels.packed_model import unpack
+from dynamics.kernels.spatial import dot6, motion_cross, motion_cross_add
 
 from .passes import call_knot_kernel
 from .records import LINKED_COSTS, CostDerivatives, Forces, Model, Program, empty_forces
@@ -293,7 +294,7 @@ def cost_knots(model, program, Q, V, U, t0, t1, order, exact_hessians, out, kin,
     has_frames = has_frame_terms(program)
     per_knot = starts.shape[0] > 1
     io, fo = starts[0, 0], starts[0, 1]
-    # work arrays and arguments as borrowed views (dynamics.kernels.layout): in this per-knot
+    # work arrays and arguments as borrowed views (dynamics.jit): in this per-knot
     # loop numba's reference counting took most of the time (UR3's costs per knot, value only:
     # 1.66 -> 0.67 us; with the Gauss-Newton derivatives 2.4 -> 1.2 us)
     chain_own = np.empty(nj, dtype=np.int64)
@@ -759,6 +760,6 @@ def cost_chunk(model, program, Q, V, U, order, exact_hessians, out, forces, chun
 @njit(cache=True, error_model="numpy")
 def cost_batch(model, program, Q, V, U, order, exact_hessians, out, forces, chunks):
     """:func:`cost_chunk` in parallel chunks of knots through ``chunks`` = (its address, key,
-    nchunks >= 2) (:func:`~dynamics.kernels.layout.run_in_chunks` calls this; the status it
-    returns is :func:`~dynamics.kernels.layout.in_parallel`'s)."""
+    nchunks >= 2) (:func:`dynamics.jit.run_in_chunks` calls this; the status it
+    returns is :func:`dynamics.jit.in_parallel`'s)."""
     return in_parallel((model, program, Q, V, U, order, exact_hessians, out, forces), chunks)

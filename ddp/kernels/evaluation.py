@@ -16,12 +16,12 @@ small robot these cost as much as the arithmetic (UR3, T = 100: about 0.3 ms of 
 
 import numpy as np
 
-from dynamics.kernels.compile_lock import njit
+from dynamics.jit import (CHUNK_RAN, borrowed, call_chunk, chunk_range, copy_into, in_parallel,
+                          keep_alive, njit)
 from dynamics.kernels.contact import OK
 from dynamics.kernels.forward import IPR_LTDL, fdsva_core, fdsva_workspace
 from dynamics.kernels.kinematics import forward_kinematics
-from dynamics.kernels.layout import (CHUNK_RAN, borrowed, call_chunk, chunk_range, in_parallel,
-                                     copy_into, keep_alive, unpack)
+from dynamics.kernels.packed_model import unpack
 from dynamics.kernels.step import assemble_impact, assemble_knot, step_displacement
 
 from .costs import forces_of, has_frame_terms, kinematics_buffers, no_forces
@@ -165,7 +165,7 @@ def knot_derivatives(model, step, knots, programs, exact_hessians, derivatives, 
     """The derivatives of every knot of a trajectory (``knots``: q, v (T, nq / nv), u (T, nu),
     tau = u B^T, and the terminal state q_T, v_T (1, nq / nv)), in parallel chunks of knots, each
     by :func:`derivatives_chunk` through ``chunks`` = (its address, key, nchunks >= 2)
-    (:func:`~dynamics.kernels.layout.run_in_chunks` calls this door and reads the status it
+    (:func:`dynamics.jit.run_in_chunks` calls this door and reads the status it
     returns), written into the records:
 
     * ``derivatives`` (:data:`~.records.StepDerivatives`): the step derivatives (FDSVA, or the
@@ -209,7 +209,7 @@ def rollout_cost(model, step, x0, loop, box, gaps, programs, out, chunks):
     running costs of the knots (into out.l (T + 1,), the terminal one last) in ``chunks[2]``
     parallel chunks, on the forward kinematics that the rollout's dynamics kept.  Returns the
     cost (NaN when a state or control is not finite) and the largest status of
-    :func:`~dynamics.kernels.layout.call_chunk`.
+    :func:`dynamics.jit.call_chunk`.
 
     ``chunks`` = (address, key, nchunks) of :func:`cost_values_chunk` for the types of
     (``model``, ``programs.running``, Q, V, U (2-D C arrays), out.l, ``kin`` (the three arrays of

@@ -1,6 +1,6 @@
 """Kernels of the solver's compiled calls that only some solves reach, besides the contact knots'
 (:mod:`.contact_knots`): the derivative chunk and the backward pass call them through the table
-of linked kernels (:func:`~dynamics.kernels.layout.call_linked`, in the slots of
+of linked kernels (:func:`dynamics.jit.call_linked`, in the slots of
 :mod:`.records`), and :func:`link` fills a slot when a solve needs it.  Called by name, numba
 would compile each one's whole call tree into every caller, for every solve, and optimize it
 again there.  Linked, a solve compiles what it uses, once:
@@ -23,13 +23,13 @@ returns an int64 status (0).
 import numpy as np
 from numba.core import types
 
-from dynamics.kernels import compile_notice
-from dynamics.kernels.compile_lock import njit
+from dynamics.jit import argument_types, compile_notice, njit
+from dynamics.jit import link as _link
+from dynamics.jit.linking import array_types
 from dynamics.kernels.dense import gemm_tn
 from dynamics.kernels.forward_so import fdsva_so_lam_terms, fdsva_so_point
-from dynamics.kernels.layout import argument_types, array_types, unpack
-from dynamics.kernels.layout import link as _link
 from dynamics.kernels.lie_group import integrate_expansion_point
+from dynamics.kernels.packed_model import unpack
 
 from .records import LINKED_FREE_SECOND_ORDER, LINKED_LIE_EXPANSION, LINKED_TENSORS
 

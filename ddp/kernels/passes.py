@@ -29,19 +29,19 @@ from collections import namedtuple
 
 import numpy as np
 
-from dynamics.kernels.compile_lock import njit
+from dynamics.jit import borrowed, call_linked, copy_into, keep_alive, njit
 from dynamics.kernels.dense import (back_substitution, cholesky, cholesky_solve,
                                     forward_substitution, gemm_nt, gemm_tn)
 from dynamics.kernels.forward import aba_sweeps
 from dynamics.kernels.inverse import kinematics_and_inertias
 from dynamics.kernels.kinematics import difference_point, integrate_point
-from dynamics.kernels.layout import borrowed, call_linked, copy_into, keep_alive, unpack
+from dynamics.kernels.packed_model import unpack
 from dynamics.kernels.step import (acceleration_weights, add_impact_hessian, add_step_hessian,
                                    euler_step, step_quadratic)
 
 from .contact_knots import STEP_NOT_FINITE, STEPPED, force_cost_weight
-from .records import (IMPACT, LINKED_FREE_SECOND_ORDER, LINKED_SECOND_ORDER, LINKED_STEP,
-                      Forces, SecondOrder, SecondOrderMode, StepDerivatives)
+from .records import (IMPACT, LINKED_FREE_SECOND_ORDER, LINKED_SECOND_ORDER, LINKED_STEP, Forces,
+                      SecondOrder, SecondOrderMode, StepDerivatives)
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -56,7 +56,7 @@ NOT_LINKED_MESSAGE = ("a knot reached a kernel that is not linked for its argume
 @njit(callee=True, forceinline=True, **_JIT)
 def call_knot_kernel(slot, args):
     """The status that the knots' kernel linked in ``slot`` returns for ``args``
-    (:func:`~dynamics.kernels.layout.call_linked`); RuntimeError if none is linked for their
+    (:func:`dynamics.jit.call_linked`); RuntimeError if none is linked for their
     types, or if it raised."""
     status = call_linked(slot, args)
     if status < 0:

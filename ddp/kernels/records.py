@@ -78,7 +78,7 @@ class SecondOrderMode(IntEnum):
 STEP, IMPACT = 0, 1
 
 #: the slots of the knots' kernels in the table of linked kernels
-#: (:func:`~dynamics.kernels.layout.call_linked`): those of the knots with contacts or an impact
+#: (:func:`dynamics.jit.call_linked`): those of the knots with contacts or an impact
 #: (:mod:`.contact_knots` links them), the second-order terms of the free knots, one per
 #: :class:`SecondOrderMode`, and the expansion of (+) on Lie-group joints (:mod:`.linked`)
 LINKED_STEP, LINKED_DERIVATIVES, LINKED_SECOND_ORDER = 0, 1, 2

@@ -100,8 +100,8 @@ the contacts' (q, v+) block, and none in (v, v).
 Memory.  The chain functions run once per contact and knot on arrays of a few dozen numbers,
 and numba's allocations and reference counts took about a quarter of a batched second order's
 time (HyQ, four feet, first derivatives included).  A function's scratch arrays, of any
-shapes, are therefore one allocation, carved into borrowed views (``layout.carve``: views
-without a reference count).  A HyQ knot on four feet then allocates 43 times for its first
+shapes, are therefore one allocation, carved into borrowed views (:func:`dynamics.jit.carve`:
+views without a reference count).  A HyQ knot on four feet then allocates 43 times for its first
 derivatives and 65 for its second order, against 88 and 184 with an allocation per array.  A
 batched second order (:func:`constrained_so_chunk`) forms the first derivatives of a group of
 :data:`GROUP` knots, each into its own work arrays (:func:`workspace_group`), before their
@@ -112,15 +112,14 @@ from collections import namedtuple
 
 import numpy as np
 
-from .compile_lock import njit
+from ..jit import borrowed, carve, chunk_range, copy_into, extent, in_parallel, keep_alive, njit
 from .dense import back_substitution, cholesky, cholesky_solve_vector, forward_substitution
 from .inverse import (crba_point, ground_inertias, idsva_backward_sweep, idsva_forward_into,
                       rnea_point)
-from .second_order import idsva_so_contracted_sweep
 from .kinematics import forward_kinematics
-from .layout import (borrowed, carve, chunk_range, copy_into, extent, in_parallel, keep_alive,
-                     unpack)
 from .lie_group import se3_log_hessian_contracted, se3_log_jacobian
+from .packed_model import unpack
+from .second_order import idsva_so_contracted_sweep
 from .spatial import dot6, matTvec6, matvec6
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -1168,7 +1167,7 @@ def constrained_dynamics_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping,
 def constrained_dynamics_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status,
                                chunks):
     """The door of :func:`constrained_dynamics_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, status), chunks)
 
 
@@ -1196,7 +1195,7 @@ def constrained_derivatives_chunk(ints, floats, cints, cfloats, Q, V, TAU, dampi
 def constrained_derivatives_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ,
                                   DAV, DAT, DLQ, DLV, DLT, status, chunks):
     """The door of :func:`constrained_derivatives_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, cints, cfloats, Q, V, TAU, damping, A, LAM, DAQ, DAV, DAT,
                         DLQ, DLV, DLT, status), chunks)
 
@@ -1857,7 +1856,7 @@ def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A
 def constrained_so_batch(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV,
                          DAT, DLQ, DLV, DLT, LQ, LV, LQV, LT, status, chunks):
     """The door of :func:`constrained_so_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A, LAM, DAQ, DAV, DAT,
                         DLQ, DLV, DLT, LQ, LV, LQV, LT, status), chunks)
 
@@ -1903,7 +1902,7 @@ def impulse_chunk(ints0, floats0, cints, cfloats, Q, V, restitution, damping, or
 def impulse_batch(ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU, VP, IMP,
                   DVQ, DVV, DIQ, DIV, LQ, LQV, status, chunks):
     """The door of :func:`impulse_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints0, floats0, cints, cfloats, Q, V, restitution, damping, order, MU, VP,
                         IMP, DVQ, DVV, DIQ, DIV, LQ, LQV, status), chunks)
 

@@ -8,8 +8,7 @@ contiguous so that LLVM vectorizes them.
 
 import numpy as np
 
-from .compile_lock import njit
-
+from ..jit import njit
 
 _BLOCK = 64  # columns of B per panel: a k x 64 panel of B stays in L1 while all rows use it
 

@@ -14,11 +14,10 @@
 
 import numpy as np
 
-from .compile_lock import njit
-from .layout import borrowed, chunk_range, copy_into, in_parallel, keep_alive, unpack
-
+from ..jit import borrowed, chunk_range, copy_into, in_parallel, keep_alive, njit
 from .dense import gemm
 from .inverse import crba_point, idsva_sweeps, kinematics_and_inertias
+from .packed_model import unpack
 from .spatial import dot6, force_cross, matvec6, motion_cross
 
 IPR_DMM = 0  # dense product with M^{-1}
@@ -302,7 +301,7 @@ def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, 
     forward kinematics of q (the knot's costs use them)."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
-    # arguments and work arrays as borrowed views (layout module: no reference counting)
+    # arguments and work arrays as borrowed views (dynamics.jit: no reference counting)
     q, v, tau, qdd, da_dq, da_dv, Minv = borrowed((q, v, tau, qdd, da_dq, da_dv, Minv))
     M, dtau_dq, dtau_dv, S0, IA, U, Dinv = borrowed((M, dtau_dq, dtau_dv, S0, IA, U, Dinv))
     oR, op = borrowed((oR, op))
@@ -363,7 +362,7 @@ def aba_chunk(ints, floats, Q, V, TAU, out, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def aba_batch(ints, floats, Q, V, TAU, out, chunks):
     """The door of :func:`aba_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, V, TAU, out), chunks)
 
 
@@ -384,14 +383,14 @@ def minv_chunk(ints, floats, Q, out, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def minv_batch(ints, floats, Q, out, chunks):
     """The door of :func:`minv_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, out), chunks)
 
 
 @njit(cache=True, error_model="numpy")
 def fdsva_batch(ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv, chunks):
     """The door of :func:`fdsva_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, V, TAU, ipr, qdd, da_dq, da_dv, Minv), chunks)
 
 

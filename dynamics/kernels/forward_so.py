@@ -26,11 +26,11 @@ products instead of O(n^4)).
 
 import numpy as np
 
-from .compile_lock import njit
+from ..jit import chunk_range, copy_into, in_parallel, njit
 from .dense import gemm, gemm_tn
 from .forward import IPR_LTDL, aza_apply, fdsva_core
 from .inverse import idsva_point
-from .layout import KernelModel, chunk_range, copy_into, in_parallel, unpack
+from .packed_model import KernelModel, unpack
 from .second_order import id_so_views, idsva_so_contracted, idsva_so_point
 
 INNER_DTM, INNER_IDFOZA = 0, 1
@@ -220,7 +220,7 @@ def fdsva_so_chunk(ints, floats, Q, V, TAU, inner, outer, buf, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def fdsva_so_batch(ints, floats, Q, V, TAU, inner, outer, buf, chunks):
     """The door of :func:`fdsva_so_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, V, TAU, inner, outer, buf), chunks)
 
 
@@ -239,5 +239,5 @@ def fdsva_so_lam_chunk(ints, floats, Q, V, TAU, LAM, buf, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def fdsva_so_lam_batch(ints, floats, Q, V, TAU, LAM, buf, chunks):
     """The door of :func:`fdsva_so_lam_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, V, TAU, LAM, buf), chunks)

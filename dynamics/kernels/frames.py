@@ -14,7 +14,7 @@ bracket of motion vectors is the motion cross product ``J_a x J_b``.
 
 import numpy as np
 
-from .compile_lock import njit
+from ..jit import njit
 from .kinematics import compose_placements
 from .spatial import motion_cross
 

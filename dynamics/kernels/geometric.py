@@ -55,11 +55,11 @@ block Minv[7:, 1:6]) is the transpose of the upper one, and ``M^A_0`` starts at 
 
 import numpy as np
 
-from .compile_lock import njit
+from ..jit import borrowed, chunk_range, copy_into, in_parallel, keep_alive, njit
 from .dense import symm_gemm_col_sparse
 from .forward import small_spd_inverse
 from .kinematics import FF, PLA, SPH, compose_placements, ground_motion_subspace, joint_transform
-from .layout import borrowed, chunk_range, copy_into, in_parallel, keep_alive, unpack
+from .packed_model import unpack
 from .spatial import force_cross_add, ground_inertia, motion_cross, motion_cross_add, tup6
 
 # contract: LLVM may fuse a * b + c into one FMA (rounding changes in the last bits; measured on
@@ -751,7 +751,7 @@ def geometric_fd_chunk(ints, floats, Q, V, TAU, support, acc, Minv, dacc, chunk,
 @njit(cache=True, error_model="numpy")
 def geometric_fd_batch(ints, floats, Q, V, TAU, support, acc, Minv, dacc, chunks):
     """The door of :func:`geometric_fd_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, V, TAU, support, acc, Minv, dacc), chunks)
 
 
@@ -793,7 +793,7 @@ def geometric_linearization_chunk(ints, floats, Q, V, TAU, support, acc, A, B, c
 @njit(cache=True, error_model="numpy")
 def geometric_linearization_batch(ints, floats, Q, V, TAU, support, acc, A, B, chunks):
     """The door of :func:`geometric_linearization_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, V, TAU, support, acc, A, B), chunks)
 
 
@@ -818,7 +818,7 @@ def continuous_linearization_chunk(ints, floats, V, da_dq, da_dv, Minv, A, B, ch
 @njit(cache=True, error_model="numpy")
 def continuous_linearization_batch(ints, floats, V, da_dq, da_dv, Minv, A, B, chunks):
     """The door of :func:`continuous_linearization_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, V, da_dq, da_dv, Minv, A, B), chunks)
 
 
@@ -834,7 +834,7 @@ def eidamb_chunk(ints, floats, Q, V, A, tau, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def eidamb_batch(ints, floats, Q, V, A, tau, chunks):
     """The door of :func:`eidamb_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, V, A, tau), chunks)
 
 
@@ -852,7 +852,7 @@ def eidamb_derivatives_chunk(ints, floats, Q, V, A, tau, D, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def eidamb_derivatives_batch(ints, floats, Q, V, A, tau, D, chunks):
     """The door of :func:`eidamb_derivatives_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, V, A, tau, D), chunks)
 
 
@@ -868,7 +868,7 @@ def immamb_chunk(ints, floats, Q, Minv, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def immamb_batch(ints, floats, Q, Minv, chunks):
     """The door of :func:`immamb_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, Minv), chunks)
 
 
@@ -925,7 +925,7 @@ def tangent_ad_chunk(ints, floats, V, out, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def tangent_ad_batch(ints, floats, V, out, chunks):
     """The door of :func:`tangent_ad_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, V, out), chunks)
 
 
@@ -956,5 +956,5 @@ def base_adjoint_chunk(ints, floats, Q, out, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def base_adjoint_batch(ints, floats, Q, out, chunks):
     """The door of :func:`base_adjoint_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, out), chunks)

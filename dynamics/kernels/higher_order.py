@@ -42,10 +42,10 @@ Series arrays (one sample; joint 0 is the universe and stays zero), K = highest 
 
 import numpy as np
 
-from .compile_lock import njit
+from ..jit import chunk_range, in_parallel, njit
 from .forward import small_spd_inverse
 from .kinematics import FF, HEL, PLA, PRI, forward_kinematics, joint_transform
-from .layout import chunk_range, in_parallel, unpack
+from .packed_model import unpack
 from .spatial import body_coriolis_add, dot6, ground_inertia, matvec6, motion_cross
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -663,7 +663,7 @@ def rnea_chunk(ints, floats, Q, VD, out, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def rnea_batch(ints, floats, Q, VD, out, chunks):
     """The door of :func:`rnea_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, VD, out), chunks)
 
 
@@ -684,7 +684,7 @@ def hybrid_chunk(ints, floats, Q, VD, TAU, motion, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def hybrid_batch(ints, floats, Q, VD, TAU, motion, chunks):
     """The door of :func:`hybrid_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, VD, TAU, motion), chunks)
 
 
@@ -786,5 +786,5 @@ def closed_form_chunk(ints, floats, Q, Vel, M, h, g, C, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def closed_form_batch(ints, floats, Q, Vel, M, h, g, C, chunks):
     """The door of :func:`closed_form_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, Vel, M, h, g, C), chunks)

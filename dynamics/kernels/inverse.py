@@ -6,7 +6,7 @@
   forward and one backward sweep.
 
 Every ``*_point`` kernel evaluates one knot; every ``*_batch`` kernel loops over a leading knot axis
-in ``nchunks`` parallel chunks of knots (:func:`~dynamics.kernels.layout.num_chunks`; one chunk
+in ``nchunks`` parallel chunks of knots (:func:`dynamics.jit.num_chunks`; one chunk
 runs on the calling thread).  The Python wrappers in :mod:`dynamics.algorithms` pass a single
 point as the batch of one.
 
@@ -21,21 +21,11 @@ of joint i and lambda(i) its parent:
 
 import numpy as np
 
-from .compile_lock import njit
-from .layout import chunk_range, in_parallel, unpack
-
+from ..jit import chunk_range, in_parallel, njit
 from .kinematics import forward_kinematics
-from .spatial import (
-    body_coriolis_add,
-    dot6,
-    force_cross_add,
-    ground_inertia,
-    matTvec6,
-    matvec6,
-    motion_cross,
-    motion_cross_add,
-    tup6,
-)
+from .packed_model import unpack
+from .spatial import (body_coriolis_add, dot6, force_cross_add, ground_inertia, matTvec6, matvec6,
+                      motion_cross, motion_cross_add, tup6)
 
 
 @njit(callee=True, cache=True, error_model="numpy", forceinline=True)
@@ -314,7 +304,7 @@ def rnea_chunk(ints, floats, Q, V, A, out, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def rnea_batch(ints, floats, Q, V, A, out, chunks):
     """The door of :func:`rnea_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, V, A, out), chunks)
 
 
@@ -330,7 +320,7 @@ def crba_chunk(ints, floats, Q, out, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def crba_batch(ints, floats, Q, out, chunks):
     """The door of :func:`crba_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, out), chunks)
 
 
@@ -348,5 +338,5 @@ def idsva_chunk(ints, floats, Q, V, A, tau, dq, dv, M, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def idsva_batch(ints, floats, Q, V, A, tau, dq, dv, M, chunks):
     """The door of :func:`idsva_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, V, A, tau, dq, dv, M), chunks)

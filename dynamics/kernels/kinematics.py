@@ -25,8 +25,8 @@ import math
 
 import numpy as np
 
-from .compile_lock import njit
-from .layout import chunk_range, in_parallel, unpack
+from ..jit import chunk_range, in_parallel, njit
+from .packed_model import unpack
 
 REV, RUB, PRI, SPH, FF, PLA, HEL = 0, 1, 2, 3, 4, 5, 6
 
@@ -386,7 +386,7 @@ def integrate_chunk(ints, floats, Q, V, out, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def integrate_batch(ints, floats, Q, V, out, chunks):
     """The door of :func:`integrate_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, V, out), chunks)
 
 
@@ -401,5 +401,5 @@ def difference_chunk(ints, floats, Q0, Q1, out, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def difference_batch(ints, floats, Q0, Q1, out, chunks):
     """The door of :func:`difference_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q0, Q1, out), chunks)

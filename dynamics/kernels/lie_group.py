@@ -29,10 +29,10 @@ from math import factorial
 
 import numpy as np
 
-from .compile_lock import njit
+from ..jit import borrowed, chunk_range, copy_into, in_parallel, keep_alive, njit
 from .dense import gemm, gemm_tn
 from .kinematics import FF, PLA, RUB, SPH
-from .layout import borrowed, chunk_range, copy_into, in_parallel, keep_alive, unpack
+from .packed_model import unpack
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -784,6 +784,6 @@ def integrate_expansion_chunk(ints, floats, W, hessian, Jq, Jw, H, chunk, nchunk
 @njit(cache=True, error_model="numpy")
 def integrate_expansion_batch(ints, floats, W, hessian, Jq, Jw, H, chunks):
     """The door of :func:`integrate_expansion_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, W, hessian, Jq, Jw, H), chunks)
 

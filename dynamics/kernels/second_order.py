@@ -28,9 +28,9 @@ of every DoF is formed once.
 
 import numpy as np
 
-from .compile_lock import njit
+from ..jit import carve, chunk_range, extent, in_parallel, keep_alive, njit
 from .inverse import composite_sums, idsva_forward_pass
-from .layout import carve, chunk_range, extent, in_parallel, keep_alive, unpack
+from .packed_model import unpack
 from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matTvec6, matvec6,
                       motion_cross, row6, tup6)
 
@@ -335,7 +335,7 @@ def idsva_so_contracted_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, dof_forces, mu
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     kept = dof_forces.shape[0] > 0
-    # every scratch array in one allocation, borrowed (layout.carve)
+    # every scratch array in one allocation, borrowed (dynamics.jit.carve)
     shapes = ((3, 6, 6), (19, 6), (4, nj, 6), (3, nv, 6), (nj, 6, 6))
     own = np.zeros(extent(shapes))
     m66, v6, per_joint, per_dof, A1h = carve(own, shapes)
@@ -518,5 +518,5 @@ def idsva_so_chunk(ints, floats, Q, V, A, buf, chunk, nchunks):
 @njit(cache=True, error_model="numpy")
 def idsva_so_batch(ints, floats, Q, V, A, buf, chunks):
     """The door of :func:`idsva_so_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((ints, floats, Q, V, A, buf), chunks)

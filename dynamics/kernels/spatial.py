@@ -11,7 +11,7 @@ quantities are never transformed between body frames once computed.
 Every helper writes into an output array given by the caller (no allocation in hot loops).
 """
 
-from .compile_lock import njit
+from ..jit import njit
 
 _JIT = dict(cache=True, error_model="numpy", fastmath=False, forceinline=True)
 

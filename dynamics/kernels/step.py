@@ -27,10 +27,9 @@ Shapes: n = nv, nu controls, T knots.
 
 import numpy as np
 
-from .compile_lock import njit
+from ..jit import chunk_range, in_parallel, njit
 from .dense import gemm
 from .kinematics import integrate_point
-from .layout import chunk_range, in_parallel
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -191,7 +190,7 @@ def assemble_step_chunk(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_s
 def assemble_step_derivatives(B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes, Fx, Fu,
                               da_du, chunks):
     """The door of :func:`assemble_step_chunk`, its chunks in parallel
-    (:func:`~.layout.run_in_chunks`)."""
+    (:func:`dynamics.jit.run_in_chunks`)."""
     return in_parallel((B, dt, da_dq, da_dv, da_dtau, Jq, Jw, lie_offsets, lie_sizes, Fx, Fu,
                         da_du), chunks)
 

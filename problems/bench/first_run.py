@@ -97,7 +97,7 @@ def run_first_run(log=print, runs=RUNS):
              "on two cores or more a second process compiles the solver's passes while the "
              "command compiles the knots' derivatives, the closed-loop rollout with its cost "
              "and, for compare, the CasADi and finite-difference backends' kernels "
-             "(ddp.compile_aside)"]
+             "(ddp.warm_up)"]
     write_table(rows, "first_run", "What a new user waits for: first and second runs", COLUMNS,
                 notes, log)
     return rows

@@ -2,7 +2,7 @@
 
 import math
 
-from .compile_lock import njit
+from ..jit import njit
 
 
 @njit(cache=True, error_model="numpy")

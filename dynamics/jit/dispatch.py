@@ -2,7 +2,7 @@
 that only other kernels call.
 
 Processes that start on a cold cache at the same time (the two pytest workers of the test
-command, the workers of a Dask study, a solve and its process aside in :mod:`ddp.compile_aside`)
+command, the workers of a Dask study, a solve and its process aside in :mod:`dynamics.jit.aside`)
 would each compile the same kernel and save the same machine code in numba's cache.  A kernel
 made by :func:`njit` with ``cache=True`` takes a lock file beside its cache index when numba
 does not find it in the cache.  The first process to take it compiles and saves the machine
@@ -35,7 +35,8 @@ import numba
 from numba.core import event
 from numba.core.registry import CPUDispatcher
 
-from . import numba_inliner  # noqa: F401 - numba's inliner, repaired on import
+from . import inliner  # noqa: F401 - numba's inliner, repaired on import
+from .numba_support import PATCHES
 
 try:
     import fcntl
@@ -144,6 +145,10 @@ def njit(*args, callee=False, **options):
     (``@njit``) or with options (``@njit(cache=True)``)."""
     if len(args) == 1 and callable(args[0]) and not options and not callee:
         return numba.njit(args[0])
+    if not PATCHES:  # plain numba (numba_support)
+        if callee and args:
+            raise ValueError(f"njit(callee=True): expected no signatures; got {args}")
+        return numba.njit(*args, **options)
 
     def make(func):
         if callee:

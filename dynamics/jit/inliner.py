@@ -20,6 +20,8 @@ import copy
 
 from numba.core import inline_closurecall, ir
 
+from .numba_support import PATCHES
+
 #: for each ``inline_ir`` call in progress: id(scope) -> (scope, its variables, its copy, the
 #: copy's variables) for the scopes copied during the call
 _COPIES = []
@@ -56,7 +58,7 @@ def _inline_ir(self, *args, **kwargs):
 
 
 _NUMBA_INLINE_IR = getattr(inline_closurecall.InlineWorker, "inline_ir", None)
-APPLIED = (_NUMBA_INLINE_IR is not None and "__deepcopy__" not in vars(ir.Scope)
+APPLIED = (PATCHES and _NUMBA_INLINE_IR is not None and "__deepcopy__" not in vars(ir.Scope)
            and hasattr(ir.Scope(None, ir.Loc("", 0)).localvars, "_con"))
 if APPLIED:
     ir.Scope.__deepcopy__ = _copy_scope
