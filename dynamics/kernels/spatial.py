@@ -9,6 +9,10 @@ quantities are never transformed between body frames once computed.
     force bar      (f xbar*) v = v x* f
 
 Every helper writes into an output array given by the caller (no allocation in hot loops).
+
+3-vectors as tuples (``tup3``, ``col3``, ``row3``, ``cross_t``, ``dot_t``, ...): in loops over
+pairs of DoFs a slice such as ``W[:, k]`` builds an array view at every use, and a tuple lives in
+registers (the contact kernels' chain terms: HyQ's four feet 37 -> 21 us a knot).
 """
 
 from ..jit import njit
@@ -217,3 +221,86 @@ def add_force_bar(f, scale, out):
     out[4, 5] += nx
     out[5, 3] += ny
     out[5, 4] -= nx
+
+
+# -------------------------------------------------------- 3-vectors as tuples and in place
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def cross3_into(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def cross3_add(a, b, out):
+    out[0] += a[1] * b[2] - a[2] * b[1]
+    out[1] += a[2] * b[0] - a[0] * b[2]
+    out[2] += a[0] * b[1] - a[1] * b[0]
+
+
+# 3-vectors as tuples, for the loops over pairs of chain DoFs: values in a tuple live in
+# registers, where a slice such as W[:, k] is an array view built (and counted) at every use
+# (the weighted Hessian of HyQ's foot: 2.0 -> 1.0 us)
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def tup3(x):
+    """The three entries of x."""
+    return (x[0], x[1], x[2])
+
+
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def col3(A, i):
+    """Column i of a (3, n) array."""
+    return (A[0, i], A[1, i], A[2, i])
+
+
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def row3(A, i):
+    """Row i of an (n, 3) array."""
+    return (A[i, 0], A[i, 1], A[i, 2])
+
+
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def row3_at(A, i, j):
+    """A[i, j] of an (n, m, 3) array."""
+    return (A[i, j, 0], A[i, j, 1], A[i, j, 2])
+
+
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def cross_t(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def dot_t(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def add_t(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def sub_t(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def scale_t(a, x):
+    return (a[0] * x, a[1] * x, a[2] * x)
+
+
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def matTvec_at(A, i, x):
+    """A[i]^T @ x for an (n, 3, 3) array A."""
+    return (A[i, 0, 0] * x[0] + A[i, 1, 0] * x[1] + A[i, 2, 0] * x[2],
+            A[i, 0, 1] * x[0] + A[i, 1, 1] * x[1] + A[i, 2, 1] * x[2],
+            A[i, 0, 2] * x[0] + A[i, 1, 2] * x[1] + A[i, 2, 2] * x[2])
+
+
+@njit(callee=True, forceinline=True, cache=True, error_model="numpy")
+def matvec_at(A, i, x):
+    """A[i] @ x for an (n, 3, 3) array A."""
+    return (A[i, 0, 0] * x[0] + A[i, 0, 1] * x[1] + A[i, 0, 2] * x[2],
+            A[i, 1, 0] * x[0] + A[i, 1, 1] * x[1] + A[i, 1, 2] * x[2],
+            A[i, 2, 0] * x[0] + A[i, 2, 1] * x[1] + A[i, 2, 2] * x[2])
