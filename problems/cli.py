@@ -269,7 +269,8 @@ ENVIRONMENT = (
     "environment: SODDP_CROCODDYL_PYTHON (a Python with Crocoddyl 3.2.1: its rows beside ours), "
     "SODDP_CACHE (CasADi code-generation cache, default ~/.cache/soddp), SODDP_PINOCCHIO_REF and "
     "SODDP_PINOCCHIO_REF_BUILD (the C++ Pinocchio reference's sources and build folder), "
-    "SODDP_NO_CACHE_GUARD=1 (skip the numba cache guard), SODDP_COMPILE_ASIDE=0 (a first run "
+    "SODDP_NO_CACHE_GUARD=1 (skip the numba cache guard), SODDP_NUMBA_PATCHES=0 (plain numba), "
+    "SODDP_COMPILE_ASIDE=0 (a first run "
     "compiles on one core, without a second process), SODDP_THREADS (the default of "
     "--threads), NUMBA_NUM_THREADS (the most threads)")
 

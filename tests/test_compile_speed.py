@@ -164,3 +164,37 @@ def test_the_repaired_inliner_gives_the_same_code(tmp_path):
                                     capture_output=True, text=True).stdout
     assert len(out["numba"]) > 10_000
     assert out["repaired"] == out["numba"]
+
+
+_PLAIN = """
+import numpy as np
+import dynamics
+from dynamics.jit import CalleeDispatcher, inliner, numba_support
+from dynamics.kernels import spatial
+assert not numba_support.PATCHES and not inliner.APPLIED
+assert not isinstance(spatial.dot6, CalleeDispatcher)  # a plain numba dispatcher
+m = dynamics.robots.load("ur3")
+rng = np.random.default_rng(0)
+q = np.array([m.random_configuration(rng) for _ in range(3)])
+v, a = rng.normal(size=(2, 3, m.nv))
+np.save(__import__("sys").argv[1], dynamics.rnea(m, q, v, a))
+"""
+
+
+def test_the_kernels_run_without_the_patches_of_numba(tmp_path):
+    """With ``SODDP_NUMBA_PATCHES=0`` (or under an untested numba) nothing of numba's internals
+    is patched: every kernel is plain ``numba.njit`` (callees too), and the kernels give the
+    same numbers (RNEA on UR3, whose call tree inlines with numba's own inliner)."""
+    out = tmp_path / "tau.npy"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               SODDP_NUMBA_PATCHES="0")
+    subprocess.run([sys.executable, "-c", _PLAIN, str(out)], env=env, check=True,
+                   capture_output=True, text=True)
+    import numpy as np
+
+    import dynamics
+    m = dynamics.robots.load("ur3")
+    rng = np.random.default_rng(0)
+    q = np.array([m.random_configuration(rng) for _ in range(3)])
+    v, a = rng.normal(size=(2, 3, m.nv))
+    np.testing.assert_allclose(np.load(out), dynamics.rnea(m, q, v, a), rtol=0, atol=1e-12)
