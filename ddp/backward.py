@@ -84,10 +84,8 @@ def backward(problem, xs, us, derivatives, local: LocalModel, regularization=Reg
     g = P.gaps_record(gaps)
     if structured is None:
         structured = P.nv >= _passes.STRUCTURED_MIN_NV
-    P.integrator.link_second_order(d.step, so)
-    status, knot = _passes.backward_pass(P.integrator.kernel_model, P.integrator.record, d.step,
-                                         so, Costs(d.running, d.terminal), r, box, g, gains,
-                                         bool(structured))
+    status, knot = P.compiled_problem.backward_pass(d.step, so, Costs(d.running, d.terminal), r,
+                                                    box, g, gains, bool(structured))
     if status != _passes.OK:
         return None, int(knot)
     return Policy(xs, us, gains.k, gains.K, float(gains.dV[0]), float(gains.dV[1]), gains.Vx,

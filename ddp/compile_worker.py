@@ -73,7 +73,7 @@ def compile_lie() -> None:
     derivatives link (:func:`~ddp.kernels.linked.knot_lie_expansion`) and the CasADi backend's
     problems take batched from the kernels, on the small random tree."""
     P = small_problem(dynamics.AnalyticalDynamics)
-    P.integrator.link_knot_kernel(LINKED_LIE_EXPANSION)
+    P.compiled_problem.link(LINKED_LIE_EXPANSION)
     q = np.repeat(P.x0[None, :P.nq], P.T, axis=0)
     lie.integrate_second_order(P.dynamics.model, q, np.zeros((P.T, P.nv)))
 
@@ -84,7 +84,7 @@ def compile_contracted() -> None:
     xs = np.repeat(P.x0[None], P.T + 1, axis=0)
     local = exact_model("ddp", "exact", SecondOrderMode.CONTRACTED)
     d = P.evaluation.unevaluated_derivatives(xs, us, local)
-    P.integrator.link_second_order(d.step, d.second_order)
+    P.compiled_problem.link_second_order(d.step, d.second_order)
 
 
 def compile_contacts() -> None:
@@ -96,8 +96,8 @@ def compile_contacts() -> None:
     us = np.zeros((P.T, P.nu))
     xs = np.repeat(P.x0[None], P.T + 1, axis=0)
     derivatives = P.evaluation.unevaluated_derivatives(xs, us, warm_models(P)[0])
-    P.integrator.link_knot_kernel(LINKED_SECOND_ORDER, derivatives=derivatives.step,
-                                  second_order=derivatives.second_order)
+    P.compiled_problem.link(LINKED_SECOND_ORDER, derivatives=derivatives.step,
+                            second_order=derivatives.second_order)
 
 
 GROUPS = {"costs": compile_costs, "passes": compile_passes, "protocol": compile_protocol,

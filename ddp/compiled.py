@@ -22,15 +22,10 @@ from dynamics.kernels.forward_so import INNER_DTM, INNER_IDFOZA, OUTER_DTM
 
 from . import costs as _costs
 from .evaluation import Evaluation, KnotDerivatives, add_costs, weighted
-from .kernels import costs as _kcosts
-from .kernels import evaluation as _kev
-from .kernels import CHUNK_RAISED, call_door, num_chunks, run_in_chunks
-from .kernels import passes as _passes
 from .kernels.costs import kinematics_buffers
-from .kernels.records import (LINKED_DERIVATIVES, LINKED_LIE_EXPANSION, LINKED_STEP,
-                              LINKED_TENSORS, Box, CostDerivatives, Costs, FDTensors,
-                              Knots, Program, Programs, Rollout, SecondOrder, SecondOrderMode,
-                              empty_forces, empty_step_derivatives, kkt_factors)
+from .kernels.records import (Box, CostDerivatives, Costs, FDTensors, Knots, Program, Programs,
+                              Rollout, SecondOrder, SecondOrderMode, empty_forces,
+                              empty_step_derivatives, kkt_factors)
 
 #: the empty ``kin`` of a rollout that keeps no kinematics (numpy's run of the kernel's function)
 _NO_KINEMATICS = kinematics_buffers.py_func(0, 0, 0)
@@ -105,31 +100,24 @@ class CompiledEvaluation(Evaluation):
         P = self.problem
         xs = np.empty((P.T + 1, P.nx))
         un = np.empty_like(loop.us)
-        P.integrator.link_knot_kernel(LINKED_STEP)
         with np.errstate(all="ignore"):
-            _passes.rollout(P.integrator.kernel_model, P.integrator.record, x0, loop, self._box(),
-                            P.gaps_record(gaps), xs, un, _NO_KINEMATICS,
-                            np.empty((P.T, self.nc)))
+            P.compiled_problem.rollout(x0, loop, self._box(), P.gaps_record(gaps), xs, un,
+                                       _NO_KINEMATICS, np.empty((P.T, self.nc)))
         return xs, un
 
     def rollout_cost(self, x0, loop, gaps):
         P = self.problem
         out = Rollout(np.empty((P.T + 1, P.nx)), np.empty_like(loop.us), np.empty(P.T + 1),
                       np.empty((P.T, self.nc)))
-        P.integrator.link_knot_kernel(LINKED_STEP)
-        _kcosts.link_costs()
+        C = P.compiled_problem
         if self._cost_chunk_args is None:  # arrays of the types the door passes its costs
-            self._cost_chunk_args = (P.integrator.kernel_model, self.programs.running,
+            self._cost_chunk_args = (C.model, self.programs.running,
                                      np.empty((0, P.nq)), np.empty((0, P.nv)),
                                      np.empty((0, P.nu)), np.empty(0), _NO_KINEMATICS,
                                      np.empty((0, self.nc)))
-        args = (P.integrator.kernel_model, P.integrator.record, x0, loop, self._box(),
-                P.gaps_record(gaps), self.programs, out)
         with np.errstate(all="ignore"):
-            cost, status = call_door(_kev.rollout_cost, _kev.cost_values_chunk, args,
-                                     self._cost_chunk_args, num_chunks(P.T))
-            if status == CHUNK_RAISED:
-                raise RuntimeError("a cost raised in the closed-loop rollout's cost")
+            cost = C.rollout_cost(x0, loop, self._box(), P.gaps_record(gaps), self.programs, out,
+                                  self._cost_chunk_args)
             xs, un = out.xs, out.us
             if np.isfinite(cost) and (self.running_others or self.terminal_others):
                 cost += self._others_cost(xs, un)
@@ -138,16 +126,8 @@ class CompiledEvaluation(Evaluation):
     def derivatives(self, xs, us, local) -> KnotDerivatives:
         P = self.problem
         knots, step, second_order, costs = self._derivative_records(xs, us, local)
-        args = (P.integrator.kernel_model, P.integrator.record, knots, self.programs,
-                local.hessians == "exact", step, second_order, costs)
-        linked = (LINKED_DERIVATIVES, LINKED_LIE_EXPANSION)
-        if local.second_order == SecondOrderMode.TENSORS:
-            linked += (LINKED_TENSORS,)
-        for which in linked:
-            P.integrator.link_knot_kernel(which, knots=knots, derivatives=step,
-                                          second_order=second_order)
-        _kcosts.link_costs()
-        run_in_chunks(_kev.knot_derivatives, _kev.derivatives_chunk, args, num_chunks(P.T))
+        P.compiled_problem.derivatives(knots, self.programs, local.hessians == "exact", step,
+                                       second_order, costs)
         run, term = self._with_others(costs.running, costs.terminal, xs, us, local.hessians)
         return KnotDerivatives(run, term, step, second_order)
 
@@ -177,13 +157,13 @@ class CompiledEvaluation(Evaluation):
             point = np.empty((T, n)), np.empty((T, n, n))
         else:
             point = self._unused("point", lambda: (np.empty((T, 0)), np.empty((T, 0, 0))))
-        nblocks = P.integrator.record.lie_offsets.shape[0]
+        nblocks = P.integrator.lie_offsets.shape[0]
         if mode == SecondOrderMode.NONE or nblocks == 0:  # the Hessians of (+) are not written
             lie_H = self._unused("lie_H", lambda: np.zeros((T, nblocks, 6, 12, 12)))
         else:
             lie_H = np.zeros((T, nblocks, 6, 12, 12))
         if mode == SecondOrderMode.CONTRACTED and self.nc:  # the contact knots' KKT factors
-            kkt = kkt_factors(T, n, self.nc, int(P.integrator.kernel_model.ints[0]))
+            kkt = kkt_factors(T, n, self.nc, int(P.compiled_problem.model.ints[0]))
         else:
             kkt = self._unused("kkt", lambda: kkt_factors(0, 0, 0, 0))
         second_order = SecondOrder(int(mode), self.inner, OUTER_DTM, tensors, knots.q, knots.v,
@@ -201,11 +181,10 @@ class CompiledEvaluation(Evaluation):
         P = self.problem
         out, lam = np.empty((len(us), P.nx)), np.zeros((len(us), self.nc))
         status = np.empty(len(us), np.int64)
-        P.integrator.link_knot_kernel(LINKED_STEP)
         with np.errstate(all="ignore"):
-            _passes.knot_steps(P.integrator.kernel_model, P.integrator.record,
-                               np.ascontiguousarray(xs, dtype=float),
-                               np.ascontiguousarray(us, dtype=float), out, lam, status)
+            P.compiled_problem.knot_steps(np.ascontiguousarray(xs, dtype=float),
+                                          np.ascontiguousarray(us, dtype=float), out, lam,
+                                          status)
         return out, lam, status
 
     def knot_forces(self, xs, us):
@@ -217,14 +196,14 @@ class CompiledEvaluation(Evaluation):
     def _program_costs(self, xs, us, order, hessians, forces):
         """The built-in running costs of every knot (its program, on ``forces``), unweighted."""
         P = self.problem
-        return _costs.run_program(P.integrator.kernel_model, self.programs.running,
+        return _costs.run_program(P.compiled_problem.model, self.programs.running,
                                   xs[:-1, :P.nq], xs[:-1, P.nq:], us, order,
                                   hessians == "exact", forces, P.nv, P.nu)
 
     def _terminal_costs(self, xs, order, hessians):
         """The built-in terminal costs at the last state (its program, no forces)."""
         P = self.problem
-        return _costs.run_program(P.integrator.kernel_model, self.programs.terminal,
+        return _costs.run_program(P.compiled_problem.model, self.programs.terminal,
                                   xs[-1:, :P.nq], xs[-1:, P.nq:], np.zeros((1, P.nu)), order,
                                   hessians == "exact", empty_forces(1, 0, P.nv, P.nu), P.nv,
                                   P.nu)

@@ -16,44 +16,39 @@ them for any backend, knot by knot through its ``aba`` and batched through its
 ``impulse_derivatives`` (:meth:`SemiImplicitEuler.impact_step`,
 :meth:`SemiImplicitEuler.impact_derivatives`).  The solver evaluates the second-order terms
 inside its compiled backward pass (:mod:`ddp.kernels.passes`);
-:meth:`SemiImplicitEuler.hessians` gives them for one knot through the same kernel.
+:meth:`ddp.problem.ShootingProblem.step_hessians` gives them for one knot through the same
+kernel.
 """
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from dynamics import lie, robots
+from dynamics import lie
 
 from .kernels import (assemble_step_chunk, assemble_step_derivatives, num_chunks, run_in_chunks,
                       step_velocities)
-from .kernels import contact_knots as _contact_knots
-from .kernels import linked as _linked
-from .kernels import passes as _passes
-from .kernels.records import (CONTACT_SLOTS, LINKED_FREE_SECOND_ORDER, LINKED_LIE_EXPANSION,
-                              LINKED_SECOND_ORDER, FDTensors, Model, SecondOrder,
-                              SecondOrderMode, Step, StepDerivatives, empty_step_derivatives,
+from .kernels.records import (FDTensors, SecondOrder, SecondOrderMode, empty_step_derivatives,
                               kkt_factors)
-from .local_model import second_order_mode
-from .phases import Phase, knot_contacts
+
+
+def lie_blocks(model):
+    """The tangent offsets and sizes of the Lie-group joints of ``model`` (none for a system
+    without a RobotModel)."""
+    none = np.zeros(0, dtype=np.int64)
+    return (none, none) if model is None else lie.lie_blocks(model)
+
 
 _EMPTY_INDEX = np.zeros(0, dtype=np.int64)
 
 
 class SemiImplicitEuler:
     """Semi-implicit Euler step of a :class:`~dynamics.protocol.Dynamics` backend (see module
-    docstring).  ``actuation``: (nv, nu) matrix B, or None for full actuation; ``contacts``: the
-    :data:`~ddp.kernels.records.KnotContacts` of a problem's knots (None: free flight), which
-    the compiled passes step (:mod:`ddp.phases`).
+    docstring).  ``actuation``: (nv, nu) matrix B, or None for full actuation.  The compiled
+    passes read the same step from the problem's
+    :class:`~ddp.compiled_problem.CompiledProblem`."""
 
-    ``record``: the :data:`~ddp.kernels.records.Step` of the compiled passes (dt, B and the
-    tangent offsets and sizes of the Lie-group joints); ``kernel_model``: the
-    :data:`~ddp.kernels.records.Model` they read (a vector space for a system without a
-    RobotModel)."""
-
-    def __init__(self, dynamics, dt: float, actuation=None, contacts=None):
+    def __init__(self, dynamics, dt: float, actuation=None):
         self.dynamics = dynamics
         self.nq, self.nv = int(dynamics.nq), int(dynamics.nv)
         if not (np.isfinite(dt) and dt > 0):
@@ -69,59 +64,8 @@ class SemiImplicitEuler:
         model = dynamics.model
         if model is None and self.nq != self.nv:
             raise ValueError("dynamics: a system without a RobotModel must have nq == nv")
-        self.kernel_model = Model(*(model if model is not None
-                                    else robots.vector_space(self.nv)).kernel_args)
-        none = np.zeros(0, dtype=np.int64)
-        offsets, sizes = (none, none) if model is None else lie.lie_blocks(model)
-        if contacts is None:  # free flight (a problem gives the contacts of each of its knots)
-            contacts = knot_contacts(model, [Phase(1)], self.dt)[0]
-        self.record = Step(self.dt, self.B, offsets, sizes, contacts)
-        #: whether some knot has contacts (or is an impact); whether every knot has
-        self.has_contacts = bool(np.any(contacts.size > 0))
-        self.all_contacts = bool(np.all(contacts.size > 0))
-        self._linked = set()
-
-    def link_knot_kernel(self, which, **records):
-        """Link the compiled kernel of the knots ``which`` (a slot of
-        :mod:`ddp.kernels.records`) for the ``records`` of the call that reaches it (the contact
-        knots' kernels take them), once per process, when some knot of this problem reaches
-        it: a contact knots' kernel (LINKED_STEP, LINKED_DERIVATIVES, LINKED_SECOND_ORDER;
-        :func:`ddp.kernels.contact_knots.link`) when some knot has contacts, a free knots'
-        second-order kernel (LINKED_TENSORS, LINKED_FREE_SECOND_ORDER) when some knot is free,
-        the expansion of (+) (LINKED_LIE_EXPANSION) on a robot with Lie-group joints
-        (:func:`ddp.kernels.linked.link`).  Nothing on a backend stepped through the Dynamics
-        protocol, nor when no knot reaches it: the kernel then never compiles."""
-        key = (which, os.getpid())
-        if not self.dynamics.compiled or key in self._linked:
-            return
-        if which in CONTACT_SLOTS:
-            if self.has_contacts:
-                _contact_knots.link(which, self.kernel_model, self.record, **records)
-        elif which == LINKED_LIE_EXPANSION:
-            if self.record.lie_offsets.shape[0] > 0:
-                _linked.link(which, self.kernel_model)
-        elif not self.all_contacts:
-            _linked.link(which, self.kernel_model)
-        self._linked.add(key)
-
-    def link_second_order(self, derivatives, second_order):
-        """Link the kernels of DDP's second-order terms that the backward pass reaches with
-        these ``derivatives`` and ``second_order`` records (by its mode: the contracted terms of
-        the free knots and of the knots with contacts; none for tensors, which it contracts
-        itself)."""
-        if second_order.mode == SecondOrderMode.CONTRACTED:
-            for which in (LINKED_FREE_SECOND_ORDER, LINKED_SECOND_ORDER):
-                self.link_knot_kernel(which, derivatives=derivatives, second_order=second_order)
-
-    def second_order_mode(self, second_order: str) -> SecondOrderMode:
-        """The :class:`~ddp.kernels.records.SecondOrderMode` of DDP for a ``second_order``
-        setting on this backend."""
-        try:
-            return second_order_mode(second_order, self.nv, self.dynamics.compiled,
-                                     self.has_contacts)
-        except ValueError as e:
-            raise ValueError(str(e).replace("this backend",
-                                            type(self.dynamics).__name__)) from None
+        #: the tangent offsets and sizes of the Lie-group joints (where (+) is not +)
+        self.lie_offsets, self.lie_sizes = lie_blocks(model)
 
     # ------------------------------------------------------------------ state manifold
     def integrate(self, x, dx):
@@ -251,8 +195,8 @@ class SemiImplicitEuler:
         d.da_dq[:], d.da_dv[:] = da_dq, da_dv
         d.Jq[:], d.Jw[:] = e.Jq, e.Jw
         run_in_chunks(assemble_step_derivatives, assemble_step_chunk,
-                      (self.B, dt, d.da_dq, d.da_dv, da_dtau, d.Jq, d.Jw, self.record.lie_offsets,
-                       self.record.lie_sizes, d.Fx, d.Fu, d.da_du), num_chunks(T))
+                      (self.B, dt, d.da_dq, d.da_dv, da_dtau, d.Jq, d.Jw, self.lie_offsets,
+                       self.lie_sizes, d.Fx, d.Fu, d.da_du), num_chunks(T))
         empty4 = np.zeros((T, 0, 0, 0))
         tensors = FDTensors(empty4, empty4, empty4, empty4)
         if mode == SecondOrderMode.TENSORS and held:
@@ -269,16 +213,6 @@ class SemiImplicitEuler:
                          da_dtau if contracted else np.zeros((T, 0, 0)),
                          np.ascontiguousarray(e.H, dtype=float), kkt_factors(0, 0, 0, 0))
         return d, so
-
-    def hessians(self, x, u, lam, derivatives: StepDerivatives, second_order: SecondOrder,
-                 t: int):
-        """(Fxx, Fxu, Fuu) of ``lam . h`` at knot t (lam (2 nv,) tangent at x+), by the same
-        compiled function as the backward pass."""
-        if second_order.mode == SecondOrderMode.NONE:
-            raise ValueError("second_order: derivatives computed without second-order data")
-        self.link_second_order(derivatives, second_order)
-        return _passes.step_hessians(t, np.ascontiguousarray(lam, dtype=float),
-                                     self.kernel_model, self.record, derivatives, second_order)
 
 
 def _held_forces(method, out, lam, dlam_dq, dlam_dv, dlam_dtau, B):

@@ -24,6 +24,7 @@ from dynamics.contact_dynamics import STATUS, contact_jacobian
 
 from . import costs as _costs
 from .compiled import CompiledEvaluation
+from .compiled_problem import CompiledProblem
 from .evaluation import KnotDerivatives, ProtocolEvaluation
 from .integrators import SemiImplicitEuler
 from .kernels.records import IMPACT, ClosedLoop, Gaps
@@ -69,7 +70,9 @@ class ShootingProblem:
                              f"CasADi or finite-difference backend); {type(dynamics).__name__} "
                              f"has none")
         self.contacts, self.contact_sets = knot_contacts(model, self.phases, dt)
-        self.integrator = SemiImplicitEuler(dynamics, dt, actuation, self.contacts)
+        self.integrator = SemiImplicitEuler(dynamics, dt, actuation)
+        #: the records and doors of the compiled passes
+        self.compiled_problem = CompiledProblem(self.integrator, self.contacts)
         self.dt = self.integrator.dt
         self.nq, self.nv, self.nu = self.integrator.nq, self.integrator.nv, self.integrator.nu
         self.nx, self.ndx = self.integrator.nx, self.integrator.ndx
@@ -183,6 +186,23 @@ class ShootingProblem:
         """Load every compiled kernel a solve of this problem runs (on a machine's first run,
         compile them), untimed; :func:`~ddp.solver.solve` calls it (:mod:`ddp.warm_up`)."""
         warm_up(self)
+
+    def second_order_mode(self, setting: str):
+        """The :class:`~ddp.kernels.records.SecondOrderMode` of DDP for a ``second_order``
+        setting ("auto", "tensor", "contracted") on this problem; ValueError naming the backend
+        when it cannot give that mode."""
+        try:
+            return self.compiled_problem.second_order_mode(setting)
+        except ValueError as e:
+            raise ValueError(str(e).replace("this backend",
+                                            type(self.dynamics).__name__)) from None
+
+    def step_hessians(self, t: int, lam, derivatives, second_order):
+        """(Fxx, Fxu, Fuu) of ``lam . h`` at knot t (``lam`` (2 nv,) tangent at x+; h the step's
+        displacement), from the records ``derivatives`` (a
+        :data:`~ddp.kernels.records.StepDerivatives`) and ``second_order`` of :meth:`calc_diff`,
+        by the same compiled function as the backward pass."""
+        return self.compiled_problem.step_hessians(t, lam, derivatives, second_order)
 
     def initial_controls(self):
         """The controls a solve starts from when given none: :meth:`quasi_static` (Crocoddyl's

@@ -157,7 +157,7 @@ class _Run:
 
     def __init__(self, problem, settings, callbacks):
         self.problem, self.s = problem, settings
-        mode = (problem.integrator.second_order_mode(settings.second_order)
+        mode = (problem.second_order_mode(settings.second_order)
                 if settings.method == "ddp" else SecondOrderMode.NONE)
         self.exact = exact_model(settings.method, settings.hessians, mode)
         self.table = IterationTable(gaps=settings.shooting == "multiple") \

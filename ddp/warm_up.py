@@ -62,15 +62,15 @@ ASIDE = CompileAside("ddp.compile_worker", {
 def contracted(problem) -> bool:
     """Whether DDP's solve of ``problem`` (``second_order`` auto) links the free knots'
     contracted second-order terms (the group ``contracted``)."""
-    integrator = problem.integrator
-    return (integrator.dynamics.compiled and not integrator.all_contacts
-            and integrator.second_order_mode("auto") == SecondOrderMode.CONTRACTED)
+    C = problem.compiled_problem
+    return (C.links_knots and not C.all_contacts
+            and C.second_order_mode("auto") == SecondOrderMode.CONTRACTED)
 
 
 def has_lie_joints(problem) -> bool:
     """Whether the robot of ``problem`` has Lie-group joints, whose expansion of (+) the knots'
     derivatives and the CasADi backend take from the kernels (the group ``lie``)."""
-    return problem.integrator.record.lie_offsets.shape[0] > 0
+    return problem.compiled_problem.lie_joints
 
 
 def groups_of(problem, protocol=False) -> tuple:
@@ -82,7 +82,7 @@ def groups_of(problem, protocol=False) -> tuple:
     derivatives, which take long enough for the process aside to compile the costs first
     (measured, cold ``soddp solve hyq-walk``: 114 s this way, 138 s with the order without
     contacts); it links the expansion of (+) itself."""
-    contacts = problem.integrator.has_contacts
+    contacts = problem.compiled_problem.has_contacts
     lie_first = ("lie",) * (has_lie_joints(problem) and not contacts)
     return (("costs",) * contacts + lie_first + ("passes",)
             + ("contracted",) * contracted(problem) + ("protocol",) * protocol
@@ -113,7 +113,7 @@ def warm_up(problem) -> None:
     # measured: 57-63 s (soddp compare ur3 and soddp solve hyq, cold, 2 cores, with the
     # process aside)
     cold = compile_notice(kernel, "the solver's kernels", 60)
-    if compiled and (cold or problem.integrator.has_contacts):  # only the groups not cached
+    if compiled and (cold or problem.compiled_problem.has_contacts):  # only the groups not cached
         ASIDE.start(groups_of(problem))
     P = problem
     if not compiled:  # a backend's own failures show as the solve meets them: its rollout first
@@ -134,7 +134,7 @@ def warm_up(problem) -> None:
         warm_up_closed_loop(P, xs, us)  # here: the process aside has the other passes
         if contracted(P) and not ASIDE.compiles("contracted"):
             d = derivatives[0]  # DDP's contracted terms (linked), here too
-            P.integrator.link_second_order(d.step, d.second_order)
+            P.compiled_problem.link_second_order(d.step, d.second_order)
         ASIDE.wait_all_but("protocol")  # the protocol path may still compile aside
         warm_up_passes(P, derivatives, models)
     ASIDE.wait()  # a solve is never timed while the process aside compiles
@@ -143,17 +143,17 @@ def warm_up(problem) -> None:
 
 def _kind(problem) -> tuple:
     """What sets the compiled kernels that a solve of ``problem`` loads: its evaluation and
-    backend, and what it links (:meth:`~ddp.integrators.SemiImplicitEuler.link_knot_kernel`:
-    DDP's second-order mode, contacts, Lie-group joints)."""
-    step = problem.integrator
-    return (type(problem.evaluation), type(problem.dynamics), step.second_order_mode("auto"),
-            step.has_contacts, step.all_contacts, step.record.lie_offsets.shape[0] > 0)
+    backend, and what it links (:meth:`~ddp.compiled_problem.CompiledProblem.link`: DDP's
+    second-order mode, contacts, Lie-group joints)."""
+    C = problem.compiled_problem
+    return (type(problem.evaluation), type(problem.dynamics), C.second_order_mode("auto"),
+            C.has_contacts, C.all_contacts, C.lie_joints)
 
 
 def warm_models(problem):
     """The local models whose kernels a solve of ``problem`` runs: DDP's exact model (its
     second-order mode by the problem's size) and Gauss-Newton."""
-    return (exact_model("ddp", "exact", problem.integrator.second_order_mode("auto")),
+    return (exact_model("ddp", "exact", problem.second_order_mode("auto")),
             GAUSS_NEWTON)
 
 

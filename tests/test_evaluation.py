@@ -364,7 +364,7 @@ def test_the_free_knots_link_the_second_order_kernel_of_each_mode_with_one_signa
     terms = []
     for mode in (ddp.SecondOrderMode.TENSORS, ddp.SecondOrderMode.CONTRACTED):
         d = P.calc_diff(xs, us, ddp.LocalModel("exact", mode))
-        terms.append([P.integrator.hessians(xs[t], us[t], lam[t], d.step, d.second_order, t)
+        terms.append([P.step_hessians(t, lam[t], d.step, d.second_order)
                       for t in range(P.T)])
     for t in range(P.T):  # Fuu is zero (a is linear in tau): the scale is Fxx's
         scale = np.abs(terms[0][t][0]).max()

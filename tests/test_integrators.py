@@ -6,6 +6,8 @@ import pytest
 
 import ddp
 import dynamics as dyn
+from ddp.compiled_problem import CompiledProblem
+from ddp.phases import knot_contacts
 from dynamics import robots
 
 
@@ -20,8 +22,9 @@ def test_step_taylor_model_error_is_third_order(name, second_order):
     x = np.concatenate([m.random_configuration(rng), 2 * rng.normal(size=n)])
     u = 10 * rng.normal(size=F.nu)
     lam = rng.normal(size=2 * n)
-    d, so = F.derivatives(x[None], u[None], F.second_order_mode(second_order))
-    Fxx, Fxu, Fuu = F.hessians(x, u, lam, d, so, 0)
+    C = CompiledProblem(F, knot_contacts(m, [ddp.Phase(1)], F.dt)[0])  # the passes' records
+    d, so = F.derivatives(x[None], u[None], C.second_order_mode(second_order))
+    Fxx, Fxu, Fuu = C.step_hessians(0, lam, d, so)
     H = np.block([[Fxx, Fxu], [Fxu.T, Fuu]])
     J = np.concatenate([d.Fx[0], d.Fu[0]], axis=1)
     x1 = F.step(x, u)

@@ -73,10 +73,10 @@ def test_the_step_of_a_contact_knot_has_a_third_order_taylor_remainder(feet, imp
     d = P.calc_diff(xs, u[None], exact_model("ddp", "exact", ddp.SecondOrderMode.CONTRACTED))
     lam = rng.normal(size=P.ndx)
     assert d.second_order.kkt.LM.shape[0] == 1  # kept
-    Fxx, Fxu, Fuu = P.integrator.hessians(x, u, lam, d.step, d.second_order, 0)
+    Fxx, Fxu, Fuu = P.step_hessians(0, lam, d.step, d.second_order)
     H = np.block([[Fxx, Fxu], [Fxu.T, Fuu]])
     formed = d.second_order._replace(kkt=kkt_factors(0, 0, 0, 0))
-    Fxx, Fxu, Fuu = P.integrator.hessians(x, u, lam, d.step, formed, 0)
+    Fxx, Fxu, Fuu = P.step_hessians(0, lam, d.step, formed)
     assert rel_err(np.block([[Fxx, Fxu], [Fxu.T, Fuu]]), H) < 1e-12
     J = np.concatenate([d.step.Fx[0], d.step.Fu[0]], axis=1)
     dz = rng.normal(size=P.ndx + P.nu)
@@ -221,7 +221,7 @@ def _step_terms(P, xs, us, co, mode):
     """P's derivatives at (xs, us) with DDP's second-order data of ``mode``, and the Fxx, Fxu,
     Fuu of the co-states ``co`` at every knot (the backward pass's function)."""
     d = P.calc_diff(xs, us, exact_model("ddp", "exact", mode))
-    return d, [P.integrator.hessians(xs[t], us[t], co[t], d.step, d.second_order, t)
+    return d, [P.step_hessians(t, co[t], d.step, d.second_order)
                for t in range(P.T)]
 
 
@@ -348,7 +348,7 @@ def test_force_costs_through_the_protocol_reach_the_analytical_terms():
             with pytest.raises(ValueError, match=r"^forces: the cost derivatives of this"):
                 Q.cost_derivatives(xs, us, "exact")
         d.step.forces.dl_dlam[:] = 0.0
-        without = [P.integrator.hessians(xs[t], us[t], co[t], d.step, d.second_order, t)
+        without = [P.step_hessians(t, co[t], d.step, d.second_order)
                    for t in range(P.T)]
         worst = 0.0
         for t in range(P.T):
@@ -452,8 +452,7 @@ def test_force_costs_equal_the_casadi_reference(name):
         ours = np.block([[run.lxx[t], run.lxu[t]], [run.lxu[t].T, run.luu[t]]]) / dt
         assert rel_err(ours, GN) < 1e-10, rel_err(ours, GN)
         assert rel_err(d.step.forces.dl_dlam[t] / dt, gl.ravel()) < 1e-10
-        Fxx, Fxu, Fuu = P.integrator.hessians(xs[t], us[t], np.zeros(P.ndx), d.step,
-                                              d.second_order, t)
+        Fxx, Fxu, Fuu = P.step_hessians(t, np.zeros(P.ndx), d.step, d.second_order)
         curvature = np.block([[Fxx, Fxu], [Fxu.T, Fuu]]) / dt
         assert rel_err(curvature, Hr - GN) < 1e-9, rel_err(curvature, Hr - GN)
         active += np.count_nonzero(gl[only_barriers])

@@ -244,7 +244,7 @@ def _numpy_backward(P, xs, us, d, method, reg, reg_x=0.0):
         Qux = run.lxu[t].T + Fu.T @ Vxx @ Fx
         Quu = run.luu[t] + Fu.T @ Vxx @ Fu
         if method == "ddp":
-            Fxx, Fxu, Fuu = P.integrator.hessians(xs[t], us[t], Vx, st, d.second_order, t)
+            Fxx, Fxu, Fuu = P.step_hessians(t, Vx, st, d.second_order)
             Qxx, Qux, Quu = Qxx + Fxx, Qux + Fxu.T, Quu + Fuu
         Quu_r = Quu + reg * np.eye(P.nu) + reg_x * Fu.T @ Fu
         Qux_r = Qux + reg_x * Fu.T @ Fx
@@ -267,12 +267,12 @@ def test_compiled_backward_pass_equals_the_numpy_recursion(name, method):
     allows it, else reg_u > 0) and the general one (reg_x > 0, or bounds: here far enough not
     to bind, so that the box-QP gives the same gains)."""
     P = {"ur3": lambda: _ur3_problem(T=10), "hyq": _hyq_problem, "tree": _tree_problem}[name]()
-    lie_blocks = P.integrator.record.lie_sizes
+    lie_blocks = P.integrator.lie_sizes
     assert sorted(lie_blocks) == {"ur3": [], "hyq": [6], "tree": [3, 3, 3, 6]}[name]
     rng = np.random.default_rng(1)
     us = P.quasi_static() + rng.normal(size=(P.T, P.nu))
     xs = P.rollout(us)
-    so_mode = P.integrator.second_order_mode("tensor") if method == "ddp" else 0
+    so_mode = P.second_order_mode("tensor") if method == "ddp" else 0
     for mode in {so_mode, 2 if method == "ddp" else 0}:  # DDP: tensors and the contracted kernel
         local = ddp.LocalModel("exact", ddp.SecondOrderMode(mode), True)
         d = P.calc_diff(xs, us, local)
