@@ -57,7 +57,7 @@ class Policy:
 
 
 def backward(problem, xs, us, derivatives, local: LocalModel, regularization=Regularization(),
-             gaps=None, box_qp_iter=50, structured=None):
+             gaps=None, box_qp_iter=50, structured=None, reuse=False, keep=None):
     """(Policy, None) or (None, knot where Q_uu was not positive definite).  ``local``: the
     :class:`~ddp.local_model.LocalModel` of the iteration (its ``second_order`` mode adds DDP's
     exact second-order dynamics terms, from the data in ``derivatives.second_order``; NONE drops
@@ -65,11 +65,14 @@ def backward(problem, xs, us, derivatives, local: LocalModel, regularization=Reg
     and the safeguard; see :func:`ddp.kernels.passes.backward_pass`); ``gaps`` (T + 1, ndx): the
     defects of a multiple-shooting trajectory (None: feasible).  ``structured``: how F^T V_xx F
     is formed (see :func:`~ddp.kernels.passes.backward_pass`; None: by size, from
-    ``nv >= STRUCTURED_MIN_NV``); both give the same numbers to rounding."""
+    ``nv >= STRUCTURED_MIN_NV``); both give the same numbers to rounding.  ``reuse``: the
+    gains go into the problem's work arrays (the solver's passes), never into those of the
+    gains ``keep`` (the last policy's k); otherwise into new arrays."""
     P, d = problem, derivatives
     T, nu, ndx = P.T, P.nu, P.ndx
-    gains = Gains(np.zeros((T, nu)), np.zeros((T, nu, ndx)), np.zeros(2), np.empty((T + 1, ndx)),
-                  np.empty((T + 1, ndx)), np.zeros(1, dtype=np.int64))
+    gains = (P.compiled_problem.gains(T, nu, ndx, keep) if reuse else
+             Gains(np.zeros((T, nu)), np.zeros((T, nu, ndx)), np.zeros(2),
+                   np.empty((T + 1, ndx)), np.empty((T + 1, ndx)), np.zeros(1, dtype=np.int64)))
     so = d.second_order
     if local.second_order == SecondOrderMode.NONE:
         so = so._replace(mode=int(SecondOrderMode.NONE))

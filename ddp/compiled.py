@@ -54,6 +54,11 @@ class CompiledEvaluation(Evaluation):
         self._rollout_box = None
         self._cost_chunk_args = None  # of rollout_cost's costs, for their address
         self._unused_arrays = {}
+        #: the work arrays, made once: the knots' record, the derivatives' output records per
+        #: local model, and two trajectories for the line search (the current and a trial)
+        self._knots = None
+        self._records = {}
+        self._trajectories = ()
 
     def _split(self, cost):
         """(program, others): the program run inside the compiled calls (an empty one if the
@@ -105,10 +110,20 @@ class CompiledEvaluation(Evaluation):
                                        _NO_KINEMATICS, np.empty((P.T, self.nc)))
         return xs, un
 
-    def rollout_cost(self, x0, loop, gaps):
+    def _rollout_record(self):
         P = self.problem
-        out = Rollout(np.empty((P.T + 1, P.nx)), np.empty_like(loop.us), np.empty(P.T + 1),
-                      np.empty((P.T, self.nc)))
+        return Rollout(np.empty((P.T + 1, P.nx)), np.empty((P.T, P.nu)), np.empty(P.T + 1),
+                       np.empty((P.T, self.nc)))
+
+    def trial_record(self, current_xs):
+        if not self._trajectories:
+            self._trajectories = (self._rollout_record(), self._rollout_record())
+        first, second = self._trajectories
+        return second if first.xs is current_xs else first
+
+    def rollout_cost(self, x0, loop, gaps, out=None):
+        P = self.problem
+        out = self._rollout_record() if out is None else out
         C = P.compiled_problem
         if self._cost_chunk_args is None:  # arrays of the types the door passes its costs
             self._cost_chunk_args = (C.model, self.programs.running,
@@ -140,14 +155,36 @@ class CompiledEvaluation(Evaluation):
         return KnotDerivatives(costs.running, costs.terminal, step, second_order)
 
     def _derivative_records(self, xs, us, local):
-        """The knots and the output records (uninitialized) of :meth:`derivatives`."""
+        """The knots (written from xs, us) and the output records of :meth:`derivatives` for
+        the local model: made once per local model and reused by every iteration and solve
+        (the arrays the kernels read before they write them are zeroed again)."""
         P = self.problem
-        T, n, nu, nq, ndx = P.T, P.nv, P.nu, P.nq, P.ndx
-        mode = local.second_order
-        U = np.ascontiguousarray(us, dtype=float)
-        knots = Knots(np.ascontiguousarray(xs[:-1, :nq]), np.ascontiguousarray(xs[:-1, nq:]), U,
-                      np.ascontiguousarray(U @ P.integrator.B.T),
-                      np.ascontiguousarray(xs[-1:, :nq]), np.ascontiguousarray(xs[-1:, nq:]))
+        knots = self._knots
+        if knots is None:
+            T, nq, nv, nu = P.T, P.nq, P.nv, P.nu
+            knots = self._knots = Knots(np.empty((T, nq)), np.empty((T, nv)), np.empty((T, nu)),
+                                        np.empty((T, nv)), np.empty((1, nq)), np.empty((1, nv)))
+        nq = P.nq
+        np.copyto(knots.q, xs[:-1, :nq])
+        np.copyto(knots.v, xs[:-1, nq:])
+        np.copyto(knots.u, us)
+        np.matmul(knots.u, P.integrator.B.T, out=knots.tau)
+        np.copyto(knots.q_T, xs[-1:, :nq])
+        np.copyto(knots.v_T, xs[-1:, nq:])
+        key = (int(local.second_order), local.hessians)
+        records = self._records.get(key)
+        if records is None:
+            records = self._records[key] = self._new_records(local.second_order, knots)
+        else:
+            step, second_order, _ = records
+            for a in (*step.forces, second_order.lie_H, *second_order.kkt):
+                a[...] = 0
+        return (knots, *records)
+
+    def _new_records(self, mode, knots):
+        """The output records (step, second_order, costs) of :meth:`derivatives` in ``mode``."""
+        P = self.problem
+        T, n, nu, ndx = P.T, P.nv, P.nu, P.ndx
         if mode == SecondOrderMode.TENSORS:
             tensors = FDTensors(*(np.empty((T, n, n, n)) for _ in range(4)))
         else:
@@ -170,7 +207,7 @@ class CompiledEvaluation(Evaluation):
                                    *point, lie_H, kkt)
         step = empty_step_derivatives(T, n, nu, self.nc)
         costs = Costs(CostDerivatives.empty(T, ndx, nu), CostDerivatives.empty(1, ndx, nu))
-        return knots, step, second_order, costs
+        return step, second_order, costs
 
     def steps(self, xs, us):
         return self._steps(xs, us)[0]

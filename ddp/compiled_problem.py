@@ -31,7 +31,7 @@ from .kernels import linked as _linked
 from .kernels import passes as _passes
 from .kernels.records import (CONTACT_SLOTS, LINKED_DERIVATIVES, LINKED_FREE_SECOND_ORDER,
                               LINKED_LIE_EXPANSION, LINKED_SECOND_ORDER, LINKED_STEP,
-                              LINKED_TENSORS, Model, SecondOrderMode, Step)
+                              LINKED_TENSORS, Gains, Model, SecondOrderMode, Step)
 from .local_model import second_order_mode
 
 
@@ -57,6 +57,22 @@ class CompiledProblem:
         #: whether the robot has Lie-group joints (an expansion of (+) to link)
         self.lie_joints = offsets.shape[0] > 0
         self._linked = set()
+        self._gains = ()
+
+    def gains(self, T, nu, ndx, keep=None):
+        """A :data:`~ddp.kernels.records.Gains` for a backward pass to write, zeroed: one of two
+        made once (the problem's work arrays, which a solve's passes reuse), the one that does
+        not hold the gains ``keep`` (the last policy's k, which a failed pass must not
+        overwrite)."""
+        if not self._gains:
+            self._gains = tuple(Gains(np.zeros((T, nu)), np.zeros((T, nu, ndx)), np.zeros(2),
+                                      np.empty((T + 1, ndx)), np.empty((T + 1, ndx)),
+                                      np.zeros(1, dtype=np.int64)) for _ in range(2))
+        first, second = self._gains
+        g = second if first.k is keep else first
+        for a in (g.k, g.K, g.dV, g.gauss_newton_knots):
+            a[...] = 0
+        return g
 
     def second_order_mode(self, setting: str) -> SecondOrderMode:
         """The :class:`~ddp.kernels.records.SecondOrderMode` of DDP for a ``second_order``

@@ -59,6 +59,11 @@ class KnotDerivatives:
     step: StepDerivatives
     second_order: SecondOrder
 
+    def copy(self) -> "KnotDerivatives":
+        """The same derivatives in arrays of their own (the records' tree copied)."""
+        return KnotDerivatives(*(_copied(r) for r in (self.running, self.terminal, self.step,
+                                                       self.second_order)))
+
     def all_finite(self) -> bool:
         """Whether what the backward pass reads beyond the gradient (the cost Hessians, Fx, Fu)
         is finite: the solver's test for diverged derivatives."""
@@ -78,9 +83,17 @@ class Evaluation:
         """(xs, us): the states (T + 1, nx) and the clipped controls (T, nu)."""
         raise NotImplementedError
 
-    def rollout_cost(self, x0, loop, gaps):
-        """(xs, us, cost): :meth:`rollout` and the total cost (NaN when not finite)."""
+    def rollout_cost(self, x0, loop, gaps, out=None):
+        """(xs, us, cost): :meth:`rollout` and the total cost (NaN when not finite).  ``out``: a
+        :data:`~ddp.kernels.records.Rollout` of :meth:`trial_record` to write into (None: new
+        arrays); an evaluation that cannot write into it returns new arrays."""
         raise NotImplementedError
+
+    def trial_record(self, current_xs):
+        """A :data:`~ddp.kernels.records.Rollout` of this problem's work arrays to roll a trial
+        out into that does not hold the trajectory ``current_xs`` (the line search's; made once,
+        reused by every iteration and solve), or None where rollouts make their own arrays."""
+        return None
 
     def derivatives(self, xs, us, local: LocalModel) -> KnotDerivatives:
         raise NotImplementedError
@@ -206,7 +219,7 @@ class ProtocolEvaluation(Evaluation):
             un[max(bad[0], 1):] = np.nan
         return xs, un
 
-    def rollout_cost(self, x0, loop, gaps):
+    def rollout_cost(self, x0, loop, gaps, out=None):
         xs, un = self.rollout(x0, loop, gaps)
         return xs, un, self.problem.cost(xs, un)
 
@@ -292,6 +305,16 @@ class ProtocolEvaluation(Evaluation):
             forces.dl_dlam[...] *= P.cost_weights[:, None]
         term = P.terminal_cost.calc_diff(xs[-1:], np.zeros((1, P.nu)), hessians)
         return run, term
+
+
+def _copied(record):
+    """A record of arrays (named tuples nested) with every array copied."""
+    if isinstance(record, np.ndarray):
+        return record.copy()
+    if isinstance(record, tuple):
+        fields = [_copied(f) for f in record]
+        return type(record)(*fields) if hasattr(record, "_fields") else tuple(fields)
+    return record
 
 
 def _joined(records):

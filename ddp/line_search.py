@@ -29,15 +29,17 @@ class AcceptedStep:
         return self.actual / self.expected if self.expected != 0 else float("nan")
 
 
-def line_search(problem, policy, cost, alphas, c1, max_increase_ratio=2.0) -> AcceptedStep | None:
+def line_search(problem, policy, cost, alphas, c1, max_increase_ratio=2.0,
+                out=None) -> AcceptedStep | None:
     """The first step length of ``alphas`` whose actual decrease is at least ``c1`` times the
     expected one (and not an increase beyond rounding); while gaps remain, a step whose model
     predicts an increase is accepted when the actual increase is at most ``max_increase_ratio``
-    times the predicted one.  None when no step length is accepted."""
+    times the predicted one.  None when no step length is accepted.  ``out``: the work arrays
+    the trials are rolled out into (``problem.evaluation.trial_record``; None: new arrays)."""
     gaps = policy.gaps
     for alpha in alphas:
         xs, us, new = problem.closed_loop_cost(policy.xs, policy.us, policy.k, policy.K, alpha,
-                                               gaps=gaps)
+                                               gaps=gaps, out=out)
         if not np.isfinite(new):
             continue
         dxs = None if gaps is None else problem.integrator.difference(policy.xs, xs)

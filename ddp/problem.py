@@ -329,11 +329,14 @@ class ShootingProblem:
         us = self.check_controls(us)
         return self.evaluation.rollout_cost(self.x0, self._open_loop(us), None)
 
-    def closed_loop_cost(self, xs_ref, us, k, K, alpha=1.0, gaps=None):
+    def closed_loop_cost(self, xs_ref, us, k, K, alpha=1.0, gaps=None, out=None):
         """(xs, us, cost): :meth:`closed_loop` from x0 and the :meth:`cost` of its trajectory
-        (NaN if a state is not finite), with the analytical backend in one compiled call."""
+        (NaN if a state is not finite), with the analytical backend in one compiled call.
+        ``out``: a record of ``evaluation.trial_record`` to write into (the line search's work
+        arrays; the arrays returned are then its, overwritten by a later trial); None: new
+        arrays."""
         loop = self._closed_loop(xs_ref, self.check_controls(us), k, K, alpha)
-        return self.evaluation.rollout_cost(self.x0, loop, gaps)
+        return self.evaluation.rollout_cost(self.x0, loop, gaps, out)
 
     def _open_loop(self, us):
         return ClosedLoop(np.ascontiguousarray(us), np.ascontiguousarray(us),
@@ -374,17 +377,21 @@ class ShootingProblem:
         return self.evaluation.cost_derivatives(*self.trajectory_arrays(xs, us), hessians,
                                                 forces)
 
-    def calc_diff(self, xs, us, local: LocalModel = GAUSS_NEWTON) -> KnotDerivatives:
+    def calc_diff(self, xs, us, local: LocalModel = GAUSS_NEWTON,
+                  copy: bool = True) -> KnotDerivatives:
         """Batched derivatives of every knot (:class:`~ddp.evaluation.KnotDerivatives`) for the
         local model ``local`` (:class:`~ddp.local_model.LocalModel`: cost Hessians, and the
-        mode of DDP's second-order dynamics terms)."""
+        mode of DDP's second-order dynamics terms).  ``copy=False``: the records are the
+        problem's work arrays (made once per local model, as Crocoddyl's datas), overwritten by
+        its next ``calc_diff`` of the same local model; the solver's way."""
         if not isinstance(local, LocalModel):
             raise TypeError(f"local: expected a ddp.LocalModel; got {local!r}")
         _costs.check_hessians(local.hessians)
         xs = np.asarray(xs, dtype=float)
         if xs.shape != (self.T + 1, self.nx):
             raise ValueError(f"xs: expected shape ({self.T + 1}, {self.nx}); got {xs.shape}")
-        return self.evaluation.derivatives(xs, self.check_controls(us), local)
+        d = self.evaluation.derivatives(xs, self.check_controls(us), local)
+        return d.copy() if copy else d
 
 
 def _float_array(name, x, shape, what):

@@ -21,6 +21,7 @@ Failures are statuses, not exceptions (:data:`STATUSES`).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -170,9 +171,15 @@ class _Run:
         self.it, self.history, self.policy = 0, [], None
 
     def finish(self, status, message) -> Solution:
-        sol = Solution(self.xs, self.us, self.cost, self.it, status == "converged", status,
-                       message, self.history, self.s.method, self.policy, self.s,
-                       _description(self.problem))
+        # the trajectory and the policy may be the problem's work arrays: the solution's own
+        policy = self.policy and dataclasses.replace(
+            self.policy, xs=np.array(self.policy.xs), us=np.array(self.policy.us),
+            k=self.policy.k.copy(), K=self.policy.K.copy(),
+            Vx=None if self.policy.Vx is None else self.policy.Vx.copy(),
+            fVxx=None if self.policy.fVxx is None else self.policy.fVxx.copy())
+        sol = Solution(np.array(self.xs), np.array(self.us), self.cost, self.it,
+                       status == "converged", status, message, self.history, self.s.method,
+                       policy, self.s, _description(self.problem))
         if self.table:
             self.table.end(sol)
         return sol
@@ -222,7 +229,7 @@ class _Run:
         problem = self.problem
         t0 = time.perf_counter()
         with np.errstate(all="ignore"):
-            d = problem.calc_diff(self.xs, self.us, local)
+            d = problem.calc_diff(self.xs, self.us, local, copy=False)
         t_der = time.perf_counter() - t0
         if not d.all_finite():
             why = problem.failure(self.xs, self.us, d.step.forces.status)
@@ -264,7 +271,7 @@ class _Run:
         problem = self.problem
         with np.errstate(all="ignore"):
             if d is None or local != self.exact:
-                d = problem.calc_diff(self.xs, self.us, self.exact)
+                d = problem.calc_diff(self.xs, self.us, self.exact, copy=False)
             policy, knot = backward(problem, self.xs, self.us, d, self.exact,
                                     box_qp_iter=self.s.box_qp_iter)
         return None if policy is not None else knot
@@ -278,7 +285,8 @@ class _Run:
             rec.backward_passes += 1
             with np.errstate(all="ignore"):
                 policy, knot = backward(problem, self.xs, self.us, d, local, glob.regularization(),
-                                        self.gaps, box_qp_iter=s.box_qp_iter)
+                                        self.gaps, box_qp_iter=s.box_qp_iter, reuse=True,
+                                        keep=self.policy and self.policy.k)
             if policy is not None:
                 break
             if local.exact and glob.exact_failed():
@@ -304,7 +312,8 @@ class _Run:
         """The line search along the policy; the accepted step becomes the trajectory."""
         problem, s = self.problem, self.s
         t0 = time.perf_counter()
-        step = line_search(problem, policy, self.cost, glob.alphas, s.c1, s.max_increase_ratio)
+        step = line_search(problem, policy, self.cost, glob.alphas, s.c1, s.max_increase_ratio,
+                           out=problem.evaluation.trial_record(self.xs))
         rec.t_forward = time.perf_counter() - t0
         rec.reg = glob.value
         rec.gauss_newton_knots = policy.gauss_newton_knots
@@ -330,7 +339,7 @@ class _Run:
         if stop:
             raise _Stop("stopped-by-callback", "a callback returned True")
         if was_feasible and step.expected < s.decrease_tol * (1 + abs(self.cost)):
-            d = problem.calc_diff(self.xs, self.us, GAUSS_NEWTON)  # for the gradient norm only
+            d = problem.calc_diff(self.xs, self.us, GAUSS_NEWTON, copy=False)  # the gradient only
             self.record(Iteration(self.it, self.cost, gradient_norm(problem, self.us, d)))
             reason = f"expected decrease {step.expected:.1e} below rounding"
             knot = self.saddle()
