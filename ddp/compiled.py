@@ -49,7 +49,7 @@ class CompiledEvaluation(Evaluation):
         self.terminal_others = terminal_others
         self.programs = Programs(run, term)
         self.inner = INNER_DTM if P.nv <= INNER_CROSSOVER_NV else INNER_IDFOZA
-        self.nc = int(P.contacts.size.max(initial=0))  # force components at a knot, at most
+        self.nc = int(P.knot_contacts.size.max(initial=0))  # force components at a knot, at most
         self.needs_forces = self.nc > 0  # the cost programs read forces of width nc
         self._rollout_box = None
         self._cost_chunk_args = None  # of rollout_cost's costs, for their address

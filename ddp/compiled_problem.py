@@ -31,7 +31,7 @@ from .kernels import linked as _linked
 from .kernels import passes as _passes
 from .kernels.records import (CONTACT_SLOTS, LINKED_DERIVATIVES, LINKED_FREE_SECOND_ORDER,
                               LINKED_LIE_EXPANSION, LINKED_SECOND_ORDER, LINKED_STEP,
-                              LINKED_TENSORS, Gains, Model, SecondOrderMode, Step)
+                              LINKED_TENSORS, Gains, PackedModel, SecondOrderMode, Step)
 from .local_model import second_order_mode
 
 
@@ -45,7 +45,7 @@ class CompiledProblem:
         dynamics = integrator.dynamics
         model = dynamics.model
         self.nv = int(dynamics.nv)
-        self.model = Model(*(model if model is not None
+        self.model = PackedModel(*(model if model is not None
                              else robots.vector_space(self.nv)).kernel_args)
         offsets, sizes = integrator.lie_offsets, integrator.lie_sizes
         self.step = Step(integrator.dt, integrator.B, offsets, sizes, knot_contacts)

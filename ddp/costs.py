@@ -38,7 +38,7 @@ from dynamics.symbolic import SymbolicTree, frame_velocity, world_placements
 
 from .kernels import costs as _k
 from .kernels import num_chunks, run_in_chunks
-from .kernels.records import CostDerivatives, Model, Program, empty_forces
+from .kernels.records import CostDerivatives, PackedModel, Program, empty_forces
 
 
 def _weights(weight, size, name):
@@ -736,7 +736,7 @@ class CostProgram:
         self.floats = np.concatenate(weights + params + bounds) if terms else np.zeros(0)
         #: the program as the compiled kernels take it
         self.record = Program(self.ints, self.floats, np.zeros((1, 2), dtype=np.int64))
-        self._model = Model(*model.kernel_args)
+        self._model = PackedModel(*model.kernel_args)
 
     def _run(self, xs, us, order, exact, forces):
         xs, us, T = _knots(xs, us, self.nu)

@@ -160,7 +160,7 @@ class ProtocolEvaluation(Evaluation):
                                         p.impact, p.restitution))
             t += p.knots
         self.knot_span = np.repeat(np.arange(len(self.spans)), [p.knots for p in P.phases])
-        self.nc = int(P.contacts.size.max(initial=0))  # force components at a knot, at most
+        self.nc = int(P.knot_contacts.size.max(initial=0))  # force components at a knot, at most
         #: the force components per knot that the derivatives carry: ``nc`` when a running cost
         #: acts on the contact forces (the backends' ``contact_derivatives`` give them to the
         #: costs and DDP's terms), else 0
@@ -262,10 +262,10 @@ class ProtocolEvaluation(Evaluation):
             return STEP_NOT_FINITE
         cs = P.contact_sets[t]
         if cs is not None:  # the KKT system on the analytical kernels (the protocol has none);
-            q, v, damping = x[:P.nq], x[P.nq:], P.contacts.damping[t]  # it depends on q only
+            q, v, damping = x[:P.nq], x[P.nq:], P.knot_contacts.damping[t]  # it depends on q only
             status = int(impulse_dynamics(P.dynamics.model, cs, q, v,
-                                          P.contacts.restitution[t], damping)[2]
-                         if P.contacts.kind[t] == IMPACT else
+                                          P.knot_contacts.restitution[t], damping)[2]
+                         if P.knot_contacts.kind[t] == IMPACT else
                          constrained_dynamics(P.dynamics.model, cs, q, v, np.zeros(P.nv),
                                               damping)[2])
             if status != STEPPED:

@@ -115,12 +115,12 @@ class SemiImplicitEuler:
         return x1[0] if x.ndim == 1 else x1
 
     def impact_derivatives(self, xs, dynamics, restitution=0.0, mode=SecondOrderMode.NONE,
-                           forces=0):
+                           force_rows=0):
         """:meth:`derivatives` of a batch of impact knots (T, nx) on the contacts of
         ``dynamics`` (a backend with ``impulse_derivatives``): Fx = [[I, 0], [dv+/dq, dv+/dv]],
         Fu = 0 (da_dq, da_dv hold dv+/dq, dv+/dv), and with ``mode`` TENSORS the tensors of v+
         in (q, q) and (q, v) as d2a_dq2 and d2a_dqdv (the others zero: v+ is linear in v at
-        fixed q and has no control).  ``forces``: as for :meth:`derivatives`, with the
+        fixed q and has no control).  ``force_rows``: as for :meth:`derivatives`, with the
         impulses."""
         xs = np.atleast_2d(xs)
         mode = SecondOrderMode(mode)
@@ -133,8 +133,8 @@ class SemiImplicitEuler:
         e = dynamics.impulse_derivatives(q, v, restitution, 2 if tensors else 1)
         dv_dq, dv_dv = (_returned("impulse_derivatives", k, getattr(e, k), (T, n, n))
                         for k in ("dv_dq", "dv_dv"))
-        d = empty_step_derivatives(T, n, self.nu, forces)
-        if forces:
+        d = empty_step_derivatives(T, n, self.nu, force_rows)
+        if force_rows:
             _held_forces("impulse_derivatives", d.forces, e.impulse, e.dimpulse_dq,
                          e.dimpulse_dv, None, self.B)
         eye = np.eye(n)
@@ -146,8 +146,8 @@ class SemiImplicitEuler:
         d.Jq[:], d.Jw[:] = eye, eye
         empty4 = np.zeros((T, 0, 0, 0))
         held = FDTensors(empty4, empty4, empty4, empty4)
-        if tensors:  # the rows of v+, then (with forces) the impulse's
-            d2q, d2qv = (_rows(np.reshape(getattr(e, k), (T, -1, n, n)), n, forces)
+        if tensors:  # the rows of v+, then (with force rows) the impulse's
+            d2q, d2qv = (_rows(np.reshape(getattr(e, k), (T, -1, n, n)), n, force_rows)
                          for k in ("d2_dq2", "d2_dqdv"))
             zero = np.zeros(d2q.shape)
             held = FDTensors(d2q, zero, d2qv, zero)
@@ -157,14 +157,14 @@ class SemiImplicitEuler:
                          np.zeros(np.shape(H)), kkt_factors(0, 0, 0, 0))
         return d, so
 
-    def derivatives(self, xs, us, mode=SecondOrderMode.NONE, dynamics=None, forces=0,
+    def derivatives(self, xs, us, mode=SecondOrderMode.NONE, dynamics=None, force_rows=0,
                     held=False):
         """(:data:`~ddp.kernels.records.StepDerivatives`, :data:`~ddp.kernels.records.SecondOrder`)
         of a batch (T, nx), (T, nu), with one batched (parallel) FD call of ``dynamics`` (None:
         the integrator's; a phase's backend on its contacts); with ``mode`` TENSORS that call
         also returns the full FD-SO tensors, with CONTRACTED each knot's acceleration and M^-1
-        are kept for the contracted sweep.  ``forces`` > 0 (a problem with costs on the contact
-        forces): the :data:`~ddp.kernels.records.Forces` hold that many components per knot,
+        are kept for the contracted sweep.  ``force_rows`` > 0 (a problem with costs on the
+        contact forces): the :data:`~ddp.kernels.records.Forces` hold that many components per knot,
         filled from the backend's ``contact_derivatives`` when it ``held`` contacts (zero
         without), and the tensors have as many more rows, the forces' (those of the passes'
         co-state dl/dlam)."""
@@ -175,7 +175,7 @@ class SemiImplicitEuler:
         q, v = np.ascontiguousarray(xs[:, :self.nq]), np.ascontiguousarray(xs[:, self.nq:])
         tau = np.ascontiguousarray(us @ self.B.T)
         order = 2 if mode == SecondOrderMode.TENSORS else 1
-        held = bool(forces) and held
+        held = bool(force_rows) and held
         if held:
             method = "contact_derivatives"
             fd = c = dynamics.contact_derivatives(q, v, tau, order)
@@ -189,7 +189,7 @@ class SemiImplicitEuler:
         step_velocities(v, a, dt, v1, w)
         w[~np.all(np.isfinite(w), axis=-1)] = 0.0  # a failed step: NaN derivatives, not an error
         e = dynamics.integrate_second_order(q, w, hessian=mode != SecondOrderMode.NONE)
-        d = empty_step_derivatives(T, n, self.nu, forces)
+        d = empty_step_derivatives(T, n, self.nu, force_rows)
         if held:
             _held_forces(method, d.forces, c.lam, c.dlam_dq, c.dlam_dv, c.dlam_dtau, self.B)
         d.da_dq[:], d.da_dv[:] = da_dq, da_dv
@@ -202,11 +202,12 @@ class SemiImplicitEuler:
         if mode == SecondOrderMode.TENSORS and held:
             nc = np.shape(c.lam)[-1]
             tensors = FDTensors(*(_rows(_returned("contact_derivatives(order=2)", k,
-                                                  getattr(c, k), (T, n + nc, n, n)), n, forces)
+                                                  getattr(c, k), (T, n + nc, n, n)), n,
+                                        force_rows)
                                   for k in ("d2_dq2", "d2_dv2", "d2_dqdv", "d2_dtaudq")))
         elif mode == SecondOrderMode.TENSORS:
             tensors = FDTensors(*(_rows(_returned("fd_derivatives(order=2)", k, getattr(fd, k),
-                                                  (T, n, n, n)), n, forces)
+                                                  (T, n, n, n)), n, force_rows)
                                   for k in FDTensors._fields))
         contracted = mode == SecondOrderMode.CONTRACTED
         so = SecondOrder(int(mode), 0, 0, tensors, q, v, a if contracted else np.zeros((T, 0)),
@@ -229,12 +230,12 @@ def _held_forces(method, out, lam, dlam_dq, dlam_dv, dlam_dtau, B):
         out.dlam_du[:, :nc] = out.dlam_dtau[:, :nc] @ B
 
 
-def _rows(x, n, forces):
-    """Tensors (T, n + nc, ...) of (a, lam) as (T, n + forces, ...): the first n rows (a's), and
-    with ``forces`` the forces' rows, zero beyond nc."""
-    if not forces:
+def _rows(x, n, force_rows):
+    """Tensors (T, n + nc, ...) of (a, lam) as (T, n + force_rows, ...): the first n rows (a's),
+    and with ``force_rows`` the forces' rows, zero beyond nc."""
+    if not force_rows:
         return np.ascontiguousarray(x[:, :n])
-    out = np.zeros((x.shape[0], n + forces) + x.shape[2:])
+    out = np.zeros((x.shape[0], n + force_rows) + x.shape[2:])
     out[:, :x.shape[1]] = x
     return out
 

@@ -29,7 +29,7 @@ from dynamics.contact_dynamics import without_gravity
 from dynamics.contacts import Contact3D, ContactSet
 
 from .costs import force_costs
-from .kernels.records import IMPACT, STEP, CostDerivatives, Forces, KnotContacts, Model
+from .kernels.records import IMPACT, STEP, CostDerivatives, Forces, KnotContacts, PackedModel
 
 
 @dataclass(frozen=True)
@@ -128,9 +128,9 @@ def knot_contacts(model, phases, dt) -> tuple[KnotContacts, list]:
         sets += [cs] * p.knots
         t += p.knots
     if model is None:
-        impact_model = Model(np.zeros(2, dtype=np.int64), np.zeros(0))
+        impact_model = PackedModel(np.zeros(2, dtype=np.int64), np.zeros(0))
     else:  # only impacts read it (a problem without any uses the model as it is)
-        impact_model = Model(*(without_gravity(model) if (kind == IMPACT).any()
+        impact_model = PackedModel(*(without_gravity(model) if (kind == IMPACT).any()
                                else model.kernel_args))
     record = KnotContacts(kind, np.concatenate(ints),
                           np.concatenate(floats) if floats else np.zeros(0), int_offsets,

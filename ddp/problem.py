@@ -69,10 +69,10 @@ class ShootingProblem:
                              f"(dynamics.ContactDynamics or dynamics.AnalyticalDynamics, or the "
                              f"CasADi or finite-difference backend); {type(dynamics).__name__} "
                              f"has none")
-        self.contacts, self.contact_sets = knot_contacts(model, self.phases, dt)
+        self.knot_contacts, self.contact_sets = knot_contacts(model, self.phases, dt)
         self.integrator = SemiImplicitEuler(dynamics, dt, actuation)
         #: the records and doors of the compiled passes
-        self.compiled_problem = CompiledProblem(self.integrator, self.contacts)
+        self.compiled_problem = CompiledProblem(self.integrator, self.knot_contacts)
         self.dt = self.integrator.dt
         self.nq, self.nv, self.nu = self.integrator.nq, self.integrator.nv, self.integrator.nu
         self.nx, self.ndx = self.integrator.nx, self.integrator.ndx
@@ -119,12 +119,12 @@ class ShootingProblem:
     @property
     def cost_weights(self) -> np.ndarray:
         """The weight of each knot's running cost (T,): dt, or 1 at an impact."""
-        return self.contacts.cost_scale
+        return self.knot_contacts.cost_scale
 
     @property
     def impacts(self) -> np.ndarray:
         """Whether each knot is an impact (T,)."""
-        return self.contacts.kind == IMPACT
+        return self.knot_contacts.kind == IMPACT
 
     def gaps_record(self, gaps=None) -> Gaps:
         """The :data:`~ddp.kernels.records.Gaps` of the compiled passes for the defects ``gaps``
@@ -227,7 +227,7 @@ class ShootingProblem:
         for t, cs in enumerate(self.contact_sets):
             if cs is None:
                 continue
-            if self.contacts.kind[t] == IMPACT:
+            if self.knot_contacts.kind[t] == IMPACT:
                 us[t] = 0.0
                 continue
             J = contact_jacobian(model, cs, Q[t])[0]
@@ -283,7 +283,7 @@ class ShootingProblem:
             cs = self.contact_sets[t]
         if code == 0 or code not in STATUS or cs is None:  # solved (or a step not finite)
             return ""
-        kind = "impact" if self.contacts.kind[t] == IMPACT else "contacts"
+        kind = "impact" if self.knot_contacts.kind[t] == IMPACT else "contacts"
         return (f"knot {t} ({kind}: {', '.join(c.frame for c in cs.contacts)}): "
                 f"{STATUS[code]}")
 

@@ -1,11 +1,11 @@
-"""Loading (or, on a machine's first run, compiling) every compiled kernel a solve runs, before
-the solve, so that compiling is never counted as solve time: :func:`warm_up`, which
+"""Loading (or, on a machine's first run, compiling) every compiled kernel a solve runs, before the
+solve, so that compiling is never counted as solve time: :func:`warm_up`, which
 :meth:`ddp.problem.ShootingProblem.prepare` calls once per kind of problem and process.
 
-On a machine's first run, a process aside (:class:`dynamics.jit.CompileAside`,
-``python -m ddp.compile_worker GROUP ...``) compiles some groups of the solver's kernels into numba's
-cache while this process compiles the others; the groups and what compiles them are here.  The
-solver's kernels form independent trees:
+On a machine's first run, a process aside (:class:`dynamics.jit.CompileAside`, ``python -m
+ddp.compile_worker GROUP ...``) compiles some groups of the solver's kernels into numba's cache
+while this process compiles the others; the groups and what compiles them are here. The solver's
+kernels form independent trees:
 
 * ``costs``: the cost program alone (first, for a problem with contacts: the warm-up then
   starts with the contact knots' derivatives and reaches the costs later);
@@ -24,11 +24,10 @@ solver's kernels form independent trees:
   (:func:`~ddp.kernels.contact_knots.contact_second_order`), on a floating random tree with one
   point contact, while the warm-up compiles the contact knots' derivatives and steps.
 
-A kernel has one compiled signature whatever the robot, so the small problem of the process
-aside (a random tree of three bodies, four knots) compiles what any problem of the same backend
-loads.  The cost program compiles in one process only, first (in this one, or aside), and the
-other loads it from the cache (compiling it in both processes at once took each of them
-15-30 s).
+A kernel has one compiled signature whatever the robot, so the small problem of the process aside
+(a random tree of three bodies, four knots) compiles what any problem of the same backend loads.
+The cost program compiles in one process only, first (in this one, or aside), and the other loads
+it from the cache (compiling it in both processes at once took each of them 15-30 s).
 """
 
 from __future__ import annotations

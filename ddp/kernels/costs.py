@@ -62,7 +62,7 @@ from dynamics.kernels.packed_model import unpack
 from dynamics.kernels.spatial import dot6, motion_cross, motion_cross_add
 
 from .passes import call_knot_kernel
-from .records import LINKED_COSTS, CostDerivatives, Forces, Model, Program, empty_forces
+from .records import LINKED_COSTS, CostDerivatives, Forces, PackedModel, Program, empty_forces
 
 STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE = range(8)
 #: activations: 1/2 sum w_a r_a^2, or its quadratic barrier (r_a outside [lb_a, ub_a] only)
@@ -366,14 +366,14 @@ def cost_knots(model, program, Q, V, U, t0, t1, order, exact_hessians, out, kin,
 def link_costs():
     """Link :func:`cost_knots` (compiled on a machine's first run, else loaded from the cache)
     for the types its callers pass, which are the same for every problem: the records
-    :data:`~.records.Model`, :data:`~.records.Program`, :data:`~.records.CostDerivatives` and
+    :data:`~.records.PackedModel`, :data:`~.records.Program`, :data:`~.records.CostDerivatives` and
     :data:`~.records.Forces` and the knots' states, controls and forward kinematics, all of C
     arrays, and int64 and boolean scalars.  Once per process: then a few microseconds."""
     global _COSTS_LINKED
     if _COSTS_LINKED == os.getpid():
         return
     i64 = types.int64
-    model = Model(np.empty(0, np.int64), np.empty(0))
+    model = PackedModel(np.empty(0, np.int64), np.empty(0))
     program = Program(np.empty(0, np.int64), np.empty(0), np.empty((0, 0), np.int64))
     argtypes = (*argument_types(model, program), *array_types(2, 2, 2), i64, i64, i64,
                 types.boolean, *argument_types(CostDerivatives.empty(0, 0, 0),

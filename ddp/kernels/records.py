@@ -10,7 +10,7 @@ Shapes: T knots, n = nv, ndx = 2 n, nu controls, nq configuration size.
 ===================  ==========================================================================
 record               what it holds
 ===================  ==========================================================================
-:data:`Model`        the robot's flat buffers (``RobotModel.kernel_args``)
+:data:`PackedModel`  the robot's flat buffers (``RobotModel.kernel_args``)
 :data:`Step`         the discrete step: dt, the actuation B (n, nu), the tangent offsets and
                      sizes of the Lie-group joints (where ⊕ is not an addition), and the
                      :data:`KnotContacts`
@@ -89,7 +89,7 @@ LINKED_COSTS = 6
 #: the slots of the contact knots' kernels
 CONTACT_SLOTS = (LINKED_STEP, LINKED_DERIVATIVES, LINKED_SECOND_ORDER)
 
-Model = namedtuple("Model", "ints floats")
+PackedModel = namedtuple("PackedModel", "ints floats")
 KnotContacts = namedtuple("KnotContacts", "kind ints floats int_offsets float_offsets size "
                                           "cost_scale damping restitution impact_model")
 Step = namedtuple("Step", "dt B lie_offsets lie_sizes contacts")
