@@ -74,7 +74,7 @@ class CompiledEvaluation(Evaluation):
         the other costs as (cost, knots) pairs."""
         others, parts, starts = [], [], np.zeros((self.problem.T, 2), dtype=np.int64)
         no = nf = 0
-        for cost, knots in knot_costs.groups:
+        for cost, knots in knot_costs.distinct:
             program, rest = self._split(cost)
             others += [(c, knots) for c in rest]
             parts.append(program)

@@ -164,7 +164,7 @@ class ProtocolEvaluation(Evaluation):
         #: the force components per knot that the derivatives carry: ``nc`` when a running cost
         #: acts on the contact forces (the backends' ``contact_derivatives`` give them to the
         #: costs and DDP's terms), else 0
-        self.force_rows = (self.nc if any(force_costs(c) for c, _ in P.knot_costs.groups)
+        self.force_rows = (self.nc if any(force_costs(c) for c, _ in P.knot_costs.distinct)
                            else 0)
         self.needs_forces = self.force_rows > 0
 

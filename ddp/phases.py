@@ -145,21 +145,21 @@ class KnotCosts:
 
     def __init__(self, costs):
         self.costs = list(costs)
-        self.groups = {}  # id(cost) -> (cost, knots)
+        self.distinct = {}  # id(cost) -> (cost, knots)
         for t, c in enumerate(self.costs):
-            self.groups.setdefault(id(c), (c, []))[1].append(t)
-        self.groups = [(c, np.array(k)) for c, k in self.groups.values()]
+            self.distinct.setdefault(id(c), (c, []))[1].append(t)
+        self.distinct = [(c, np.array(k)) for c, k in self.distinct.values()]
 
     @property
     def single(self):
         """The cost of every knot if they all share one, else None."""
-        return self.groups[0][0] if len(self.groups) == 1 else None
+        return self.distinct[0][0] if len(self.distinct) == 1 else None
 
     def calc(self, xs, us, forces=None):
         """``forces``: the knots' :data:`~ddp.kernels.records.Forces`, for the costs on contact
         forces (their problem's; None when it has none)."""
         out = np.empty(len(self.costs))
-        for c, k, f in self._groups(forces):
+        for c, k, f in self._by_cost(forces):
             out[k] = c.calc(xs[k], us[k], **f)
         return out
 
@@ -172,7 +172,7 @@ class KnotCosts:
         out = CostDerivatives(np.empty(T), np.empty((T, ndx)), np.empty((T, nu)),
                               np.empty((T, ndx, ndx)), np.empty((T, ndx, nu)),
                               np.empty((T, nu, nu)))
-        for c, k, f in self._groups(forces):
+        for c, k, f in self._by_cost(forces):
             d = c.calc_diff(xs[k], us[k], hessians, **f)
             for a, b in zip(out, d):
                 a[k] = b
@@ -180,10 +180,10 @@ class KnotCosts:
                 forces.dl_dlam[k] = f["forces"].dl_dlam
         return out
 
-    def _groups(self, forces):
+    def _by_cost(self, forces):
         """(cost, knots, keywords) per group: ``forces`` on those knots for the costs on
         contact forces, none for the others."""
-        for c, k in self.groups:
+        for c, k in self.distinct:
             yield c, k, ({"forces": Forces(*(np.ascontiguousarray(x[k]) for x in forces))}
                          if forces is not None and force_costs(c) else {})
 

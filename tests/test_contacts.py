@@ -166,13 +166,13 @@ def test_a_batch_gives_the_points():
 
 def test_a_batched_second_order_gives_the_points_across_its_groups():
     """The batched second order takes its knots in groups (first derivatives, then
-    second-order terms, each knot with its own work arrays: kernels.contact.GROUP).  On one
+    second-order terms, each knot with its own work arrays: kernels.contact.KNOT_BLOCK).  On one
     thread (one chunk), over two groups and a part, every knot's results are bit for bit its own
     alone, contracted and as full tensors."""
-    from dynamics.kernels.contact import GROUP
+    from dynamics.kernels.contact import KNOT_BLOCK
     m, frames = _case("hyq-3")
     cs = ContactSet(m, [Contact3D(f, gains=(1.0, 5.0)) for f in frames])
-    T = 2 * GROUP + 3
+    T = 2 * KNOT_BLOCK + 3
     states = [random_state(m, s) for s in range(T)]
     Q, V, TAU = (np.array([s[i] for s in states]) for i in (0, 1, 3))
     MU = np.random.default_rng(3).normal(size=(T, m.nv + cs.size))

@@ -112,12 +112,12 @@ shapes, are therefore one allocation, carved into borrowed views (:func:`dynamic
 views without a reference count).  A HyQ knot on four feet then allocates 43 times for its
 first derivatives and 65 for its second order, against 88 and 184 with an allocation per array.
 A batched second order (:func:`.batch.constrained_so_chunk`) forms the first derivatives of a
-group of :data:`.batch.GROUP` knots, each into its own work arrays
-(:func:`.kkt.workspace_group`), before their second-order terms, so that each phase's code
-stays in the core's caches over the group.
+block of :data:`.batch.KNOT_BLOCK` knots, each into its own work arrays
+(:func:`.kkt.workspace_block`), before their second-order terms, so that each phase's code
+stays in the core's caches over the block.
 """
 
-from .batch import (GROUP, constrained_derivatives_batch, constrained_derivatives_chunk,
+from .batch import (KNOT_BLOCK, constrained_derivatives_batch, constrained_derivatives_chunk,
                     constrained_dynamics_batch, constrained_dynamics_chunk, constrained_so_batch,
                     constrained_so_chunk, impulse_batch, impulse_chunk, jacobian_batch,
                     zero_gravity)
@@ -127,7 +127,7 @@ from .impulse import impulse_derivatives_point, impulse_dynamics_point, impulse_
 from .kkt import (OK, SINGULAR_CONTACT, SINGULAR_MASS, ContactWork, constrained_dynamics_point,
                   contact_workspace, kinematics_workspace, second_order_state)
 
-__all__ = ["GROUP", "constrained_derivatives_batch", "constrained_derivatives_chunk",
+__all__ = ["KNOT_BLOCK", "constrained_derivatives_batch", "constrained_derivatives_chunk",
            "constrained_dynamics_batch", "constrained_dynamics_chunk", "constrained_so_batch",
            "constrained_so_chunk", "impulse_batch", "impulse_chunk", "jacobian_batch",
            "zero_gravity", "C_FLOATS", "C_INTS", "POINT", "SURFACE", "chain_dofs",

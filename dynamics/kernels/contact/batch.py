@@ -10,14 +10,14 @@ from ..packed_model import unpack
 from .derivatives import constrained_derivatives_point, so_contracted_terms, unit_costate
 from .impulse import impulse_derivatives_point, impulse_dynamics_point, impulse_so_terms
 from .kkt import (OK, constrained_dynamics_point, contact_jacobian_drift, contact_workspace,
-                  group_member, workspace_group)
+                  block_member, workspace_block)
 
 _JIT = dict(cache=True, error_model="numpy")
 
 
 #: the knots whose first derivatives a batched second order forms before their second-order
 #: terms (module docstring, Memory)
-GROUP = 8
+KNOT_BLOCK = 8
 
 
 @njit(**_JIT)
@@ -77,7 +77,7 @@ def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A
     """The first derivatives of :func:`constrained_derivatives_chunk` and, with co-states
     MU (T, nv + nc), the contracted second derivatives LQ, LV, LQV, LT (T, 1, nv, nv); with MU of
     0 knots, the full second-derivative tensors of (a, lam) (T, nv + nc, nv, nv) in LQ ... LT.
-    The knots go in groups of :data:`GROUP`: first derivatives, then second-order terms."""
+    The knots go in blocks of :data:`KNOT_BLOCK`: first derivatives, then second-order terms."""
     m = unpack(ints, floats)
     nj, nv = ints[0], ints[1]
     nc = LAM.shape[1]
@@ -85,11 +85,11 @@ def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A
     mu_a = np.empty(nv)
     mu_l = np.empty(nc)
     t0, t1 = chunk_range(Q.shape[0], chunk, nchunks)
-    G = max(1, min(GROUP, t1 - t0))
-    own = workspace_group(G, nj, nv, nc)
+    G = max(1, min(KNOT_BLOCK, t1 - t0))
+    own = workspace_block(G, nj, nv, nc)
     # the work arrays and the arguments (the caller holds them) borrowed: the knots' views
     # then take no reference counts (module docstring, Memory)
-    group = borrowed(own)
+    block = borrowed(own)
     cints, cfloats, Q, V, TAU, MU, A, LAM = borrowed((cints, cfloats, Q, V, TAU, MU, A, LAM))
     DAQ, DAV, DAT, DLQ, DLV, DLT = borrowed((DAQ, DAV, DAT, DLQ, DLV, DLT))
     LQ, LV, LQV, LT = borrowed((LQ, LV, LQV, LT))
@@ -99,11 +99,11 @@ def constrained_so_chunk(ints, floats, cints, cfloats, Q, V, TAU, damping, MU, A
             status[t] = constrained_derivatives_point(m, cints, cfloats, Q[t], V[t], TAU[t],
                                                       damping, A[t], LAM[t], DAQ[t], DAV[t],
                                                       DAT[t], DLQ[t], DLV[t], DLT[t],
-                                                      group_member(group, t - g0))
+                                                      block_member(block, t - g0))
         for t in range(g0, g1):
             if status[t] != OK:
                 continue
-            work = group_member(group, t - g0)
+            work = block_member(block, t - g0)
             if not tensors:
                 so_contracted_terms(m, cints, cfloats, Q[t], V[t], MU[t, :nv], MU[t, nv:], A[t],
                                     LAM[t], DAQ[t], DAV[t], DAT[t], DLQ[t], DLV[t], DLT[t],

@@ -164,8 +164,8 @@ def constrained_dynamics_point(m, cints, cfloats, q, v, tau, damping, a, lam, wo
 
 @njit(callee=True, **_JIT)
 def contact_workspace(nj, nv, nc):
-    """The :data:`ContactWork` arrays of one knot (a group of one, :func:`workspace_group`)."""
-    return group_member(workspace_group(1, nj, nv, nc), 0)
+    """The :data:`ContactWork` arrays of one knot (a block of one, :func:`workspace_block`)."""
+    return block_member(workspace_block(1, nj, nv, nc), 0)
 
 
 @njit(callee=True, **_JIT)
@@ -177,9 +177,9 @@ def kinematics_workspace(nj, nv, nc, S0, oR, op):
 
 
 @njit(callee=True, **_JIT)
-def workspace_group(G, nj, nv, nc):
+def workspace_block(G, nj, nv, nc):
     """The :func:`contact_workspace` of G knots as one :data:`ContactWork` whose arrays have a
-    leading knot axis (one knot's: :func:`group_member`)."""
+    leading knot axis (one knot's: :func:`block_member`)."""
     return ContactWork(np.empty((G, nv, nv)), np.zeros((G, nv, nv)), np.empty((G, nc, nv)),
                        np.empty((G, nv, nc)), np.empty((G, nc, nc)), np.zeros((G, nc, nc)),
                        np.empty((G, nc)), np.empty((G, nv)), np.empty((G, nv, 6)),
@@ -189,9 +189,9 @@ def workspace_group(G, nj, nv, nc):
 
 
 @njit(callee=True, **_JIT)
-def group_member(group, g):
-    """Knot g's :data:`ContactWork` in a :func:`workspace_group` (views)."""
-    w = group
+def block_member(block, g):
+    """Knot g's :data:`ContactWork` in a :func:`workspace_block` (views)."""
+    w = block
     return ContactWork(w.M[g], w.LM[g], w.J[g], w.Y[g], w.Lam[g], w.LL[g], w.gamma[g], w.b[g],
                        w.S0[g], w.oR[g], w.op[g], w.IC[g], w.BC[g], w.FC[g], w.Psid[g],
                        w.Psidd[g], w.Sd[g], w.dof_forces[g])
