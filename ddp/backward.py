@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kernels import passes as _passes
-from .kernels.records import Box, Costs, Gains, Regularization, SecondOrderMode
+from .kernels.records import Box, Costs, Regularization, SecondOrderMode, empty_gains
 from .local_model import LocalModel
 
 
@@ -70,9 +70,7 @@ def backward(problem, xs, us, derivatives, local: LocalModel, regularization=Reg
     gains ``keep`` (the last policy's k); otherwise into new arrays."""
     P, d = problem, derivatives
     T, nu, ndx = P.T, P.nu, P.ndx
-    gains = (P.compiled_problem.gains(T, nu, ndx, keep) if reuse else
-             Gains(np.zeros((T, nu)), np.zeros((T, nu, ndx)), np.zeros(2),
-                   np.empty((T + 1, ndx)), np.empty((T + 1, ndx)), np.zeros(1, dtype=np.int64)))
+    gains = P.compiled_problem.gains(T, nu, ndx, keep) if reuse else empty_gains(T, nu, ndx)
     so = d.second_order
     if local.second_order == SecondOrderMode.NONE:
         so = so._replace(mode=int(SecondOrderMode.NONE))

@@ -176,13 +176,14 @@ class CompiledEvaluation(Evaluation):
         if records is None:
             records = self._records[key] = self._new_records(local.second_order, knots)
         else:
-            step, second_order, _ = records
-            for a in (*step.forces, second_order.lie_H, *second_order.kkt):
+            for a in records[3]:
                 a[...] = 0
-        return (knots, *records)
+        return (knots, *records[:3])
 
     def _new_records(self, mode, knots):
-        """The output records (step, second_order, costs) of :meth:`derivatives` in ``mode``."""
+        """The output records (step, second_order, costs) of :meth:`derivatives` in ``mode``,
+        and the arrays among them that the kernels write in this mode and read before writing
+        (made as zeros: zeroed again on reuse)."""
         P = self.problem
         T, n, nu, ndx = P.T, P.nv, P.nu, P.ndx
         if mode == SecondOrderMode.TENSORS:
@@ -207,7 +208,12 @@ class CompiledEvaluation(Evaluation):
                                    *point, lie_H, kkt)
         step = empty_step_derivatives(T, n, nu, self.nc)
         costs = Costs(CostDerivatives.empty(T, ndx, nu), CostDerivatives.empty(1, ndx, nu))
-        return step, second_order, costs
+        written = [*step.forces]
+        if mode != SecondOrderMode.NONE and nblocks:
+            written.append(lie_H)
+        if mode == SecondOrderMode.CONTRACTED and self.nc:
+            written += kkt
+        return step, second_order, costs, tuple(a for a in written if a.size)
 
     def steps(self, xs, us):
         return self._steps(xs, us)[0]

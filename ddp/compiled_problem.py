@@ -31,7 +31,8 @@ from .kernels import linked as _linked
 from .kernels import passes as _passes
 from .kernels.records import (CONTACT_SLOTS, LINKED_DERIVATIVES, LINKED_FREE_SECOND_ORDER,
                               LINKED_LIE_EXPANSION, LINKED_SECOND_ORDER, LINKED_STEP,
-                              LINKED_TENSORS, Gains, PackedModel, SecondOrderMode, Step)
+                              LINKED_TENSORS, PackedModel, SecondOrderMode, Step,
+                              empty_gains)
 from .local_model import second_order_mode
 
 
@@ -65,9 +66,7 @@ class CompiledProblem:
         not hold the gains ``keep`` (the last policy's k, which a failed pass must not
         overwrite)."""
         if not self._gains:
-            self._gains = tuple(Gains(np.zeros((T, nu)), np.zeros((T, nu, ndx)), np.zeros(2),
-                                      np.empty((T + 1, ndx)), np.empty((T + 1, ndx)),
-                                      np.zeros(1, dtype=np.int64)) for _ in range(2))
+            self._gains = (empty_gains(T, nu, ndx), empty_gains(T, nu, ndx))
         first, second = self._gains
         g = second if first.k is keep else first
         for a in (g.k, g.K, g.dV, g.gauss_newton_knots):

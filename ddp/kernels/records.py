@@ -161,6 +161,13 @@ def empty_forces(T, nc, n, nu):
                   np.zeros(T, dtype=np.int64))
 
 
+def empty_gains(T, nu, ndx):
+    """The :data:`Gains` a backward pass writes, for T knots: k, K, dV and the count of
+    Gauss-Newton knots zero (the pass accumulates into them), Vx and fVxx uninitialized."""
+    return Gains(np.zeros((T, nu)), np.zeros((T, nu, ndx)), np.zeros(2), np.empty((T + 1, ndx)),
+                 np.empty((T + 1, ndx)), np.zeros(1, dtype=np.int64))
+
+
 def kkt_factors(T, n, nc, nj):
     """:data:`KKTFactors` of T knots with at most nc force components, nj joints (zeros; T = 0:
     none kept): what the second order at a contact knot reads of its first derivatives
