@@ -20,6 +20,9 @@ field              shape               meaning
 ``dof_parent``     (nv,)               DoF-level parent (previous DoF of the joint or last DoF
                                        of the parent joint), -1 at a root
 ``gravity``        (6,)                gravity as a spatial motion [lin, ang]
+``armature``       (nv,)               rotor inertia reflected on each DoF (Pinocchio's
+                                       ``model.armature``): added to the mass matrix's diagonal,
+                                       so tau gains armature * qdd
 =================  ==================  ==========================================================
 """
 
@@ -200,8 +203,12 @@ class RobotModel:
         if np.any(parent[1:] >= np.arange(1, nj)):
             raise ValueError("pin_model: joints must be ordered with parents before children")
         gravity = np.array(pm.gravity.vector, dtype=float)
+        armature = np.array(pm.armature, dtype=float).reshape(-1)
+        if armature.shape != (nv,) or not np.all(np.isfinite(armature)) or np.any(armature < 0):
+            raise ValueError(f"pin_model.armature: expected {nv} finite non-negative rotor "
+                             f"inertias; got {armature.tolist()}")
         return KernelModel(parent, jtype, axis, iq, nqj, iv, nvj, place_R, place_p, mass, com,
-                           Icom, S_local, dof_parent, gravity, pitch)
+                           Icom, S_local, dof_parent, gravity, pitch, armature)
 
     def _unit_blocks(self):
         """q-indices of the unit-norm blocks (quaternions, cos/sin pairs), padded to 4 with -1,
@@ -233,6 +240,33 @@ class RobotModel:
         import pinocchio as pin
 
         return np.array(pin.neutral(self.pin_model))
+
+    @property
+    def reference_configurations(self) -> dict[str, np.ndarray]:
+        """{name: q} of the SRDF's named configurations (``"half_sitting"``, ``"standing"``,
+        as :func:`dynamics.robots.load` reads them; Pinocchio's ``referenceConfigurations``)."""
+        return {e.key(): np.array(e.data()) for e in self.pin_model.referenceConfigurations}
+
+    @property
+    def armature(self) -> np.ndarray:
+        """The rotor inertia of every DoF (nv,): Pinocchio's ``model.armature``, added to the mass
+        matrix's diagonal (tau gains armature * qdd)."""
+        return self.arrays.armature.copy()
+
+    def with_armature(self, armature) -> "RobotModel":
+        """This robot with the rotor inertias ``armature`` (a number for every DoF, or (nv,)):
+        a new model (this one, compiled data included, is unchanged)."""
+        arm = np.broadcast_to(np.asarray(armature, dtype=float), (self.nv,)) if np.ndim(
+            armature) == 0 else np.asarray(armature, dtype=float)
+        if arm.shape != (self.nv,) or not np.all(np.isfinite(arm)) or np.any(arm < 0):
+            raise ValueError(f"armature: expected a number or {self.nv} finite non-negative "
+                             f"rotor inertias; got {np.asarray(armature).tolist()}")
+        pm = self.pin_model.copy()
+        pm.armature = np.array(arm)
+        model = RobotModel(pm, self.name, urdf_path=self.urdf_path,
+                           floating_base=self.floating_base)
+        model.first_joints = self.first_joints
+        return model
 
     @property
     def frame_names(self) -> list[str]:

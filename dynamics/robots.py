@@ -14,16 +14,23 @@ atlas               37    36    ``dynamics/data/atlas.urdf`` (from shared/models
 talos               51    50    example-robot-data ``talos_full_v2.urdf``, free-flyer root
 talos_legs          19    18    Talos's legs as example-robot-data's ``talos_legs`` builds them:
                                 the root and the first 12 joints of ``talos_reduced.urdf`` with
-                                their bodies and frames (the upper body dropped), without the
-                                rotor inertias (armature) that example-robot-data adds
+                                their bodies and frames (the upper body dropped)
 aerial_manipulator  13    12    ``dynamics/data/aerial_manipulator.urdf``, free-flyer root: the
                                 higher-order paper's TiltHex base with two 3-revolute arms
 ==================  ====  ====  ==========================================================
 
-(example-robot-data's own ``load("ur3")`` returned the UR5 in release 5.0.0; we always parse the
-UR3 URDF directly.)  Any other name is the stem of one of example-robot-data's URDFs
+(example-robot-data's own ``load("ur3")`` returned the UR5 in releases 5.0.0 to 6.0.0; we always
+parse the UR3 URDF directly.)  Any other name is the stem of one of example-robot-data's URDFs
 (``load("solo12")``, ``load("go1")``) and a path ending in ``.urdf`` is that file; both take
 ``floating_base=True`` for a free-flyer root (a URDF does not say).
+
+A robot is what example-robot-data loads: its URDF plus its SRDF (``<package>/srdf/``, the
+URDF's stem or the longest SRDF stem that begins it: ``talos_reduced`` -> ``talos.srdf``,
+``solo12`` -> ``solo.srdf``).  The SRDF gives the reference configurations
+(``model.reference_configurations``: ``"half_sitting"``, ``"standing"``) and, for the robots whose
+loader reads them (Talos), the rotor parameters: each actuated joint's armature is
+rotor inertia x gear ratio^2 (0.1 on Talos's joints), which Pinocchio adds to the mass matrix.
+``model.with_armature(values)`` sets other rotor inertias.
 """
 
 from __future__ import annotations
@@ -44,6 +51,10 @@ _URDFS = {
     "hyq": ("hyq_description/robots/hyq_no_sensors.urdf", True),
     "talos": ("talos_data/robots/talos_full_v2.urdf", True),
 }
+
+#: example-robot-data's packages whose loaders read the SRDF's rotor parameters
+#: (``has_rotor_parameters``); the others' armature stays 0, as there
+ROTOR_PARAMETER_PACKAGES = ("talos_data",)
 
 NAMES = ("pendulum", "double_pendulum", "ur3", "hyq", "atlas", "talos", "talos_legs",
          "aerial_manipulator")
@@ -75,6 +86,32 @@ def example_robot_data_dir() -> Path:
                             "looked in " + ", ".join(map(str, candidates)))
 
 
+def srdf_of(urdf) -> Path | None:
+    """The SRDF example-robot-data pairs with ``urdf`` (module docstring), or None."""
+    folder = Path(urdf).resolve().parent.parent / "srdf"
+    if not folder.is_dir():
+        return None
+    stem = Path(urdf).stem
+    found = sorted((p for p in folder.glob("*.srdf") if stem.startswith(p.stem)),
+                   key=lambda p: len(p.stem))
+    return found[-1] if found else None
+
+
+def read_srdf(pin_model, urdf) -> None:
+    """Give ``pin_model`` the reference configurations and (:data:`ROTOR_PARAMETER_PACKAGES`)
+    the armature of the SRDF of ``urdf``, as example-robot-data's loaders do."""
+    import pinocchio as pin
+
+    srdf = srdf_of(urdf)
+    if srdf is None:
+        return
+    if srdf.parent.parent.name in ROTOR_PARAMETER_PACKAGES:
+        pin.loadRotorParameters(pin_model, str(srdf), False)
+        pin_model.armature = np.multiply(np.asarray(pin_model.rotorInertia),
+                                         np.square(np.asarray(pin_model.rotorGearRatio)))
+    pin.loadReferenceConfigurations(pin_model, str(srdf), False)
+
+
 def first_joints(urdf, n, name) -> RobotModel:
     """The model of the joints before index ``n`` of ``urdf`` (free-flyer root) with their
     bodies, limits and frames: a robot cut above a joint, as example-robot-data cuts
@@ -96,6 +133,7 @@ def first_joints(urdf, n, name) -> RobotModel:
     for f in full.frames:
         if f.parentJoint < n and not pm.existFrame(f.name):
             pm.addFrame(f)
+    read_srdf(pm, urdf)
     model = RobotModel(pm, name, urdf_path=Path(urdf), floating_base=True)
     model.first_joints = n
     return model
@@ -132,8 +170,7 @@ def load(name, floating_base: bool | None = None) -> RobotModel:
             model = RobotModel.from_urdf(_DATA / f"{key}.urdf", floating_base=True, name=key)
         else:
             rel, floating = _URDFS[key]
-            model = RobotModel.from_urdf(example_robot_data_dir() / rel, floating_base=floating,
-                                         name=key)
+            model = from_urdf_and_srdf(example_robot_data_dir() / rel, floating, key)
         _cache[key] = model
     return _cache[key]
 
@@ -153,8 +190,21 @@ def _load_urdf(name, floating_base):
         path = urdfs[str(name)]
     key = (str(path.resolve()), floating_base)
     if key not in _cache:
-        _cache[key] = RobotModel.from_urdf(path, floating_base=floating_base)
+        _cache[key] = from_urdf_and_srdf(path, floating_base)
     return _cache[key]
+
+
+def from_urdf_and_srdf(urdf, floating_base: bool, name: str | None = None) -> RobotModel:
+    """:meth:`RobotModel.from_urdf` with what the URDF's SRDF adds (:func:`read_srdf`)."""
+    import pinocchio as pin
+
+    urdf = Path(urdf)
+    if not urdf.is_file():
+        raise ValueError(f"urdf path: no such file: {str(urdf)!r}")
+    root = (pin.JointModelFreeFlyer(),) if floating_base else ()
+    pm = pin.buildModelFromUrdf(str(urdf), *root)
+    read_srdf(pm, urdf)
+    return RobotModel(pm, name or urdf.stem, urdf_path=urdf, floating_base=floating_base)
 
 
 def pendulum(length: float = 1.0, mass: float = 1.0) -> RobotModel:
@@ -217,11 +267,13 @@ def _random_inertia(rng):
 
 
 def random_tree(n_bodies: int, joint_types=JOINT_TYPES[:-1], branching: float = 0.3,
-                floating_base: bool = False, seed: int = 0) -> RobotModel:
+                floating_base: bool = False, seed: int = 0, armature: float = 0.0) -> RobotModel:
     """A random kinematic tree of ``n_bodies`` bodies (plus a free-flyer root if
     ``floating_base``), with joint types drawn from ``joint_types`` (names in ``JOINT_TYPES``),
     random placements and random positive-definite inertias.  With probability ``branching`` a
-    body attaches to a random earlier body instead of the previous one."""
+    body attaches to a random earlier body instead of the previous one.  ``armature`` > 0 gives
+    every DoF but a free-flyer root's a rotor inertia drawn uniformly in [0, armature]
+    (Pinocchio's ``armature``)."""
     import pinocchio as pin
 
     if n_bodies < 1:
@@ -258,6 +310,12 @@ def random_tree(n_bodies: int, joint_types=JOINT_TYPES[:-1], branching: float = 
         j = pm.addJoint(pid, jm, placement, f"j{b}_{kind}")
         pm.appendBodyToJoint(j, inertia, pin.SE3.Identity())
         stack.extend((c, j) for c in reversed(children[b]))
+    if not (np.isfinite(armature) and armature >= 0):
+        raise ValueError(f"armature: expected a finite number >= 0; got {armature!r}")
+    if armature > 0:  # not on a free-flyer root: a rotor drives a joint, not the base
+        arm = rng.uniform(0.0, armature, pm.nv)
+        arm[:6 if floating_base else 0] = 0.0
+        pm.armature = arm
     return RobotModel.from_pinocchio(pm, pm.name)
 
 

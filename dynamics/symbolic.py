@@ -169,6 +169,7 @@ class SymbolicTree:
                   for i in range(self.nj)]
         self.inertia = [_spatial_inertia(a.mass[i], a.com[i], a.Icom[i]) for i in range(self.nj)]
         self.gravity = cs.DM(a.gravity)
+        self.armature = [float(x) for x in a.armature]
         self._axis = a.axis
         self._pitch = a.pitch
         self._place = [(cs.DM(a.place_R[i]), cs.DM(a.place_p[i])) for i in range(self.nj)]
@@ -208,7 +209,8 @@ class SymbolicTree:
         for i in range(nj - 1, 0, -1):
             t = cs.mtimes(self.S[i].T, F[i])
             for r in range(self.nvj[i]):
-                tau[self.iv[i] + r] = t[r]
+                k = self.iv[i] + r
+                tau[k] = t[r] + self.armature[k] * a[k]
             if par[i] > 0:
                 F[par[i]] = F[par[i]] + _force_to_parent(X[i], F[i])
         return cs.vertcat(*tau)
@@ -232,7 +234,7 @@ class SymbolicTree:
             sl = slice(self.iv[i], self.iv[i] + self.nvj[i])
             S = self.S[i]
             U[i] = cs.mtimes(IA[i], S)
-            D = cs.mtimes(S.T, U[i])
+            D = cs.mtimes(S.T, U[i]) + cs.diag(cs.DM(self.armature[sl]))
             u = tau[sl] - cs.mtimes(S.T, pA[i])
             sol = spd_solve(D, cs.horzcat(u, U[i].T))
             Dinv_u[i], Dinv_UT[i] = sol[:, 0], sol[:, 1:]

@@ -10,7 +10,8 @@ from dynamics import robots
 
 ROBOTS = ("pendulum", "double_pendulum", "ur3", "hyq", "atlas", "talos")
 
-#: (n_bodies, floating_base, seed): every supported joint type appears, fixed and floating
+#: (n_bodies, floating_base, seed): every supported joint type appears, fixed and floating;
+#: every tree but seed 0's has rotor inertias (armature) on its DoFs
 TREES = [(8, False, s) for s in range(6)] + [(8, True, s) for s in range(6)] + [(1, True, 0)]
 
 
@@ -24,7 +25,8 @@ def build(spec):
     if isinstance(spec, str):
         return robots.load(spec)
     n, fb, s = spec
-    return robots.random_tree(n, floating_base=fb, seed=s, branching=0.4)
+    return robots.random_tree(n, floating_base=fb, seed=s, branching=0.4,
+                              armature=0.0 if s == 0 else 0.5)
 
 
 def spec_id(spec):

@@ -24,9 +24,10 @@ FEET = ("lf_foot", "rf_foot", "lh_foot", "rh_foot")
 
 
 def _tree(seed):
-    """A floating random tree with every joint type and three contact frames on three joints."""
+    """A floating random tree with every joint type and three contact frames on three joints;
+    rotor inertias (armature) on its DoFs unless seed is 0."""
     m = robots.random_tree(8, floating_base=True, seed=seed, branching=0.4,
-                           joint_types=robots.JOINT_TYPES)
+                           joint_types=robots.JOINT_TYPES, armature=0.0 if seed == 0 else 0.5)
     pm = m.pin_model
     for k, j in enumerate((m.njoints - 1, m.njoints // 2, 2)):
         M = pin.SE3(pin.exp3(np.array([0.3, 0.2, -0.4]) * (k + 1)), np.array([0.1, -0.2, 0.3]))

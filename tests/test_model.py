@@ -60,6 +60,41 @@ def test_any_example_robot_data_urdf_or_path_loads():
                                rtol=1e-12, atol=1e-12)
 
 
+def test_a_robot_has_the_srdfs_rotor_inertias_and_reference_configurations():
+    """As example-robot-data loads Talos: every leg joint's armature is rotor inertia 1e-5 x gear
+    ratio 100^2 = 0.1 (the SRDF's <rotor_params>), the free-flyer's 0; the SRDF's half-sitting
+    is the configuration written out in robots.TALOS_LEGS_HALF_SITTING.  Robots whose loaders
+    read no rotor parameters (HyQ, UR3) have none; their reference configurations still load."""
+    legs = robots.load("talos_legs")
+    np.testing.assert_allclose(legs.armature, np.r_[np.zeros(6), np.full(12, 0.1)], rtol=1e-12)
+    np.testing.assert_array_equal(legs.reference_configurations["half_sitting"],
+                                  robots.TALOS_LEGS_HALF_SITTING)
+    talos = robots.load("talos")
+    assert talos.armature[6:].max() == pytest.approx(0.1) and not talos.armature[:6].any()
+    hyq = robots.load("hyq")
+    assert not hyq.armature.any() and set(hyq.reference_configurations) == {
+        "standing", "straight_standing"}
+    assert not robots.load("ur3").armature.any()
+    assert robots.srdf_of(robots.example_robot_data_urdfs()["solo12"]).name == "solo.srdf"
+
+
+def test_armature_is_on_the_mass_matrix_and_nowhere_else():
+    """tau(armature) - tau(0) = armature * a exactly, and M gains diag(armature), on the
+    same q, v, a: with_armature gives a new model and leaves the first unchanged."""
+    m = robots.load("ur3")
+    heavy = m.with_armature(np.linspace(0.1, 0.6, 6))
+    assert not m.armature.any() and heavy.armature[-1] == 0.6
+    q, v, a = m.random_configuration(1), np.ones(6), np.linspace(-1, 1, 6)
+    np.testing.assert_allclose(dyn.rnea(heavy, q, v, a) - dyn.rnea(m, q, v, a),
+                               heavy.armature * a, atol=1e-12)
+    np.testing.assert_allclose(dyn.mass_matrix(heavy, q) - dyn.mass_matrix(m, q),
+                               np.diag(heavy.armature), atol=1e-12)
+    tau = dyn.rnea(heavy, q, v, a)
+    np.testing.assert_allclose(dyn.aba(heavy, q, v, tau), a, atol=1e-12)
+    with pytest.raises(ValueError, match=r"armature: expected a number or 6 finite non-negative"):
+        m.with_armature([0.1, -1.0, 0, 0, 0, 0])
+
+
 def test_unsupported_joint_is_named():
     pm = pin.Model()
     j = pm.addJoint(0, pin.JointModelSphericalZYX(), pin.SE3.Identity(), "neck_zyx")

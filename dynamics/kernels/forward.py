@@ -93,7 +93,7 @@ def aba_sweeps(m, v, tau, qdd, S0, I0, U, Dinv):
         if ni == 1:  # a one-DoF joint (most of a robot): D^-1 is a scalar, no temporaries
             Ui, Si, Ii = U[i0], S0[i0], I0[i]
             matvec6(Ii, Si, Ui)
-            dinv = 1.0 / dot6(Si, Ui)
+            dinv = 1.0 / (dot6(Si, Ui) + m.armature[i0])
             Dinv[i0, 0] = dinv
             u[i0] = tau[i0] - dot6(Si, PA[i])
             if lam == 0:
@@ -115,6 +115,7 @@ def aba_sweeps(m, v, tau, qdd, S0, I0, U, Dinv):
         for a_ in range(ni):
             for b in range(ni):
                 D[a_, b] = dot6(S0[i0 + a_], U[i0 + b])
+            D[a_, a_] += m.armature[i0 + a_]
         small_spd_inverse(D, ni, Dinv[i0:i0 + ni])
         if lam == 0:
             continue

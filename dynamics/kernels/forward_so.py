@@ -40,7 +40,8 @@ OUTER_DTM, OUTER_AZA = 0, 1
 @njit(callee=True, cache=True, error_model="numpy")
 def _zero_gravity(m):
     return KernelModel(m.parent, m.jtype, m.axis, m.iq, m.nqj, m.iv, m.nvj, m.place_R, m.place_p,
-                       m.mass, m.com, m.Icom, m.S_local, m.dof_parent, np.zeros(6), m.pitch)
+                       m.mass, m.com, m.Icom, m.S_local, m.dof_parent, np.zeros(6), m.pitch,
+                       m.armature)
 
 
 @njit(callee=True, cache=True, error_model="numpy")

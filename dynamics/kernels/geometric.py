@@ -320,7 +320,7 @@ def eidamb_core(m, geometry, v, a, tau):
             s = 0.0
             for r in range(6):
                 s += m.S_local[d, r] * Bc[i, r]
-            tau[d] = s
+            tau[d] = s + m.armature[d] * a[d]
         lam = m.parent[i]
         if lam > 0:
             _to_parent_add(R[i], p[i], Bc[i], 1.0, Bc[lam])
@@ -468,7 +468,7 @@ def eidamb_derivatives_core(m, geometry, slots, v, a, tau, D):
             s_ = 0.0
             for r in range(6):
                 s_ += S[r] * Bc[i, r]
-            tau[k] = s_
+            tau[k] = s_ + m.armature[k] * a[k]
             # rows of joint i (line 31 linearized): the chain's columns, then the descendants'
             _rows_slots(S, dB[i], slot[i], n, D[k])
             for d in range(hi, end[i]):
@@ -560,6 +560,7 @@ def immamb_core(m, geometry, Minv):
                 for r in range(6):
                     s += oS[lo + k, r] * U[lo + l, r]
                 Dm[k, l] = s
+            Dm[k, k] += m.armature[lo + k]
         small_spd_inverse(Dm, ni, Dinv[i])
         for k in range(ni):  # line 9
             for l in range(ni):

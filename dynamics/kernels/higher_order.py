@@ -418,7 +418,7 @@ def rnea_point(m, q, vd, B, ws, tau):
                 s = 0.0
                 for r in range(6):
                     s += S[d, r] * FF_[i, k, r]
-                tau[k, d] = s
+                tau[k, d] = s + m.armature[d] * vd[k + 1, d]
             lam = parent[i]
             if lam > 0:
                 trans = _has_translation(jtype[i])
@@ -483,7 +483,7 @@ def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia, eye3, zero3)
             for c in range(6):
                 Ia[r, c] = IA[i, r, c]
         if motion[i] == 0 and n == 1:
-            d = 0.0
+            d = m.armature[d0]
             for r in range(6):
                 d += S[d0, r] * U[i, r, 0]
             Dinv[i, 0, 0] = 1.0 / d
@@ -497,6 +497,7 @@ def articulated_inertias(m, motion, R, P, X0, IA, U, Dinv, tmp, Ia, eye3, zero3)
                     for r in range(6):
                         s += S[d0 + a, r] * U[i, r, b]
                     tmp[a, b] = s
+                tmp[a, a] += m.armature[d0 + a]
             small_spd_inverse(tmp, n, Dinv[i])
             if parent[i] > 0:  # the root's projected inertia is not needed
                 for r in range(6):
@@ -631,7 +632,7 @@ def hybrid_point(m, q, vd, tau, motion, B, ws, buffers):
                 FF_[i, k, r] = s
             if motion[i] == 1:
                 for d in range(iv[i], iv[i] + nvj[i]):
-                    s = 0.0
+                    s = m.armature[d] * vd[k + 1, d]
                     for r in range(6):
                         s += S[d, r] * FF_[i, k, r]
                     tau[k, d] = s
@@ -767,6 +768,7 @@ def closed_form_point(m, q, v, M, h, g, C):
             g[da] -= (IS[e, 0] * m.gravity[0] + IS[e, 1] * m.gravity[1] + IS[e, 2] * m.gravity[2]
                       + IS[e, 3] * m.gravity[3] + IS[e, 4] * m.gravity[4] + IS[e, 5] * m.gravity[5])
     for a in range(nv):
+        M[a, a] += m.armature[a]
         s = 0.0
         for b in range(nv):
             s += C[a, b] * v[b]

@@ -10,6 +10,10 @@ in ``nchunks`` parallel chunks of knots (:func:`dynamics.jit.num_chunks`; one ch
 runs on the calling thread).  The Python wrappers in :mod:`dynamics.algorithms` pass a single
 point as the batch of one.
 
+Joint armature (rotor inertia reflected on a DoF, ``m.armature``, Pinocchio's
+``model.armature``) adds diag(armature) to M and armature * a to tau, as in Pinocchio's RNEA,
+CRBA and ABA; being constant, it changes no derivative in q or qdot.
+
 Per-DoF quantities are stored one row per DoF (``(nv, 6)``), per-body quantities one row per joint
 (``(njoints, ...)``, row 0 the universe).  With S_k the ground-frame motion subspace column of DoF k
 of joint i and lambda(i) its parent:
@@ -87,7 +91,7 @@ def rnea_point(m, q, v, a, tau):
     velocity_acceleration_pass(m, S0, I0, v, a, Vel, Acc, F)
     for i in range(nj - 1, 0, -1):
         for k in range(m.iv[i], m.iv[i] + m.nvj[i]):
-            tau[k] = dot6(S0[k], F[i])
+            tau[k] = dot6(S0[k], F[i]) + m.armature[k] * a[k]
         lam = m.parent[i]
         if lam > 0:
             for r in range(6):
@@ -120,6 +124,17 @@ def crba_point(m, q, M):
             for r in range(6):
                 for c in range(6):
                     IC[lam, r, c] += IC[i, r, c]
+    for k in range(nv):
+        M[k, k] += m.armature[k]
+
+
+@njit(callee=True, cache=True, error_model="numpy", forceinline=True)
+def add_armature(m, a, tau, M):
+    """tau += armature * a and M += diag(armature): the rotor inertias (module docstring) on
+    what a sweep over the bodies left."""
+    for k in range(m.armature.shape[0]):
+        tau[k] += m.armature[k] * a[k]
+        M[k, k] += m.armature[k]
 
 
 @njit(callee=True, cache=True, error_model="numpy", forceinline=True)
@@ -219,6 +234,7 @@ def idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M):
     BC, FC, Psid, Psidd, Sd = idsva_forward_sweep(m, S0, IC, v, a, 1.0)
     idsva_backward_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, tau, dtau_dq, dtau_dv, M,
                          np.empty((Psid.shape[0], 4, 6)))
+    add_armature(m, a, tau, M)
 
 
 @njit(callee=True, cache=True, error_model="numpy", forceinline=True)

@@ -5,7 +5,7 @@ every kernel (its buffers are the kernel's arguments, held by the Python caller)
 
 ints   = [nj, nv, parent, jtype, iq, nqj, iv, nvj (nj each), dof_parent (nv)]
 floats = [axis (nj*3), place_R (nj*9), place_p (nj*3), mass (nj), com (nj*3), Icom (nj*9),
-          S_local (nv*6), gravity (6), pitch (nj)]
+          S_local (nv*6), gravity (6), pitch (nj), armature (nv)]
 """
 
 from collections import namedtuple
@@ -17,7 +17,7 @@ from ..jit import borrowed, njit
 KernelModel = namedtuple(
     "KernelModel",
     "parent jtype axis iq nqj iv nvj place_R place_p mass com Icom S_local dof_parent gravity "
-    "pitch",
+    "pitch armature",
 )
 
 
@@ -26,7 +26,8 @@ def pack(m: KernelModel):
     ints = np.concatenate([[nj, nv], m.parent, m.jtype, m.iq, m.nqj, m.iv, m.nvj,
                            m.dof_parent]).astype(np.int64)
     floats = np.concatenate([np.ravel(x) for x in (m.axis, m.place_R, m.place_p, m.mass, m.com,
-                                                   m.Icom, m.S_local, m.gravity, m.pitch)]).astype(float)
+                                                   m.Icom, m.S_local, m.gravity, m.pitch,
+                                                   m.armature)]).astype(float)
     return np.ascontiguousarray(ints), np.ascontiguousarray(floats)
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -62,6 +63,8 @@ def unpack(ints, floats):
     gravity = floats[f:f + 6]
     f += 6
     pitch = floats[f:f + nj]
+    f += nj
+    armature = floats[f:f + nv]
     return KernelModel(parent, jtype, axis, iq, nqj, iv, nvj, place_R, place_p, mass, com, Icom,
-                       S_local, dof_parent, gravity, pitch)
+                       S_local, dof_parent, gravity, pitch, armature)
 

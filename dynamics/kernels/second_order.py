@@ -29,7 +29,7 @@ of every DoF is formed once.
 import numpy as np
 
 from ..jit import carve, chunk_range, extent, in_parallel, keep_alive, njit
-from .inverse import composite_sums, idsva_forward_pass
+from .inverse import add_armature, composite_sums, idsva_forward_pass
 from .packed_model import unpack
 from .spatial import (add_force_bar, dot6, force_cross, force_cross_add, matTvec6, matvec6,
                       motion_cross, row6, tup6)
@@ -284,6 +284,7 @@ def idsva_so_point(m, q, v, a, tau, dtau_dq, dtau_dv, M, d2q, d2v, d2qv, dM):
                                 d2vf[pa * nn + pb * nv + pc] = -dot6(t_A1s, sr)
                         k = m.parent[k]
                 j = m.parent[j]
+    add_armature(m, a, tau, M)
 
 
 @njit(callee=True, cache=True, error_model="numpy", fastmath=True)

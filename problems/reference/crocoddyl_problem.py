@@ -1,6 +1,6 @@
 """Solve one of our problems with Crocoddyl, from a JSON description written by
-:func:`problems.reference.crocoddyl_solvers.spec` (same URDF, root joint, gravity, x0, horizon,
-dt, actuation, costs with their weights and references, initial guess).
+:func:`problems.reference.crocoddyl_solvers.spec` (same URDF, root joint, rotor inertias,
+gravity, x0, horizon, dt, actuation, costs with their weights and references, initial guess).
 
 Crocoddyl needs its own Pinocchio build, so this script runs in a separate environment and
 imports nothing from soddp::
@@ -38,6 +38,8 @@ def build(spec):
         model = pin.buildModelFromUrdf(spec["urdf"])
     if spec.get("first_joints"):  # the robot cut above a joint (example-robot-data's talos_legs)
         model = _cut(model, spec["first_joints"])
+    if "armature" in spec:  # the rotor inertias (example-robot-data reads them from the SRDF)
+        model.armature = np.array(spec["armature"], dtype=float)
     if not spec["gravity"]:
         model.gravity.setZero()
     state = crocoddyl.StateMultibody(model)
@@ -165,7 +167,7 @@ def build(spec):
 
 def _cut(full, n):
     """The joints of ``full`` before index n, their bodies, limits and frames (as
-    example-robot-data builds ``talos_legs``, without its rotor inertias)."""
+    example-robot-data builds ``talos_legs``; the rotor inertias come with the spec)."""
     import pinocchio as pin
 
     model = pin.Model()

@@ -132,7 +132,7 @@ def spec(problem, us=None, max_iter=200, repeats=3, xs=None, solvers=SOLVERS):
     us = problem.quasi_static() if us is None else np.asarray(us, dtype=float)
     xs = problem.rollout(us) if xs is None else np.asarray(xs, dtype=float)
     return dict(urdf=str(model.urdf_path), floating_base=bool(model.floating_base),
-                first_joints=model.first_joints,
+                first_joints=model.first_joints, armature=model.armature.tolist(),
                 gravity=bool(np.any(model.arrays.gravity != 0)), actuation=actuation,
                 x0=problem.x0.tolist(), T=problem.T, dt=problem.dt, knots=knots[0],
                 costs=knots[1], terminal=terminal, xs=xs.tolist(), us=us.tolist(),

@@ -11,8 +11,8 @@ import numpy as np
 
 from ...jit import borrowed, carve, copy_into, extent, keep_alive, njit
 from ..dense import back_substitution, cholesky, cholesky_solve_vector, forward_substitution
-from ..inverse import (crba_point, ground_inertias, idsva_backward_sweep, idsva_forward_into,
-                       rnea_point)
+from ..inverse import (add_armature, crba_point, ground_inertias, idsva_backward_sweep,
+                       idsva_forward_into, rnea_point)
 from ..kinematics import forward_kinematics
 from ..second_order import idsva_so_contracted_sweep
 from .chain import (C_FLOATS, C_INTS, chain_dofs, contact_gains, contact_placement,
@@ -209,6 +209,7 @@ def idsva_at_knot(m, v, a, tau, dtau_dq, dtau_dv, work):
     idsva_forward_into(m, w.S0, w.IC, v, a, 1.0, w.BC, w.FC, w.Psid, w.Psidd, w.Sd)
     idsva_backward_sweep(m, w.S0, w.IC, w.BC, w.FC, w.Psid, w.Psidd, w.Sd, tau, dtau_dq, dtau_dv,
                          w.M, w.dof_forces)
+    add_armature(m, a, tau, w.M)
 
 
 @njit(callee=True, **_JIT)
