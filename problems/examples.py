@@ -13,6 +13,8 @@ atlas              36    mid-air posture change of the free-floating humanoid (b
 hyq-walk           18    HyQ walking on flat ground: contacts, friction cones, impacts
                          (Crocoddyl's ``quadrupedal_gaits`` walking, :mod:`problems.gaits`)
 hyq-trot           18    HyQ trotting, the same formulation
+hyq-pace           18    HyQ pacing (the feet of one side together), the same formulation
+hyq-bound          18    HyQ bounding (front feet, then hind feet), the same formulation
 hyq-jump           18    HyQ jumping 0.3 m sideways: flight phases and a landing impact
 talos-walk         18    Talos's legs walking two steps: flat feet (6D contacts), wrench
                          cones, impacts (Crocoddyl's ``bipedal_gaits`` walking)
@@ -260,6 +262,22 @@ def hyq_trot(backend="analytical", dt=None, step_length=None, step_height=None, 
                  step_knots=step_knots, support_knots=support_knots, x0=x0)
 
 
+def hyq_pace(backend="analytical", dt=None, step_length=None, step_height=None, step_knots=None,
+             support_knots=None, x0=None):
+    """HyQ pacing one gait cycle (the feet of one side together), Crocoddyl's parameters unless
+    given; ``x0`` as :func:`hyq_walk`'s."""
+    return _gait("pacing", backend, dt=dt, step_length=step_length, step_height=step_height,
+                 step_knots=step_knots, support_knots=support_knots, x0=x0)
+
+
+def hyq_bound(backend="analytical", dt=None, step_length=None, step_height=None, step_knots=None,
+              support_knots=None, x0=None):
+    """HyQ bounding one gait cycle (the front feet, then the hind feet), Crocoddyl's parameters
+    unless given; ``x0`` as :func:`hyq_walk`'s."""
+    return _gait("bounding", backend, dt=dt, step_length=step_length, step_height=step_height,
+                 step_knots=step_knots, support_knots=support_knots, x0=x0)
+
+
 def hyq_jump(backend="analytical", dt=None, jump_height=None, jump_length=None,
              ground_knots=None, flying_knots=None, x0=None):
     """HyQ jumping 0.3 m sideways, Crocoddyl's ``quadrupedal_gaits`` jumping (its parameters,
@@ -280,12 +298,13 @@ def talos_walk(backend="analytical", dt=None, step_length=None, step_height=None
 
 PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot": pendubot,
             "ur3": ur3, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot,
-            "hyq-jump": hyq_jump, "talos-walk": talos_walk}
+            "hyq-pace": hyq_pace, "hyq-bound": hyq_bound, "hyq-jump": hyq_jump,
+            "talos-walk": talos_walk}
 
 
 #: the problems with contacts (every backend builds them: ``soddp solve hyq-walk --backend
 #: casadi``)
-CONTACT_PROBLEMS = ("hyq-walk", "hyq-trot", "hyq-jump", "talos-walk")
+CONTACT_PROBLEMS = ("hyq-walk", "hyq-trot", "hyq-pace", "hyq-bound", "hyq-jump", "talos-walk")
 
 
 def backends_of(name: str) -> tuple:

@@ -180,20 +180,23 @@ class QuadrupedGaits:
         on the ground for ``ground_knots``, ``flying_knots`` in the air with the centre of mass
         rising to ``jump_height`` above half of ``jump_length`` (the displacement (x, y, z) of
         the jump), ``flying_knots`` falling free, the landing impact with the feet at their
-        start displaced by ``jump_length``, then ``ground_knots`` on the ground with the centre
-        of mass displaced as much (the last knot is the terminal one)."""
+        start displaced by ``jump_length`` (on the ground), then ``ground_knots`` on the ground
+        with the centre of mass displaced as much and lowered by the right-front foot's starting
+        height, as Crocoddyl's (the last knot is the terminal one)."""
         _check_knots(ground_knots=ground_knots, flying_knots=flying_knots)
         length = np.asarray(jump_length, dtype=float)
         if length.shape != (3,) or not np.all(np.isfinite(length)):
             raise ValueError(f"jump_length: expected a finite (x, y, z) displacement; got "
                              f"{jump_length!r}")
         x0, feet, com = self._start(x0)
-        for p in feet:  # the feet land on the ground (Crocoddyl's jump zeroes their height)
+        # the landed centre of mass goes down by the right-front foot's height at the start,
+        # and the feet's targets are on the ground (Crocoddyl's jump zeroes their height)
+        landed_com = com + np.array([length[0], length[1], length[2] - feet[1][2]])
+        for p in feet:
             p[2] = 0.0
         m = self.model
         rise = np.array([length[0] / 2, length[1] / 2, length[2] / 2 + jump_height])
         all_feet = range(4)
-        landed_com = com + length
         phases = [
             ddp.Phase(ground_knots, self._contacts(all_feet), self._support_cost(all_feet),
                       name="take-off"),
@@ -362,3 +365,45 @@ def hyq_gait(gait="walking", dynamics=None, **options):
     m = robots.load("hyq")
     gaits = QuadrupedGaits(m, dynamics=None if dynamics is None else dynamics(m))
     return gaits.jumping(**options) if gait == "jumping" else gaits.problem(gait, **options)
+
+
+#: Crocoddyl's own gait examples, as its ``examples/quadrupedal_gaits_fwddyn.py`` (ANYmal, from
+#: its SRDF's "standing") and ``examples/bipedal_gaits_fwddyn.py`` (Talos's legs from
+#: "half_sitting", the first walk) build them: name -> (robot, gait, parameters)
+CROCODDYL_EXAMPLES = {
+    "anymal-walking": ("anymal", "walking", dict(step_length=0.25, step_height=0.15, dt=1e-2,
+                                                  step_knots=25, support_knots=2)),
+    "anymal-trotting": ("anymal", "trotting", dict(step_length=0.15, step_height=0.1, dt=1e-2,
+                                                    step_knots=25, support_knots=2)),
+    "anymal-pacing": ("anymal", "pacing", dict(step_length=0.15, step_height=0.1, dt=1e-2,
+                                                step_knots=25, support_knots=5)),
+    "anymal-bounding": ("anymal", "bounding", dict(step_length=0.15, step_height=0.1, dt=1e-2,
+                                                    step_knots=25, support_knots=5)),
+    "anymal-jumping": ("anymal", "jumping", dict(jump_height=0.15, jump_length=(0.0, 0.3, 0.0),
+                                                  dt=1e-2, ground_knots=10, flying_knots=20)),
+    "talos-walking": ("talos_legs", "walking", dict(BIPED_WALKING)),
+}
+
+#: the feet of the robots of :data:`CROCODDYL_EXAMPLES`, in Crocoddyl's order
+EXAMPLE_FEET = {"anymal": ("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"),
+                "talos_legs": ("right_sole_link", "left_sole_link")}
+
+
+def crocoddyl_example(name, dynamics=None):
+    """Our problem of Crocoddyl's example ``name`` (:data:`CROCODDYL_EXAMPLES`): the same robot
+    as example-robot-data loads it, its reference configuration, feet and parameters.  Solved
+    from Crocoddyl's start (x0 at every knot, quasi-static controls, multiple shooting) it
+    reaches the optimum of Crocoddyl's example.  ``dynamics`` as for :func:`talos_walk`."""
+    if name not in CROCODDYL_EXAMPLES:
+        raise ValueError(f"example: expected one of {', '.join(CROCODDYL_EXAMPLES)}; got "
+                         f"{name!r}")
+    robot, gait, params = CROCODDYL_EXAMPLES[name]
+    m = robots.load(robot, floating_base=True) if robot == "anymal" else robots.load(robot)
+    backend = None if dynamics is None else dynamics(m)
+    if robot == "talos_legs":
+        biped = BipedGaits(m, EXAMPLE_FEET[robot], m.reference_configurations["half_sitting"],
+                           dynamics=backend)
+        return biped.walking(**params)
+    gaits = QuadrupedGaits(m, EXAMPLE_FEET[robot], m.reference_configurations["standing"],
+                           dynamics=backend)
+    return gaits.jumping(**params) if gait == "jumping" else gaits.problem(gait, **params)

@@ -1,0 +1,62 @@
+"""Crocoddyl's own gait examples, run as its ``examples/quadrupedal_gaits_fwddyn.py`` and
+``examples/bipedal_gaits_fwddyn.py`` run them: the robot from example-robot-data, its SRDF's
+reference configuration, ``crocoddyl.utils``' gait builders, FDDP from x0 at every knot with
+quasi-static controls.  It runs in Crocoddyl's environment and imports nothing from soddp::
+
+    $SODDP_CROCODDYL_PYTHON problems/reference/crocoddyl_examples.py ROBOT GAIT 'PARAMETERS'
+
+``PARAMETERS``: the JSON of the gait's parameters by our names (``problems.gaits``'
+``CROCODDYL_EXAMPLES``).  Prints one JSON line: cost, iterations, converged, T, x0 and the
+wall time of the solve (th_stop 1e-10, at most 500 iterations).
+"""
+
+import json
+import sys
+import time
+
+import numpy as np
+
+FEET = {"anymal": ("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"),
+        "talos_legs": ("right_sole_link", "left_sole_link")}
+
+
+def problem(robot, gait, p):
+    """(Crocoddyl's shooting problem, x0) of the example."""
+    import example_robot_data
+    from crocoddyl.utils.biped import SimpleBipedGaitProblem
+    from crocoddyl.utils.quadruped import SimpleQuadrupedalGaitProblem
+
+    r = example_robot_data.load(robot)
+    if robot == "talos_legs":
+        q0 = r.model.referenceConfigurations["half_sitting"].copy()
+        builder = SimpleBipedGaitProblem(r.model, *FEET[robot])
+    else:
+        q0 = r.model.referenceConfigurations["standing"].copy()
+        builder = SimpleQuadrupedalGaitProblem(r.model, *FEET[robot])
+    x0 = np.concatenate([q0, np.zeros(r.model.nv)])
+    if gait == "jumping":
+        return builder.createJumpingProblem(x0, p["jump_height"], list(p["jump_length"]),
+                                            p["dt"], p["ground_knots"], p["flying_knots"]), x0
+    make = getattr(builder, f"create{gait.capitalize()}Problem")
+    return make(x0, p["step_length"], p["step_height"], p["dt"], p["step_knots"],
+                p["support_knots"]), x0
+
+
+def main(argv):
+    import crocoddyl
+
+    robot, gait, params = argv[1], argv[2], json.loads(argv[3])
+    shooting, x0 = problem(robot, gait, params)
+    solver = crocoddyl.SolverFDDP(shooting)
+    solver.th_stop = 1e-10
+    xs = [x0] * (shooting.T + 1)
+    us = shooting.quasiStatic([x0] * shooting.T)
+    t = time.perf_counter()
+    converged = solver.solve(xs, us, 500, False)
+    wall = time.perf_counter() - t
+    print(json.dumps(dict(cost=solver.cost, iterations=solver.iter, converged=bool(converged),
+                          T=shooting.T, x0=x0.tolist(), wall_s=wall)))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

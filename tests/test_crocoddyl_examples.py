@@ -1,0 +1,44 @@
+"""Crocoddyl's own gait examples (ANYmal's five gaits, Talos's legs walking) beside ours: the same
+optimum from Crocoddyl's start.  Crocoddyl runs in its own environment
+(``SODDP_CROCODDYL_PYTHON``); without it these tests are skipped."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ddp
+from problems.gaits import CROCODDYL_EXAMPLES, crocoddyl_example
+from problems.reference.crocoddyl_solvers import python
+
+SCRIPT = Path(__file__).resolve().parents[1] / "problems" / "reference" / "crocoddyl_examples.py"
+
+
+def crocoddyls(name):
+    robot, gait, params = CROCODDYL_EXAMPLES[name]
+    out = subprocess.run([python(), str(SCRIPT), robot, gait, json.dumps(params)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(python() is None, reason="no Crocoddyl environment (SODDP_CROCODDYL_PYTHON)")
+@pytest.mark.parametrize("name", list(CROCODDYL_EXAMPLES))
+def test_our_gait_reaches_the_optimum_of_crocoddyls_own_example(name):
+    """Crocoddyl's FDDP on its example, and our DDP (exact Hessians) on our builder's problem,
+    both from Crocoddyl's start (x0 at every knot, quasi-static controls, multiple shooting):
+    the same x0 and horizon, and the same optimal cost to 1e-9 relative."""
+    theirs = crocoddyls(name)
+    P = crocoddyl_example(name)
+    assert P.T == theirs["T"]
+    np.testing.assert_allclose(P.x0, theirs["x0"], atol=1e-12)
+    xs = np.tile(P.x0, (P.T + 1, 1))
+    settings = ddp.SolverSettings(shooting="multiple", max_iter=300, tol=1e-9)
+    sol = ddp.solve(P, xs=xs, us=P.quasi_static(xs), settings=settings)
+    assert theirs["converged"] and sol.status == "converged", (theirs, sol.status)
+    assert abs(sol.cost - theirs["cost"]) <= 1e-9 * abs(theirs["cost"]), (sol.cost, theirs)
+    print(f"{name}: ours {sol.cost!r} in {sol.iterations} it, Crocoddyl FDDP "
+          f"{theirs['cost']!r} in {theirs['iterations']}", file=sys.stderr)
