@@ -1,7 +1,8 @@
 """The ``soddp`` command.
 
     soddp solve PROBLEM [--method ddp|ilqr] [--backend analytical|casadi|finite-diff]
-                [--max-iter N] [--globalization G] [--shooting single|multiple] [--plot]
+                [--max-iter N] [--globalization G] [--shooting single|multiple]
+                [--start quasi-static|crocoddyl|cold] [--plot]
         solve one example problem: iteration table, status, plot and trajectory -> results/
     soddp compare PROBLEM [--max-iter N]
         DDP / iLQR / DDP with CasADi / DDP with finite differences side by side -> results/
@@ -44,7 +45,7 @@ from dynamics import robots, set_threads
 from . import engine, higher_order, linearization, output, parts, studies
 from .bench import BENCHMARKS, ROBOTS, BenchOptions
 from .bench import run as run_benchmark
-from .examples import BACKENDS, PROBLEMS
+from .examples import BACKENDS, PROBLEMS, STARTS
 from .reference import pinocchio_cpp
 from .store import ResultsStore
 from .tasks import SOLVERS
@@ -83,7 +84,7 @@ def _higher_order(args):
 def _solve(args):
     studies.solve_command(args.problem, args.method, args.backend, args.max_iter, args.plot,
                           settings=dict(globalization=args.globalization, shooting=args.shooting),
-                          animate=args.animate)
+                          animate=args.animate, start=args.start)
     return 0
 
 
@@ -191,8 +192,14 @@ def _add_solver_commands(sub):
     s.add_argument("--max-iter", type=_COUNT, default=200, metavar="N", help="default 200")
     s.add_argument("--globalization", choices=list(GLOBALIZATIONS), default="safeguarded",
                    help="how steps are regularized (default safeguarded; shift: pure DDP)")
-    s.add_argument("--shooting", choices=["single", "multiple"], default="single",
-                   help="single (default) or multiple shooting (FDDP's gaps)")
+    s.add_argument("--shooting", choices=["single", "multiple"], default=None,
+                   help="single or multiple shooting (FDDP's gaps); default: the problem's "
+                        "(multiple on the gaits, single on the others)")
+    s.add_argument("--start", choices=list(STARTS), default=None,
+                   help="the initial guess: quasi-static (the controls holding x0 and their "
+                        "rollout), crocoddyl (x0 at every knot, the controls holding it: "
+                        "Crocoddyl's examples' start) or cold (x0, zero controls); default: the "
+                        "problem's (crocoddyl on the gaits, quasi-static on the others)")
     s.add_argument("--plot", action="store_true",
                    help="also plot the trajectory (q, v, u against time)")
     s.add_argument("--animate", action="store_true",

@@ -307,6 +307,36 @@ PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot"
 CONTACT_PROBLEMS = ("hyq-walk", "hyq-trot", "hyq-pace", "hyq-bound", "hyq-jump", "talos-walk")
 
 
+#: the start and shooting each example problem reaches its best known optimum from (the
+#: others: "quasi-static", "single"): the gaits from Crocoddyl's examples' start, x0 at every
+#: knot with the controls holding it, with multiple shooting (hyq-jump from the quasi-static
+#: rollout with single shooting stops crouched at a cost 19x higher)
+DEFAULT_STARTS = {n: ("crocoddyl", "multiple") for n in CONTACT_PROBLEMS}
+
+
+def default_start(name: str) -> tuple:
+    """(start, shooting) of the problem ``name`` (:data:`DEFAULT_STARTS`)."""
+    return DEFAULT_STARTS.get(name, ("quasi-static", "single"))
+
+
+def initial_guess(problem, start: str):
+    """(xs, us) of a start: "quasi-static", the controls holding x0 (the problem's
+    ``initial_controls``) and their rollout; "crocoddyl", x0 at every knot and the controls
+    holding it (Crocoddyl's examples' start); "cold", x0 at every knot and zero controls."""
+    if start not in STARTS:
+        raise ValueError(f"start: expected one of {', '.join(STARTS)}; got {start!r}")
+    P = problem
+    if start == "quasi-static":
+        us = P.initial_controls()
+        return P.rollout(us), us
+    xs = np.tile(P.x0, (P.T + 1, 1))
+    return xs, (P.quasi_static(xs) if start == "crocoddyl" else np.zeros((P.T, P.nu)))
+
+
+#: the starts of :func:`initial_guess`
+STARTS = ("quasi-static", "crocoddyl", "cold")
+
+
 def backends_of(name: str) -> tuple:
     """The backends ``soddp compare`` and the study run a problem on: on the gaits the
     analytical one only, as the AD baseline takes minutes per gait (hyq-walk: 75 s building

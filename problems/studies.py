@@ -16,7 +16,7 @@ import pinocchio as pin
 
 import ddp
 
-from .examples import BACKENDS, PROBLEMS, backends_of, get
+from .examples import BACKENDS, PROBLEMS, backends_of, default_start, get, initial_guess
 from .output import pyplot, results_dir, save_figure, tight_layout, write_table
 from .reference import crocoddyl_solvers
 from .tasks import SOLVERS, provenance, reportable, run_task, settings_note, task
@@ -36,30 +36,38 @@ def _describe(name, P, method, backend, settings=None):
 
 
 def run_one(name, method="ddp", backend="analytical", max_iter=200, verbose=True, log=print,
-            settings=None, **options):
+            settings=None, start=None, **options):
     """Solve one example problem; returns (problem, Solution, wall time of the solve in s: the
     kernels are loaded, or on a first run compiled, before, untimed; that time is logged when
-    it is more than a second).  ``settings``: more solver settings by name; ``options``:
-    options of the problem."""
+    it is more than a second).  ``settings``: more solver settings by name (a ``shooting`` of
+    None or left out: the problem's, :func:`~problems.examples.default_start`); ``start``: one
+    of :data:`~problems.examples.STARTS` (None: the problem's); ``options``: options of the
+    problem."""
     P = get(name, backend=backend, **options)
-    settings = dict(settings or {})
+    settings = {k: v for k, v in (settings or {}).items() if v is not None}
+    own_start, own_shooting = default_start(name)
+    start = own_start if start is None else start
+    settings.setdefault("shooting", own_shooting)
     if verbose:
-        log(_describe(name, P, method, backend, settings))
+        log(_describe(name, P, method, backend, dict(settings, start=start)))
     t0 = time.perf_counter()
     P.prepare()
     t1 = time.perf_counter()
     if verbose and t1 - t0 > 1.0:
         log(f"kernels loaded or compiled in {t1 - t0:.1f} s (not part of the solve's time)")
-    sol = ddp.solve(P, method=method, max_iter=max_iter, verbose=verbose, **settings)
+    xs, us = initial_guess(P, start)  # as Crocoddyl's quasiStatic: not part of the solve
+    t1 = time.perf_counter()
+    sol = ddp.solve(P, xs, us, method=method, max_iter=max_iter, verbose=verbose, **settings)
     return P, sol, time.perf_counter() - t1
 
 
 def solve_command(name, method, backend, max_iter, plot, log=print, settings=None,
-                  animate=False):
+                  animate=False, start=None):
     """``soddp solve``: the iteration table, the status, a convergence plot and the trajectory.
-    ``settings``: more solver settings by name (e.g. globalization, shooting); ``animate``: also
-    the motion as an HTML animation (:func:`ddp.animate`)."""
-    P, sol, wall = run_one(name, method, backend, max_iter, True, log, settings=settings)
+    ``settings``: more solver settings by name (e.g. globalization, shooting); ``start`` as for
+    :func:`run_one`; ``animate``: also the motion as an HTML animation (:func:`ddp.animate`)."""
+    P, sol, wall = run_one(name, method, backend, max_iter, True, log, settings=settings,
+                           start=start)
     stem = f"solve_{name}_{method}_{backend}"
     csv_path = results_dir() / f"{stem}_trajectory.csv"
     _write_trajectory(P, sol, csv_path)
@@ -310,9 +318,11 @@ def _compare_notes():
             f"machine: {os.cpu_count()} cores; times are wall times of one run after an "
             "untimed one-iteration warm-up as configured and one with the exact model from the "
             "first iteration (compiled kernels loaded, CasADi functions built)",
-            "cold start: controls holding x0 (quasi-static), single shooting; Crocoddyl rows (when "
-            "SODDP_CROCODDYL_PYTHON names a Python with crocoddyl) solve the same problem, "
-            "rebuilt in Crocoddyl, from the same controls and their rollout (FDDP is multiple "
+            "start: the problem's (problems.examples.default_start): on the gaits Crocoddyl's "
+            "examples' start (x0 at every knot, the controls holding it) with multiple shooting, "
+            "on the others the controls holding x0 and their rollout with single shooting; "
+            "Crocoddyl rows (when SODDP_CROCODDYL_PYTHON names a Python with crocoddyl) solve "
+            "the same problem, rebuilt in Crocoddyl, from the same start (FDDP is multiple "
             "shooting; its DDP uses Gauss-Newton Hessians); Crocoddyl's time is the best of 3 "
             "solves"]
 

@@ -11,9 +11,10 @@ A task description (:func:`task` fills in the defaults, :func:`check_task` valid
     method         soddp: "ddp" | "ilqr"; crocoddyl: "fddp" | "ddp" (Gauss-Newton)
     backend        the dynamics derivatives: "analytical" | "casadi" | "finite-diff"
     globalization  ddp.globalization.GLOBALIZATIONS
-    shooting       "single" | "multiple"
-    start          "quasi-static" (the controls holding x0 and their rollout) or "cold"
-                   (xs = x0 at every knot, us = 0)
+    shooting       "single" | "multiple" (default: the problem's, examples.default_start)
+    start          "quasi-static" (the controls holding x0 and their rollout), "crocoddyl"
+                   (x0 at every knot, the controls holding it: Crocoddyl's examples' start) or
+                   "cold" (xs = x0 at every knot, us = 0); default: the problem's
     max_iter       iterations at most
     settings       more ddp.SolverSettings fields by name (a dict, default {})
 
@@ -37,7 +38,8 @@ import ddp
 from ddp.settings import METHODS
 from dynamics.robots import TALOS_LEGS_HALF_SITTING
 
-from .examples import BACKENDS, PROBLEMS, UR3_TARGET_POSITION, get
+from .examples import (BACKENDS, PROBLEMS, STARTS, UR3_TARGET_POSITION, default_start, get,
+                       initial_guess as start_guess)
 from .gaits import BIPED_WALKING, GAITS, HYQ_STANDING
 from .reference import crocoddyl_solvers
 
@@ -58,7 +60,6 @@ FAMILIES = {
 
 PARTS = ("backends", "globalization", "robustness")
 SOLVERS = {"soddp": METHODS, "crocoddyl": ("fddp", "ddp")}
-STARTS = ("quasi-static", "cold")
 
 #: the description fields, in order (the store's first columns)
 TASK_FIELDS = ("part", "problem", "seed", "solver", "method", "backend", "globalization",
@@ -72,7 +73,7 @@ OUTCOME_FIELDS = ("status", "converged", "iterations", "cost", "time_s", "t_setu
                   "grad_norms", "costs")
 WHERE_FIELDS = ("host", "pid", "worker", "versions", "started", "finished")
 _DEFAULTS = dict(seed=None, solver="soddp", backend="analytical", globalization="safeguarded",
-                 shooting="single", start="quasi-static", max_iter=300, settings={})
+                 shooting=None, start=None, max_iter=300, settings={})
 
 #: the status of a task that cannot run here (Crocoddyl not configured, or the problem not
 #: writable in Crocoddyl): reports leave it out
@@ -125,6 +126,9 @@ def task(**fields) -> dict:
                          f"{', '.join(TASK_FIELDS)})")
     t = {k: fields.get(k, _DEFAULTS.get(k)) for k in TASK_FIELDS}
     t["settings"] = dict(t["settings"] or {})
+    start, shooting = default_start(t["problem"])
+    t["start"] = start if t["start"] is None else t["start"]
+    t["shooting"] = shooting if t["shooting"] is None else t["shooting"]
     check_task(t)
     return t
 
@@ -185,11 +189,8 @@ def build_problem(t: dict):
 
 
 def initial_guess(t: dict, P):
-    """(xs, us) of the task's start: None, None for the quasi-static start (the solver's
-    default) or the cold start."""
-    if t["start"] == "cold":
-        return np.tile(P.x0, (P.T + 1, 1)), np.zeros((P.T, P.nu))
-    return None, None
+    """(xs, us) of the task's start (:func:`problems.examples.initial_guess`)."""
+    return start_guess(P, t["start"])
 
 
 def reportable(records) -> list:

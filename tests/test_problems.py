@@ -57,3 +57,27 @@ def test_pendulum_swing_up_is_solved_by_both_methods():
     assert d.cost == pytest.approx(i.cost, rel=1e-8)
     assert abs(d.xs[-1, 0] - np.pi) < 0.05  # upright at the end
     assert d.iterations < i.iterations
+
+
+def test_the_gaits_start_where_they_reach_their_best_optimum():
+    """The gaits default to Crocoddyl's examples' start (x0 at every knot, the controls holding
+    it) with multiple shooting, in ``soddp solve`` and in study tasks; the other problems to
+    the quasi-static rollout with single shooting.  From its default hyq-jump reaches the
+    optimum of Crocoddyl's FDDP from that start (4657.640514201262, measured with Crocoddyl
+    3.2.1), standing; from the quasi-static rollout with single shooting it stops crouched at
+    a cost above 8e4."""
+    from problems.examples import default_start
+    from problems.studies import run_one
+    from problems.tasks import task
+
+    assert default_start("hyq-jump") == ("crocoddyl", "multiple")
+    assert default_start("ur3") == ("quasi-static", "single")
+    t = task(part="backends", problem="talos-walk", method="ddp")
+    assert (t["start"], t["shooting"]) == ("crocoddyl", "multiple")
+    t = task(part="backends", problem="ur3", method="ddp")
+    assert (t["start"], t["shooting"]) == ("quasi-static", "single")
+    _, sol, _ = run_one("hyq-jump", verbose=False)
+    assert sol.converged and abs(sol.cost - 4657.640514201262) < 1e-6 * 4657.64
+    _, sol, _ = run_one("hyq-jump", verbose=False, start="quasi-static",
+                        settings=dict(shooting="single"), max_iter=30)
+    assert sol.cost > 8e4
