@@ -319,6 +319,9 @@ class _Run:
         rec.gauss_newton_knots = policy.gauss_newton_knots
         if step is None:
             stop = self.record(rec)
+            if self.gaps is None and policy.expected_decrease(1.0, None) < s.decrease_tol * (
+                    1 + abs(self.cost)):  # no step decreases the cost beyond rounding, and none
+                raise _Stop("converged", "expected decrease below rounding")  # could
             if not glob.no_step():
                 raise _Stop("line-search-failed", f"no step length gave a decrease; "
                                                   f"regularization above {s.reg_max:g}")

@@ -30,15 +30,20 @@ def crocoddyls(name):
 def test_our_gait_reaches_the_optimum_of_crocoddyls_own_example(name):
     """Crocoddyl's FDDP on its example, and our DDP (exact Hessians) on our builder's problem,
     both from Crocoddyl's start (x0 at every knot, quasi-static controls, multiple shooting):
-    the same x0 and horizon, and the same optimal cost to 1e-9 relative."""
+    the same x0 and horizon, the same optimal cost to 1e-9 relative, and our DDP (default
+    tolerance) in at most FDDP's iterations (th_stop 1e-10), but on ANYmal's walk, where the
+    exact terms taken after partial Gauss-Newton steps cost it 2 more."""
     theirs = crocoddyls(name)
     P = crocoddyl_example(name)
     assert P.T == theirs["T"]
     np.testing.assert_allclose(P.x0, theirs["x0"], atol=1e-12)
     xs = np.tile(P.x0, (P.T + 1, 1))
-    settings = ddp.SolverSettings(shooting="multiple", max_iter=300, tol=1e-9)
+    settings = ddp.SolverSettings(shooting="multiple", max_iter=300)
     sol = ddp.solve(P, xs=xs, us=P.quasi_static(xs), settings=settings)
     assert theirs["converged"] and sol.status == "converged", (theirs, sol.status)
     assert abs(sol.cost - theirs["cost"]) <= 1e-9 * abs(theirs["cost"]), (sol.cost, theirs)
+    # at most FDDP's iterations, except ANYmal's walk: 14 against 12 (in the closing note)
+    assert sol.iterations <= theirs["iterations"] + (2 if name == "anymal-walking" else 0), (
+        sol.iterations, theirs["iterations"])
     print(f"{name}: ours {sol.cost!r} in {sol.iterations} it, Crocoddyl FDDP "
           f"{theirs['cost']!r} in {theirs['iterations']}", file=sys.stderr)

@@ -1,13 +1,14 @@
 """Crocoddyl's own gait examples, run as its ``examples/quadrupedal_gaits_fwddyn.py`` and
 ``examples/bipedal_gaits_fwddyn.py`` run them: the robot from example-robot-data, its SRDF's
 reference configuration, ``crocoddyl.utils``' gait builders, FDDP from x0 at every knot with
-quasi-static controls.  It runs in Crocoddyl's environment and imports nothing from soddp::
+quasi-static controls.  ``ROBOT`` is ``anymal`` or ``hyq`` (a quadruped) or ``talos_legs``.  It runs in Crocoddyl's environment and imports nothing from soddp::
 
     $SODDP_CROCODDYL_PYTHON problems/reference/crocoddyl_examples.py ROBOT GAIT 'PARAMETERS'
 
 ``PARAMETERS``: the JSON of the gait's parameters by our names (``problems.gaits``'
-``CROCODDYL_EXAMPLES``).  Prints one JSON line: cost, iterations, converged, T, x0 and the
-wall time of the solve (th_stop 1e-10, at most 500 iterations).
+``CROCODDYL_EXAMPLES``).  Prints one JSON line: cost, iterations, converged, T, x0, the cost
+after every iteration (``costs``, the start's first) and the wall time of the solve (th_stop
+1e-10, at most 500 iterations; the costs are recorded by a second, untimed solve).
 """
 
 import json
@@ -17,6 +18,7 @@ import time
 import numpy as np
 
 FEET = {"anymal": ("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"),
+        "hyq": ("lf_foot", "rf_foot", "lh_foot", "rh_foot"),
         "talos_legs": ("right_sole_link", "left_sole_link")}
 
 
@@ -54,8 +56,14 @@ def main(argv):
     t = time.perf_counter()
     converged = solver.solve(xs, us, 500, False)
     wall = time.perf_counter() - t
+    logger = crocoddyl.CallbackLogger()
+    again = crocoddyl.SolverFDDP(problem(robot, gait, params)[0])
+    again.th_stop = solver.th_stop
+    again.setCallbacks([logger])
+    again.solve(xs, us, 500, False)
     print(json.dumps(dict(cost=solver.cost, iterations=solver.iter, converged=bool(converged),
-                          T=shooting.T, x0=x0.tolist(), wall_s=wall)))
+                          T=shooting.T, x0=x0.tolist(), wall_s=wall,
+                          costs=[float(c) for c in logger.costs])))
 
 
 if __name__ == "__main__":
