@@ -373,15 +373,8 @@ class _FrameCost(BuiltinCost):
         self.model = _model_of(model)
         if self.model is None:
             raise ValueError(f"model: {name} needs a RobotModel (or a backend with .model)")
-        pm = self.model.pin_model
-        if not pm.existFrame(frame_name):
-            names = [f.name for f in pm.frames]
-            raise ValueError(f"frame_name: no frame {frame_name!r} in {self.model.name} (frames: "
-                             f"{', '.join(names[:12])}{', ...' if len(names) > 12 else ''})")
+        self._joint, self._fR, self._fp = self.model.frame(frame_name, "frame_name")
         self.frame_name = frame_name
-        frame = pm.frames[pm.getFrameId(frame_name)]
-        self._joint = int(frame.parentJoint)
-        self._fR, self._fp = np.array(frame.placement.rotation), np.array(frame.placement.translation)
         self._tree = SymbolicTree(self.model)
         super().__init__(self.model.nq, self.model.nv, nu, weight, nr, name, activation)
 

@@ -138,6 +138,11 @@ class ContactSet:
     INTS, FLOATS = 3, 26
 
     def __init__(self, model, contacts):
+        if isinstance(contacts, (str, Contact3D, Contact6D)):
+            one = contacts if not isinstance(contacts, str) else f"Contact3D({contacts!r})"
+            raise ValueError(f"contacts: expected a list of dynamics.Contact3D or "
+                             f"dynamics.Contact6D; got the single {contacts!r} (a list of one: "
+                             f"[{one}])")
         contacts = list(contacts)
         self.model, self.contacts = model, contacts
         ints, floats, row = [len(contacts)], [], 0

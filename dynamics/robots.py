@@ -22,7 +22,8 @@ aerial_manipulator  13    12    ``dynamics/data/aerial_manipulator.urdf``, free-
 (example-robot-data's own ``load("ur3")`` returned the UR5 in releases 5.0.0 to 6.0.0; we always
 parse the UR3 URDF directly.)  Any other name is the stem of one of example-robot-data's URDFs
 (``load("solo12")``, ``load("go1")``) and a path ending in ``.urdf`` is that file; both take
-``floating_base=True`` for a free-flyer root (a URDF does not say).
+``floating_base=True`` for a free-flyer root (a URDF does not say; by default a robot whose
+SRDF poses its ``root_joint``, as Solo's, Go1's and ANYmal's do, gets one).
 
 A robot is what example-robot-data loads: its URDF plus its SRDF (``<package>/srdf/``, the
 URDF's stem or the longest SRDF stem that begins it: ``talos_reduced`` -> ``talos.srdf``,
@@ -97,6 +98,23 @@ def srdf_of(urdf) -> Path | None:
     return found[-1] if found else None
 
 
+def srdf_floating_base(urdf) -> bool:
+    """Whether the SRDF of ``urdf`` poses a free-flyer root: a reference configuration gives
+    ``root_joint`` 7 values (x, y, z and a quaternion), as on example-robot-data's legged
+    robots (Solo, Go1, ANYmal, HyQ, Talos); example-robot-data loads those with one."""
+    import xml.etree.ElementTree as ET
+
+    srdf = srdf_of(urdf)
+    if srdf is None:
+        return False
+    try:
+        root = ET.parse(srdf).getroot()
+    except ET.ParseError:
+        return False
+    return any(j.get("name") == "root_joint" and len((j.get("value") or "").split()) == 7
+               for state in root.iter("group_state") for j in state.iter("joint"))
+
+
 def read_srdf(pin_model, urdf) -> None:
     """Give ``pin_model`` the reference configurations and (:data:`ROTOR_PARAMETER_PACKAGES`)
     the armature of the SRDF of ``urdf``, as example-robot-data's loaders do."""
@@ -149,11 +167,12 @@ def example_robot_data_urdfs() -> dict:
 
 def load(name, floating_base: bool | None = None) -> RobotModel:
     """The named robot (see module docstring), any example-robot-data URDF by its stem, or a
-    URDF file by its path; ``floating_base``: a free-flyer root for the latter two (default
-    False; the built-in names fix their own).  Models are built once per process and cached."""
+    URDF file by its path; ``floating_base``: a free-flyer root for the latter two (default:
+    when the URDF's SRDF poses one, :func:`srdf_floating_base`; the built-in names fix their
+    own).  Models are built once per process and cached."""
     key = str(name).lower()
     if key not in NAMES:
-        return _load_urdf(name, bool(floating_base))
+        return _load_urdf(name, floating_base)
     if floating_base is not None and key != "pendulum":
         fixed = key in ("double_pendulum", "ur3")
         if bool(floating_base) == fixed:
@@ -188,7 +207,9 @@ def _load_urdf(name, floating_base):
                              f"{name!r}" + (f" (did you mean {', '.join(close)}?)" if close
                                             else ""))
         path = urdfs[str(name)]
-    key = (str(path.resolve()), floating_base)
+    if floating_base is None:
+        floating_base = srdf_floating_base(path)
+    key = (str(path.resolve()), bool(floating_base))
     if key not in _cache:
         _cache[key] = from_urdf_and_srdf(path, floating_base)
     return _cache[key]

@@ -24,7 +24,8 @@
         higher-order time derivatives on the aerial manipulator, round trips -> results/
 
 Every subcommand has ``--help`` and ``--out DIR``: tables and figures go to ``results/`` in the
-current directory, or to DIR.  Wrong names give a one-line error and exit code 2.  The
+current directory (at the repository's root: ``output/``, which git ignores; ``--out results``
+regenerates the committed tables), or to DIR.  Wrong names give a one-line error and exit code 2.  The
 environment variables it reads are listed under ``--help`` (:data:`ENVIRONMENT`).
 """
 
@@ -290,7 +291,9 @@ class _Sub:
         self.common = argparse.ArgumentParser(add_help=False)
         self.common.add_argument("--out", type=Path, metavar="DIR",
                                  help="write tables and figures to DIR (default: results/ in "
-                                 "the current directory)")
+                                 "the current directory; at the repository's root output/, "
+                                 "which git ignores: --out results regenerates the committed "
+                                 "tables)")
         self.common.add_argument("--threads", type=_threads, default=None, metavar="N",
                                  help="threads of the batched kernels: a number, or auto (the "
                                  "default: all cores, fewer while other processes keep cores "

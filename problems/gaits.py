@@ -69,7 +69,9 @@ class QuadrupedGaits:
 
     def __init__(self, model, feet=HYQ_FEET, standing=HYQ_STANDING, mu=0.7, dynamics=None):
         if not model.has_free_flyer:
-            raise ValueError("model: a quadruped gait needs a floating base (free flyer)")
+            raise ValueError(f"model: a quadruped gait needs a floating base (free flyer); "
+                             f"{model.name} has a fixed one (load it with "
+                             f"robots.load(..., floating_base=True))")
         self.model = model
         self.dynamics = dyn.AnalyticalDynamics(model) if dynamics is None else dynamics
         self.feet = tuple(feet)
@@ -242,7 +244,9 @@ class BipedGaits:
                  standing=robots.TALOS_LEGS_HALF_SITTING, mu=0.7, foot_size=(0.1, 0.05),
                  dynamics=None):
         if not model.has_free_flyer:
-            raise ValueError("model: a biped gait needs a floating base (free flyer)")
+            raise ValueError(f"model: a biped gait needs a floating base (free flyer); "
+                             f"{model.name} has a fixed one (load it with "
+                             f"robots.load(..., floating_base=True))")
         self.model, self.feet = model, tuple(feet)
         self.dynamics = dyn.AnalyticalDynamics(model) if dynamics is None else dynamics
         if len(self.feet) != 2:
@@ -398,7 +402,7 @@ def crocoddyl_example(name, dynamics=None):
         raise ValueError(f"example: expected one of {', '.join(CROCODDYL_EXAMPLES)}; got "
                          f"{name!r}")
     robot, gait, params = CROCODDYL_EXAMPLES[name]
-    m = robots.load(robot, floating_base=True) if robot == "anymal" else robots.load(robot)
+    m = robots.load(robot)  # ANYmal with the free flyer its SRDF poses
     backend = None if dynamics is None else dynamics(m)
     if robot == "talos_legs":
         biped = BipedGaits(m, EXAMPLE_FEET[robot], m.reference_configurations["half_sitting"],

@@ -249,20 +249,27 @@ def _plot_robustness(records, families, combos):
     labels = {("ddp", "safeguarded"): "DDP", ("ilqr", "safeguarded"): "iLQR",
               ("ddp", "shift"): "pure DDP (shift)", ("ilqr", "shift"): "iLQR (shift)",
               CROCODDYL_COMBO: "Crocoddyl FDDP"}
+    from matplotlib.transforms import blended_transform_factory
+
     width = 0.8 / len(combos)
+    below = blended_transform_factory(a.transData, a.transAxes)
     for k, (m, g) in enumerate(combos):
-        data = [[r["iterations"] for r in _find(records, problem=f, method=m, globalization=g)
-                 if r["converged"]] for f in families]  # as the table: converged runs only
+        runs = [_find(records, problem=f, method=m, globalization=g) for f in families]
+        data = [[r["iterations"] for r in rs if r["converged"]] for rs in runs]  # as the table
         pos = np.arange(len(families)) + (k - (len(combos) - 1) / 2) * width
         bp = a.boxplot(data, positions=pos, widths=width * 0.9, patch_artist=True,
                        manage_ticks=False)
         for b in bp["boxes"]:
             b.set_facecolor(f"C{k}")
         a.plot([], [], "s", color=f"C{k}", label=labels[m, g])
+        for x, rs, d in zip(pos, runs, data):  # converged / run, shown when none converged too
+            if rs:
+                a.text(x, 0.01, f"{len(d)}/{len(rs)}", transform=below, ha="center",
+                       va="bottom", fontsize=6, color="C3" if not d else "0.3", rotation=90)
     a.set_xticks(np.arange(len(families)))
     a.set_xticklabels([f.replace("_", " ") for f in families])
     a.set_yscale("log")
-    a.set_ylabel("iterations (converged random instances)")
+    a.set_ylabel("iterations (converged random instances;\nat the bottom: converged / run)")
     a.grid(True, axis="y", alpha=0.3)
     a.legend(fontsize=8)
     tight_layout(fig)

@@ -17,7 +17,7 @@ import pinocchio as pin
 import ddp
 
 from .examples import BACKENDS, PROBLEMS, backends_of, default_start, get, initial_guess
-from .output import pyplot, results_dir, save_figure, tight_layout, write_table
+from .output import duration, pyplot, results_dir, save_figure, tight_layout, write_table
 from .reference import crocoddyl_solvers
 from .tasks import SOLVERS, provenance, reportable, run_task, settings_note, task
 
@@ -98,13 +98,24 @@ def _columns(P):
 
 
 def _write_trajectory(P, sol, path):
+    """t, the states, the controls and, on a problem with contacts, each contact frame's force
+    in the world's axes (``f_<frame>_x, _y, _z``, and ``_tx, _ty, _tz`` for a flat foot's
+    torque; at an impact its impulse; empty where the frame is not in contact)."""
+    forces = (P.contact_forces(sol.xs, sol.us)
+              if any(cs is not None for cs in P.contact_sets) else {})
+    axes = ("x", "y", "z", "tx", "ty", "tz")
+    force_columns = [f"f_{frame}_{axes[k]}" for frame, f in forces.items()
+                     for k in range(f.shape[1])]
+    cell = lambda x: "" if np.isnan(x) else f"{x:.10g}"  # noqa: E731
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["t"] + _columns(P))
+        w.writerow(["t"] + _columns(P) + force_columns)
         for t in range(P.T + 1):
             u = sol.us[t] if t < P.T else np.full(P.nu, np.nan)
+            lam = [cell(x) for g in forces.values() for x in
+                   (g[t] if t < P.T else np.full(g.shape[1], np.nan))]
             w.writerow([f"{t * P.dt:.6g}", *(f"{x:.10g}" for x in sol.xs[t]),
-                        *("" if np.isnan(x) else f"{x:.10g}" for x in u)])
+                        *(cell(x) for x in u), *lam])
 
 
 def _plot_convergence(curves: dict, name, title):
@@ -360,8 +371,8 @@ def backends_report(records, log=print):
         verdict = ("same optimum" if i["same_optimum"] < 1e-6 else
                    f"different optima (relative difference {i['same_optimum']:.1e})")
         faster = "DDP" if d["total_s"] < i["total_s"] else "iLQR"
-        notes.append(f"{n}: DDP {d['iterations']} iterations / {d['total_s']:.1f} s, iLQR "
-                     f"{i['iterations']} / {i['total_s']:.1f} s: {faster} is faster here; "
+        notes.append(f"{n}: DDP {d['iterations']} iterations / {duration(d['total_s'])}, iLQR "
+                     f"{i['iterations']} / {duration(i['total_s'])}: {faster} is faster here; "
                      f"{verdict}")
     write_table(all_rows, "study", "DDP versus iLQR on the example problems",
                 COMPARE_COLUMNS, notes, log)

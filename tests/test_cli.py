@@ -10,6 +10,7 @@ import pytest
 
 import ddp
 import problems
+from dynamics import robots
 from problems import cli, output
 from problems.bench import backends, compile_profile, derivatives, linearization
 
@@ -114,6 +115,29 @@ def test_solve_writes_table_plot_and_trajectory(tmp_path, monkeypatch, capsys):
         assert (tmp_path / f).stat().st_size > 0
     rows = (tmp_path / "solve_pendulum_ddp_analytical_trajectory.csv").read_text().splitlines()
     assert rows[0] == "t,q_joint,v_joint,u_joint" and len(rows) == 102
+
+
+def test_the_trajectory_of_a_gait_carries_its_contact_forces(tmp_path, monkeypatch):
+    """On a problem with contacts the CSV has each foot's force (world axes; at an impact its
+    impulse), empty where the foot is in the air.  Over the trot, which starts and ends at rest,
+    the feet's vertical impulse carries the robot's weight: sum of f_z dt (impulses as they
+    are) = m g T dt within 5%."""
+    import csv
+
+    monkeypatch.setattr(output, "RESULTS", tmp_path)
+    assert cli.main(["solve", "hyq-trot"]) == 0  # 5 iterations
+    with open(tmp_path / "solve_hyq-trot_ddp_analytical_trajectory.csv") as f:
+        rows = list(csv.DictReader(f))
+    feet = ("lf_foot", "rf_foot", "lh_foot", "rh_foot")
+    assert all(f"f_{foot}_{a}" in rows[0] for foot in feet for a in "xyz")
+    P = problems.get("hyq-trot")
+    impacts = np.concatenate([np.full(p.knots, p.impact) for p in P.phases])
+    impulse = sum(float(r[f"f_{foot}_z"]) * (1.0 if impacts[t] else P.dt)
+                  for t, r in enumerate(rows[:-1]) for foot in feet if r[f"f_{foot}_z"])
+    mass = sum(body.mass for body in robots.load("hyq").pin_model.inertias)
+    assert abs(impulse / (mass * 9.81 * P.T * P.dt) - 1) < 0.05, (impulse, mass)
+    swinging = [r for r in rows[:-1] if r["f_rf_foot_z"] == ""]
+    assert swinging and all(r["f_lf_foot_z"] != "" for r in swinging)  # lf supports as rf swings
 
 
 def test_animate_writes_one_self_contained_html_file(tmp_path, monkeypatch):
@@ -301,3 +325,16 @@ def test_casadi_and_accuracy_benchmarks_small(tmp_path, monkeypatch):
     assert len(ours) == 4 and all(r["MRE"] < 1e-12 for r in ours)
     assert all(r["MRE"] > 1e-12 for r in rows if r["method"] == "Finite-Diff-1")
     assert (tmp_path / "accuracy_so.png").stat().st_size > 0
+
+
+def test_at_the_repository_root_commands_write_to_a_folder_git_ignores(monkeypatch, tmp_path):
+    """Run from the repository's root, the default folder is output/ (in .gitignore), so that
+    trying a command does not rewrite the committed results/; elsewhere results/."""
+    from problems import output
+
+    monkeypatch.setattr(output, "RESULTS", None)
+    monkeypatch.chdir(output.REPOSITORY)
+    assert output.default_folder() == output.REPOSITORY / "output"
+    assert "/output/" in (output.REPOSITORY / ".gitignore").read_text().split()
+    monkeypatch.chdir(tmp_path)
+    assert output.default_folder() == tmp_path / "results"

@@ -13,8 +13,8 @@ import pytest
 
 import dynamics as dyn
 from dynamics import robots
-from dynamics.contact_dynamics import (constrained_derivatives, constrained_dynamics,
-                                       constrained_second_derivatives)
+from dynamics.contact_dynamics import (ContactDynamics, constrained_derivatives,
+                                       constrained_dynamics, constrained_second_derivatives)
 from dynamics.contacts import Contact3D, Contact6D, ContactSet
 from helpers import random_state, rel_err
 from problems.reference.casadi_contacts import contact_dynamics_reference, impulse_reference
@@ -208,6 +208,12 @@ def test_bad_contacts_are_named():
         Contact3D("lf_foot", reference=(0.0, np.inf, 0.0))
     with pytest.raises(ValueError, match=r"contacts\[1\]: expected a dynamics.Contact3D"):
         ContactSet(m, [Contact3D("lf_foot"), "rf_foot"])
+    with pytest.raises(ValueError, match=r"contacts: expected a list of dynamics.Contact3D or "
+                                         r"dynamics.Contact6D; got the single 'lf_foot' \(a "
+                                         r"list of one: \[Contact3D\('lf_foot'\)\]\)"):
+        ContactDynamics(m, "lf_foot")
+    with pytest.raises(ValueError, match=r"got the single Contact3D"):
+        ContactSet(m, Contact3D("lf_foot"))
     with pytest.raises(ValueError, match="damping: expected"):
         constrained_dynamics(m, [Contact3D("lf_foot")], *random_state(m)[:2], np.zeros(m.nv),
                              damping=-1.0)

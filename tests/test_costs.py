@@ -111,6 +111,8 @@ def test_cost_arguments_are_checked():
         ddp.FrameVelocity(m, "tool0", pin.Motion.Zero(), -np.ones(6))
     with pytest.raises(ValueError, match="frame_name: no frame 'hand'"):
         ddp.FrameTranslation(m, "hand", np.zeros(3), 1.0)
+    with pytest.raises(ValueError, match=r"frame_name: no frame 'tool' .*did you mean 'tool0'"):
+        ddp.FramePlacement(m, "tool", pin.SE3.Identity(), 1.0)
     with pytest.raises(ValueError, match="x_ref: expected 12 finite values"):
         ddp.StateRegularization(m, np.zeros(5), 1.0)
     with pytest.raises(ValueError, match="StateRegularization weight: expected a non-negative"):

@@ -50,6 +50,9 @@ def test_any_example_robot_data_urdf_or_path_loads():
     the model Pinocchio parses from the same file."""
     solo = robots.load("solo12", floating_base=True)
     assert (solo.nq, solo.nv) == (19, 18) and solo.floating_base
+    # a legged robot whose SRDF poses its root_joint gets a free flyer by default; an arm not
+    assert robots.load("solo12") is solo and robots.load("go1").floating_base
+    assert not robots.load("panda").floating_base
     path = robots.example_robot_data_urdfs()["ur5_robot"]
     ur5 = robots.load(str(path))
     ref = pin.buildModelFromUrdf(str(path))

@@ -108,10 +108,11 @@ def _knots(problem):
     return knots, costs
 
 
-def spec(problem, us=None, max_iter=200, repeats=3, xs=None, solvers=SOLVERS):
+def spec(problem, us=None, max_iter=200, repeats=3, xs=None, solvers=SOLVERS, th_stop=1e-12):
     """The JSON-able description of ``problem`` for ``crocoddyl_problem.py``, starting both
     solvers from ``us`` (default: the quasi-static controls) and ``xs`` (default: their
-    rollout, as our single shooting starts);
+    rollout, as our single shooting starts), stopping at ``th_stop`` (Crocoddyl's default is
+    1e-9; 1e-12 runs to the optimum's rounding);
     None when the problem cannot be written in Crocoddyl (no URDF, an actuation other than full
     or floating-base, a cost that is not built in)."""
     model = getattr(problem.dynamics, "model", None)
@@ -136,16 +137,16 @@ def spec(problem, us=None, max_iter=200, repeats=3, xs=None, solvers=SOLVERS):
                 gravity=bool(np.any(model.arrays.gravity != 0)), actuation=actuation,
                 x0=problem.x0.tolist(), T=problem.T, dt=problem.dt, knots=knots[0],
                 costs=knots[1], terminal=terminal, xs=xs.tolist(), us=us.tolist(),
-                max_iter=max_iter, repeats=repeats, th_stop=1e-12, solvers=list(solvers))
+                max_iter=max_iter, repeats=repeats, th_stop=th_stop, solvers=list(solvers))
 
 
 def solve(problem, us=None, max_iter=200, repeats=3, log=print, xs=None, solvers=SOLVERS,
-          shared_machine=False):
+          shared_machine=False, th_stop=1e-12):
     """Crocoddyl's results on ``problem``: {"Crocoddyl FDDP": {...}, "Crocoddyl DDP": {...}} (the
     ``solvers`` asked for) with iterations, cost, converged, total_s (the best of ``repeats``
     timed solves), costs (per iteration) and version; {} when not configured or not writable in
     Crocoddyl.  ``shared_machine``: other processes keep cores busy (see :func:`run`)."""
-    s = spec(problem, us, max_iter, repeats, xs, solvers) if python() else None
+    s = spec(problem, us, max_iter, repeats, xs, solvers, th_stop) if python() else None
     return {} if s is None else run(s, log, shared_machine)
 
 
