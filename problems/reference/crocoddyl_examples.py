@@ -7,7 +7,11 @@ quasi-static controls.  ``ROBOT`` is ``anymal`` or ``hyq`` (a quadruped) or ``ta
         [TH_STOP [REPEATS]]
 
 ``PARAMETERS``: the JSON of the gait's parameters by our names (``problems.gaits``'
-``CROCODDYL_EXAMPLES``).  Prints one JSON line: cost, iterations, converged, T, x0, the cost
+``CROCODDYL_EXAMPLES``).  With ``--against SPEC.json`` (a problem of ours written by
+``crocoddyl_solvers.spec``, built by ``crocoddyl_problem.build``) it prints instead, as one
+JSON line, the largest difference between the two problems' derivatives at the spec's start,
+relative to their size, per quantity (Lx, Lu, Lxx, Luu, Lxu, Fx, Fu).  Otherwise it prints one
+JSON line: cost, iterations, converged, T, x0, the cost
 after every iteration (``costs``, the start's first) and the wall time of the solve
 (``wall_s``: the best of REPEATS timed solves after an untimed one, default 1; th_stop
 TH_STOP, default 1e-10; at most 500 iterations; the costs are recorded by another, untimed
@@ -47,9 +51,43 @@ def problem(robot, gait, p):
                 p["support_knots"]), x0
 
 
+def against(robot, gait, params, spec_path):
+    """{quantity: max |ours rebuilt - the example| / max(1, max |the example|)} at the spec's
+    start, over the knots."""
+    import os
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import crocoddyl_problem
+
+    with open(spec_path) as f:
+        spec = json.load(f)
+    rebuilt = crocoddyl_problem.build(spec)
+    example = problem(robot, gait, params)[0]
+    xs = [np.array(x) for x in spec["xs"]]
+    us = [np.array(u)[:m.nu] for u, m in zip(spec["us"], rebuilt.runningModels)]
+    rebuilt.calc(xs, us)
+    example.calc(xs, us)
+    rebuilt.calcDiff(xs, us)
+    example.calcDiff(xs, us)
+    out = {}
+    for name in ("Lx", "Lu", "Lxx", "Luu", "Lxu", "Fx", "Fu"):
+        worst = 0.0
+        for a, b in zip(rebuilt.runningDatas, example.runningDatas):
+            x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
+            if y.size:
+                worst = max(worst, float(np.abs(x - y).max() / max(1.0, np.abs(y).max())))
+        out[name] = worst
+    return out
+
+
 def main(argv):
     import crocoddyl
 
+    if "--against" in argv:
+        k = argv.index("--against")
+        robot, gait, params = argv[1], argv[2], json.loads(argv[3])
+        print(json.dumps(against(robot, gait, params, argv[k + 1])))
+        return
     robot, gait, params = argv[1], argv[2], json.loads(argv[3])
     th_stop = float(argv[4]) if len(argv) > 4 else 1e-10
     repeats = int(argv[5]) if len(argv) > 5 else 1

@@ -96,9 +96,14 @@ def build(spec):
         s = crocoddyl.CostModelSum(state, nu)
         for k, c in enumerate(items):
             w = np.array(c["weights"])
-            if c.get("bounds") is not None:  # its weights multiply the residual, not r^2
-                act = crocoddyl.ActivationModelWeightedQuadraticBarrier(
-                    crocoddyl.ActivationBounds(*(np.array(b) for b in c["bounds"])), np.sqrt(w))
+            weight = 1.0
+            if c.get("bounds") is not None:
+                bounds = crocoddyl.ActivationBounds(*(np.array(b) for b in c["bounds"]))
+                if np.all(w == w[0]):  # as Crocoddyl's examples write a barrier: cost weight w
+                    act, weight = crocoddyl.ActivationModelQuadraticBarrier(bounds), float(w[0])
+                else:  # its weights multiply the residual, not r^2 (but its Hessian takes
+                    # them once, not squared: Crocoddyl 3.2.1's calcDiff; values are right)
+                    act = crocoddyl.ActivationModelWeightedQuadraticBarrier(bounds, np.sqrt(w))
             else:
                 act = crocoddyl.ActivationModelWeightedQuad(w)
             if c["kind"] == "double_pendulum":  # Crocoddyl's own cost of its pendulum example
@@ -107,7 +112,7 @@ def build(spec):
                 cost = CostModelDoublePendulum(state, act, nu)
             else:
                 cost = crocoddyl.CostModelResidual(state, act, residual(c, nu))
-            s.addCost(f"{c['kind']}{k}", cost, 1.0)
+            s.addCost(f"{c['kind']}{k}", cost, weight)
         return s
 
     def knot_model(knot, cost_items, dt):
