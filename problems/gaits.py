@@ -228,6 +228,10 @@ class QuadrupedGaits:
 #: Crocoddyl's biped walking parameters (``bipedal_gaits_fwddyn``, its first walking phase)
 BIPED_WALKING = dict(step_length=0.6, step_height=0.1, dt=0.03, step_knots=15, support_knots=4)
 
+#: Crocoddyl's biped jumping parameters (``bipedal_gaits_fwddyn``, its jumping phase)
+BIPED_JUMPING = dict(jump_height=0.1, jump_length=(0.0, 0.3, 0.0), dt=0.03, ground_knots=9,
+                     flying_knots=6)
+
 
 class BipedGaits:
     """Walking problems of a biped ``model`` (a RobotModel with a free-flyer base) with flat
@@ -329,6 +333,54 @@ class BipedGaits:
         return P
 
 
+    def jumping(self, x0=None, jump_height=None, jump_length=None, dt=None, ground_knots=None,
+                flying_knots=None):
+        """One jump, Crocoddyl's biped ``createJumpingProblem`` (its example's parameters,
+        :data:`BIPED_JUMPING`, unless given): both feet down for ``ground_knots``,
+        ``flying_knots`` in the air with the centre of mass rising to ``jump_height`` above half
+        of ``jump_length``, ``flying_knots`` falling free, the landing impact with each foot's
+        placement at its start (on the ground) displaced by ``jump_length``, then half of
+        ``ground_knots`` (rounded down) on the ground with the centre of mass displaced as much
+        and lowered by the right foot's starting height (the last knot is the terminal one)."""
+        p = dict(BIPED_JUMPING)
+        given = dict(jump_height=jump_height, jump_length=jump_length, dt=dt,
+                     ground_knots=ground_knots, flying_knots=flying_knots)
+        p.update({k: v for k, v in given.items() if v is not None})
+        _check_knots(ground_knots=p["ground_knots"], flying_knots=p["flying_knots"])
+        length = np.asarray(p["jump_length"], dtype=float)
+        if length.shape != (3,) or not np.all(np.isfinite(length)):
+            raise ValueError(f"jump_length: expected a finite (x, y, z) displacement; got "
+                             f"{p['jump_length']!r}")
+        x0, feet, com = _start(self.model, self.feet, self.standing, x0)
+        landed_com = com + np.array([length[0], length[1], length[2] - feet[0][2]])
+        for f in feet:  # the landing targets are on the ground (Crocoddyl zeroes their height)
+            f[2] = 0.0
+        com[:2] = np.mean(feet, axis=0)[:2]
+        rise = np.array([length[0] / 2, length[1] / 2, length[2] / 2 + p["jump_height"]])
+        fk, gk = p["flying_knots"], p["ground_knots"]
+        both = (0, 1)
+        phases = [
+            ddp.Phase(gk, self._contacts(both), self._support_cost(both), name="take-off"),
+            ddp.Phase(fk, (), [self._support_cost((), com + rise * (k + 1) / fk)
+                               for k in range(fk)], name="flying up"),
+            ddp.Phase(fk, (), self._support_cost(()), name="flying down"),
+            ddp.Phase(1, self._contacts(both),
+                      self._landing_cost([(i, feet[i] + length) for i in both]), impact=True,
+                      damping=1e-12, name="landing"),
+        ] + ([ddp.Phase(gk // 2 - 1, self._contacts(both),
+                        self._support_cost(both, landed_com), name="landed")]
+             if gk // 2 > 1 else [])
+        m = self.model
+        terminal = ddp.Sum([ddp.CoMPosition(m, landed_com, 1e6),
+                            ddp.StateRegularization(m, self.standing, self.state_weights)])
+        P = ddp.ShootingProblem(self.dynamics, x0, None, p["dt"], None, terminal,
+                                actuation=np.eye(m.nv)[:, 6:], phases=phases)
+        P.info = dict(robot=m.name, task="jumping: one jump of both feet on flat ground "
+                                         "(Crocoddyl's bipedal_gaits formulation)",
+                      gait="jumping", **dict(p, jump_length=length.tolist()))
+        return P
+
+
 def _at(position):
     """The placement at ``position`` with the world's orientation (Crocoddyl's swing targets)."""
     return pin.SE3(np.eye(3), np.asarray(position, dtype=float))
@@ -373,7 +425,7 @@ def hyq_gait(gait="walking", dynamics=None, **options):
 
 #: Crocoddyl's own gait examples, as its ``examples/quadrupedal_gaits_fwddyn.py`` (ANYmal, from
 #: its SRDF's "standing") and ``examples/bipedal_gaits_fwddyn.py`` (Talos's legs from
-#: "half_sitting", the first walk) build them: name -> (robot, gait, parameters)
+#: "half_sitting": its first walk and its jump) build them: name -> (robot, gait, parameters)
 CROCODDYL_EXAMPLES = {
     "anymal-walking": ("anymal", "walking", dict(step_length=0.25, step_height=0.15, dt=1e-2,
                                                   step_knots=25, support_knots=2)),
@@ -386,6 +438,7 @@ CROCODDYL_EXAMPLES = {
     "anymal-jumping": ("anymal", "jumping", dict(jump_height=0.15, jump_length=(0.0, 0.3, 0.0),
                                                   dt=1e-2, ground_knots=10, flying_knots=20)),
     "talos-walking": ("talos_legs", "walking", dict(BIPED_WALKING)),
+    "talos-jumping": ("talos_legs", "jumping", dict(BIPED_JUMPING)),
 }
 
 #: the feet of the robots of :data:`CROCODDYL_EXAMPLES`, in Crocoddyl's order
@@ -407,7 +460,7 @@ def crocoddyl_example(name, dynamics=None):
     if robot == "talos_legs":
         biped = BipedGaits(m, EXAMPLE_FEET[robot], m.reference_configurations["half_sitting"],
                            dynamics=backend)
-        return biped.walking(**params)
+        return biped.jumping(**params) if gait == "jumping" else biped.walking(**params)
     gaits = QuadrupedGaits(m, EXAMPLE_FEET[robot], m.reference_configurations["standing"],
                            dynamics=backend)
     return gaits.jumping(**params) if gait == "jumping" else gaits.problem(gait, **params)
