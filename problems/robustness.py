@@ -33,9 +33,11 @@ CROCODDYL_COMBO = ("fddp", "safeguarded")
 def globalization_tasks(names=None, max_iter=300, methods=SOLVERS["soddp"], settings=None,
                         crocoddyl=None):
     """Every problem of ``names`` (default: all), ``methods``, every globalization, single and
-    multiple shooting from the quasi-static start; the safeguarded and Crocoddyl-like
-    globalizations from the cold start on :data:`COLD_PROBLEMS`; Crocoddyl's FDDP and DDP on
-    both starts when ``crocoddyl`` (None: when ``SODDP_CROCODDYL_PYTHON`` is set)."""
+    multiple shooting from the problem's start (:func:`problems.examples.default_start`: the
+    same controls either way); the safeguarded and Crocoddyl-like
+    globalizations from the cold start on :data:`COLD_PROBLEMS`; Crocoddyl's FDDP and DDP from
+    the problem's start and the cold one when ``crocoddyl`` (None: when
+    ``SODDP_CROCODDYL_PYTHON`` is set)."""
     names = list(names or PROBLEMS)
     common = dict(part="globalization", max_iter=max_iter, settings=settings or {})
     tasks = [task(problem=n, method=m, globalization=g, shooting=sh, **common)
@@ -48,7 +50,7 @@ def globalization_tasks(names=None, max_iter=300, methods=SOLVERS["soddp"], sett
     if crocoddyl if crocoddyl is not None else crocoddyl_solvers.python():
         tasks += [task(part="globalization", problem=n, solver="crocoddyl", method=m,
                        shooting="multiple", start=start, max_iter=max_iter)
-                  for start, ns in (("quasi-static", names), ("cold", cold)) for n in ns
+                  for start, ns in ((None, names), ("cold", cold)) for n in ns
                   for m in SOLVERS["crocoddyl"]]
     return tasks
 
@@ -105,10 +107,11 @@ def _find(rows, **kw):
 
 def _glob_notes(rows, names, cold, max_iter):
     notes = ["each solve after an untimed one-iteration warm-up (once per configuration and "
-             "worker); quasi-static start: the controls "
-             "holding x0 and their rollout (multiple shooting from the same xs: no gaps); cold "
-             "start: xs = x0 at every knot, us = 0 (gaps); Crocoddyl rows: FDDP and DDP 3.2.1 "
-             "(Gauss-Newton) from the same start, time the best of 3",
+             "worker); starts: quasi-static, the controls holding x0 and their rollout (multiple "
+             "shooting from the same xs: no gaps); crocoddyl (the gaits' start), x0 at every "
+             "knot with those controls (single shooting rolls them out: the quasi-static "
+             "solve); cold, xs = x0 at every knot, us = 0 (gaps); Crocoddyl rows: FDDP and "
+             "DDP 3.2.1 (Gauss-Newton) from the same start, time the best of 3",
              "tail: g_{k+1} / g_k at the last iteration (quadratic convergence makes it tiny)",
              f"max_iter = {max_iter}; Crocoddyl's cost curve starts after its first iteration",
              f"machine: {os.cpu_count()} cores"]
@@ -176,7 +179,8 @@ ROBUST_COLUMNS = [("family", "family"), ("method", "method"), ("globalization", 
 def robustness_tasks(instances=20, families=None, max_iter=300, methods=SOLVERS["soddp"],
                      settings=None, crocoddyl=None):
     """``instances`` seeded random instances of every family of ``families`` (default: all),
-    the :data:`COMBOS` whose method is in ``methods``, single shooting, quasi-static start; and
+    the :data:`COMBOS` whose method is in ``methods``, from each family's start and shooting
+    (:func:`problems.examples.default_start`); and
     Crocoddyl's FDDP on each instance when ``crocoddyl`` (None: when ``SODDP_CROCODDYL_PYTHON``
     is set)."""
     families = FAMILIES if families is None else families
@@ -230,8 +234,10 @@ def robustness_report(records, log=print):
             rows.append(row)
     notes = [f"{instances} seeded instances per family (seed s: numpy default_rng([s, 7919])); "
              "random: " + "; ".join(f"{f}: {FAMILIES[f]}" for f in families),
-             "single shooting from the quasi-static controls (Crocoddyl's FDDP from the same "
-             "rollout); converged: the solver's status within "
+             "each family's start (problems.examples.default_start): the gaits from Crocoddyl's "
+             "examples' start (x0 at every knot, the controls holding it) with multiple "
+             "shooting, the others from the controls holding x0 and their rollout with single "
+             "shooting; Crocoddyl's FDDP from the same; converged: the solver's status within "
              f"{max_iter} iterations; medians and IQR over the converged instances",
              settings_note(records),
              "optima differ: final costs differ by more than 1e-6 relative; 'lower' counts the "
