@@ -206,3 +206,71 @@ def test_the_compiled_solver_takes_records():
             if n > 10:
                 wide[f"{module}.{name}"] = n
     assert not wide, wide
+
+
+#: the functions whose parameter lists are longer than :data:`MAX_PARAMETERS`, with their
+#: length today: (file, function) -> parameters.  A list may shrink (then lower its entry, or
+#: drop it below the cap); no function joins, and none grows.  Most are compiled kernels that
+#: take work arrays one by one, which records are meant to replace.
+MAX_PARAMETERS = 12
+LONG_PARAMETER_LISTS = {
+    ("ddp/kernels/contact_knots.py", "contact_step"): 14,
+    ("ddp/kernels/costs.py", "_com_term"): 14,
+    ("ddp/kernels/costs.py", "_force_term"): 16,
+    ("ddp/kernels/costs.py", "_frame_residual"): 13,
+    ("ddp/kernels/costs.py", "_frame_term"): 29,
+    ("ddp/kernels/costs.py", "_state_term"): 25,
+    ("ddp/kernels/costs.py", "_velocity_term"): 19,
+    ("ddp/kernels/linked.py", "knot_second_order"): 13,
+    ("ddp/kernels/linked.py", "knot_tensors"): 14,
+    ("dynamics/kernels/contact/batch.py", "constrained_derivatives_batch"): 18,
+    ("dynamics/kernels/contact/batch.py", "constrained_derivatives_chunk"): 19,
+    ("dynamics/kernels/contact/batch.py", "constrained_dynamics_chunk"): 13,
+    ("dynamics/kernels/contact/batch.py", "constrained_so_batch"): 23,
+    ("dynamics/kernels/contact/batch.py", "constrained_so_chunk"): 24,
+    ("dynamics/kernels/contact/batch.py", "impulse_batch"): 20,
+    ("dynamics/kernels/contact/batch.py", "impulse_chunk"): 21,
+    ("dynamics/kernels/contact/derivatives.py", "constrained_derivatives_point"): 16,
+    ("dynamics/kernels/contact/derivatives.py", "constrained_so_contracted_point"): 22,
+    ("dynamics/kernels/contact/derivatives.py", "contact_hessian_blocks"): 16,
+    ("dynamics/kernels/contact/derivatives.py", "contract_blocks"): 15,
+    ("dynamics/kernels/contact/derivatives.py", "so_contracted_terms"): 20,
+    ("dynamics/kernels/contact/impulse.py", "impulse_derivatives_point"): 14,
+    ("dynamics/kernels/contact/impulse.py", "impulse_so_terms"): 17,
+    ("dynamics/kernels/contact/point.py", "point_second_order"): 17,
+    ("dynamics/kernels/contact/surface.py", "surface_position_gain"): 13,
+    ("dynamics/kernels/contact/surface.py", "surface_residual"): 13,
+    ("dynamics/kernels/contact/surface.py", "surface_second_order"): 17,
+    ("dynamics/kernels/forward.py", "fdsva_core"): 18,
+    ("dynamics/kernels/forward_so.py", "fdsva_so_lam_point"): 13,
+    ("dynamics/kernels/forward_so.py", "fdsva_so_point"): 14,
+    ("dynamics/kernels/inverse.py", "idsva_backward_sweep"): 13,
+    ("dynamics/kernels/second_order.py", "_dof_terms"): 15,
+    ("dynamics/kernels/second_order.py", "idsva_so_contracted_sweep"): 14,
+    ("dynamics/kernels/step.py", "add_step_hessian"): 15,
+    ("dynamics/kernels/step.py", "assemble_knot"): 14,
+    ("dynamics/kernels/step.py", "assemble_step_chunk"): 14,
+    ("dynamics/kernels/step.py", "assemble_step_derivatives"): 13,
+    ("dynamics/kernels/step.py", "step_quadratic"): 17,
+}
+
+
+def test_no_parameter_list_grows_beyond_the_cap():
+    """A ratchet on long parameter lists (typed records instead of long positional lists):
+    every function of the packages with more than MAX_PARAMETERS parameters is one of
+    LONG_PARAMETER_LISTS, with at most its recorded count."""
+    found = {}
+    for pkg in PACKAGES:
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    a = node.args
+                    n = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs)
+                    if n > MAX_PARAMETERS:
+                        found[(str(path.relative_to(ROOT)), node.name)] = n
+    new = {k: n for k, n in found.items() if k not in LONG_PARAMETER_LISTS}
+    grown = {k: (LONG_PARAMETER_LISTS[k], n) for k, n in found.items()
+             if k in LONG_PARAMETER_LISTS and n > LONG_PARAMETER_LISTS[k]}
+    assert not new, (f"new functions with more than {MAX_PARAMETERS} parameters (take a "
+                     f"record): {new}")
+    assert not grown, f"longer parameter lists (recorded, now): {grown}"

@@ -4,11 +4,12 @@ phase, beside Crocoddyl's FDDP and DDP on the same problems in the same run ->
 
 Every solver runs from both starts (:data:`STARTS`): the quasi-static controls holding x0 and
 their rollout (ours with single shooting), and Crocoddyl's examples' start, x0 at every knot with
-those controls (ours with multiple shooting).  The ratios to Crocoddyl's FDDP are taken at
-FDDP's better start (the lower cost; at the same optimum, the shorter time to solution), and
-the CPU is named with the table.  Each solve is timed after an untimed warm-up solve, and the best of ``repeats`` solves is kept (the
-machine is shared and noisy; the minimum is the least disturbed); Crocoddyl's times are taken the
-same way by its script.  The two take turns ``rounds`` times per problem and each keeps its best
+those controls (ours with multiple shooting); on the gaits Crocoddyl also runs its own example
+code (:data:`OWN_EXAMPLES`).  The ratios to Crocoddyl's FDDP are taken at FDDP's best run (the
+lower cost; at the same optimum, the shorter time to solution), and the CPU is named with the
+table.  Each solve is timed after an untimed warm-up solve, and the best of ``repeats`` solves
+is kept (the machine is shared and noisy; the minimum is the least disturbed); Crocoddyl's times
+are taken the same way by its script.  The two take turns ``rounds`` times per problem and each keeps its best
 round, so that a slow spell of the machine (up to 2x here) does not fall on one solver only and
 bias the ratio.  Crocoddyl runs when ``SODDP_CROCODDYL_PYTHON`` names a Python with it.
 """

@@ -1,7 +1,8 @@
 """Crocoddyl's own gait examples, run as its ``examples/quadrupedal_gaits_fwddyn.py`` and
 ``examples/bipedal_gaits_fwddyn.py`` run them: the robot from example-robot-data, its SRDF's
 reference configuration, ``crocoddyl.utils``' gait builders, FDDP from x0 at every knot with
-quasi-static controls.  ``ROBOT`` is ``anymal`` or ``hyq`` (a quadruped) or ``talos_legs``.  It runs in Crocoddyl's environment and imports nothing from soddp::
+quasi-static controls.  ``ROBOT`` is ``anymal`` or ``hyq`` (a quadruped) or ``talos_legs``.
+It runs in Crocoddyl's environment and imports nothing from soddp::
 
     $SODDP_CROCODDYL_PYTHON problems/reference/crocoddyl_examples.py ROBOT GAIT 'PARAMETERS' \
         [TH_STOP [REPEATS]]
