@@ -356,3 +356,25 @@ def test_on_a_cluster_the_parts_run_in_order_and_the_long_tasks_first_within_eac
     p = engine._priorities(todo)
     # robustness appears first, so it runs first; within a part: casadi UR3, ATLAS, pendulum
     assert p[4] > p[0] > p[3] > p[2] > p[1]
+
+
+def test_the_table_keeps_crocoddyls_better_start():
+    """Crocoddyl runs from both starts; the comparison keeps each solver's better run (converged,
+    then the lower cost, then the shorter time) and names its start."""
+    from problems.studies import _better_crocoddyl_runs, _run_label
+
+    def run(start, method, converged, cost, time_s):
+        return dict(problem="hyq-jump", solver="crocoddyl", method=method, start=start,
+                    converged=converged, cost=cost, time_s=time_s, iterations=10,
+                    versions={"crocoddyl": "3.2.1"})
+
+    ours = dict(problem="hyq-jump", solver="soddp", method="ddp", iterations=9)
+    rollout, x0 = run("quasi-static", "fddp", True, 88330.2, 1.7), run("crocoddyl", "fddp", True,
+                                                                         4657.6, 0.5)
+    slow, fast = run("quasi-static", "ddp", True, 4657.6, 0.9), run("crocoddyl", "ddp", True,
+                                                                      4657.6 * (1 + 1e-9), 0.4)
+    failed = run("crocoddyl", "fddp", False, 1.0, 0.1)
+    kept = _better_crocoddyl_runs([ours, rollout, x0, slow, fast, failed])
+    assert kept == [ours, x0, fast]
+    assert _run_label(x0) == "Crocoddyl FDDP 3.2.1 (from x0)"
+    assert _run_label(rollout) == "Crocoddyl FDDP 3.2.1 (from quasi-static)"
