@@ -319,9 +319,10 @@ class _Run:
         rec.gauss_newton_knots = policy.gauss_newton_knots
         if step is None:
             stop = self.record(rec)
-            if self.gaps is None and policy.expected_decrease(1.0, None) < s.decrease_tol * (
-                    1 + abs(self.cost)):  # no step decreases the cost beyond rounding, and none
-                raise _Stop("converged", "expected decrease below rounding")  # could
+            full = policy.expected_decrease(1.0, None) if self.gaps is None else np.inf
+            if full < s.decrease_tol * (1 + abs(self.cost)):  # none could beat rounding
+                self.it += 1
+                self.converged_below_rounding(full, with_gradient=False)
             if not glob.no_step():
                 raise _Stop("line-search-failed", f"no step length gave a decrease; "
                                                   f"regularization above {s.reg_max:g}")
@@ -342,14 +343,21 @@ class _Run:
         if stop:
             raise _Stop("stopped-by-callback", "a callback returned True")
         if was_feasible and step.expected < s.decrease_tol * (1 + abs(self.cost)):
-            d = problem.calc_diff(self.xs, self.us, GAUSS_NEWTON, copy=False)  # the gradient only
-            self.record(Iteration(self.it, self.cost, gradient_norm(problem, self.us, d)))
-            reason = f"expected decrease {step.expected:.1e} below rounding"
-            knot = self.saddle()
-            if knot is not None:
-                raise _Stop("converged-saddle", f"{reason}, but Q_uu is not positive definite "
-                                                f"at knot {knot} under the exact model")
-            raise _Stop("converged", reason)
+            self.converged_below_rounding(step.expected, with_gradient=True)
+
+    def converged_below_rounding(self, expected, with_gradient):
+        """Stop: the expected decrease of a full step is below rounding (after an accepted step
+        whose trajectory's gradient is then recorded, or when no step length was accepted: the
+        trajectory and its record stay).  A saddle under the exact model is named as such."""
+        if with_gradient:
+            d = self.problem.calc_diff(self.xs, self.us, GAUSS_NEWTON, copy=False)  # gradient
+            self.record(Iteration(self.it, self.cost, gradient_norm(self.problem, self.us, d)))
+        reason = f"expected decrease {expected:.1e} below rounding"
+        knot = self.saddle()
+        if knot is not None:
+            raise _Stop("converged-saddle", f"{reason}, but Q_uu is not positive definite "
+                                            f"at knot {knot} under the exact model")
+        raise _Stop("converged", reason)
 
 
 def _open_gaps(problem, xs, us, gap_tol):

@@ -307,6 +307,9 @@ PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot"
 CONTACT_PROBLEMS = ("hyq-walk", "hyq-trot", "hyq-pace", "hyq-bound", "hyq-jump", "talos-walk")
 
 
+#: the starts of :func:`initial_guess`
+STARTS = ("quasi-static", "crocoddyl", "cold")
+
 #: the start and shooting each example problem reaches its best known optimum from (the
 #: others: "quasi-static", "single"): the gaits from Crocoddyl's examples' start, x0 at every
 #: knot with the controls holding it, with multiple shooting (hyq-jump from the quasi-static
@@ -331,10 +334,6 @@ def initial_guess(problem, start: str):
         return P.rollout(us), us
     xs = np.tile(P.x0, (P.T + 1, 1))
     return xs, (P.quasi_static(xs) if start == "crocoddyl" else np.zeros((P.T, P.nu)))
-
-
-#: the starts of :func:`initial_guess`
-STARTS = ("quasi-static", "crocoddyl", "cold")
 
 
 def backends_of(name: str) -> tuple:
