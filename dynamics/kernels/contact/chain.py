@@ -181,11 +181,8 @@ def drift_derivative(P, W, lev, nd, vc, CWle, CWlt, PGE, Dq):
         for r in range(3):
             Z1[lj, r] += vj * z1[r]
             Z2[lj + 1, r] += vj * z2[r]
-    for r in range(3):
-        for L in range(nlev - 1, -1, -1):
-            Z1[L, r] += Z1[L + 1, r]
-        for L in range(1, nlev + 1):
-            Z2[L, r] += Z2[L - 1, r]
+    from_level_up(Z1, nlev)
+    below_level(Z2, nlev)
     for l in range(nd):
         L = lev[l]
         wl, pl, c, pg = col3(W, l), col3(P, l), row3(CWlt, L), row3(PGE, L)
@@ -195,6 +192,25 @@ def drift_derivative(P, W, lev, nd, vc, CWle, CWlt, PGE, Dq):
                              cross_t(c, add_t(cross_t(c, pl), cross_t(wl, pg)))))
         Dq[0, l], Dq[1, l], Dq[2, l] = d
     keep_alive(own)
+
+
+@njit(callee=True, **_JIT, forceinline=True)
+def from_level_up(A, nlev):
+    """In place, for A (nlev + 1, 3) holding one term per level: A[L] = sum of A[L'], L' >= L
+    (the levels at or after L), for L < nlev."""
+    for L in range(nlev - 1, -1, -1):
+        for r in range(3):
+            A[L, r] += A[L + 1, r]
+
+
+@njit(callee=True, **_JIT, forceinline=True)
+def below_level(A, nlev):
+    """In place, for A (nlev + 1, 3) holding one term per level, the term of level L in
+    A[L + 1]: A[L] = sum of A[L'], L' <= L, for L = 1 .. nlev (the levels before L once
+    shifted)."""
+    for L in range(1, nlev + 1):
+        for r in range(3):
+            A[L, r] += A[L - 1, r]
 
 
 @njit(callee=True, **_JIT)

@@ -7,7 +7,7 @@ import numpy as np
 from ...jit import carve, extent, keep_alive, njit
 from ..spatial import (add_t, col3, cross_t, dot_t, matTvec_at, matvec_at, row3, row3_at, scale_t,
                        sub_t, tup3)
-from .chain import chain_levels, level_sums
+from .chain import below_level, chain_levels, from_level_up, level_sums
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -314,11 +314,8 @@ def point_second_order(P, W, lev, nd, vc, ac, rac, lam_c, rho, kp, kd, Aqq, Avv,
         for r in range(3):
             RP[lev[j], r] += rac[j] * P[r, j]
             RW[lev[j] + 1, r] += rac[j] * W[r, j]
-    for r in range(3):
-        for L in range(nlev - 1, -1, -1):
-            RP[L, r] += RP[L + 1, r]
-        for L in range(1, nlev + 1):
-            RW[L, r] += RW[L - 1, r]
+    from_level_up(RP, nlev)
+    below_level(RW, nlev)
     for k in range(nd):
         K = lev[k]
         t = add_t(cross_t(col3(W, k), row3(RP, K)), cross_t(row3(RW, K), col3(P, k)))

@@ -9,7 +9,7 @@ from ...jit import borrowed, carve, extent, keep_alive, njit
 from ..lie_group import se3_log_hessian_contracted, se3_log_jacobian
 from ..spatial import (add_t, col3, cross3_add, cross3_into, cross_t, dot6, dot_t, matTvec6,
                        matTvec_at, matvec6, matvec_at, row3, row3_at, scale_t, sub_t, tup3)
-from .chain import chain_levels, level_sums
+from .chain import chain_levels, from_level_up, level_sums
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -259,9 +259,7 @@ def surface_second_order(P, W, lev, nd, vc, ac, rac, lam_w, rho_l, rho_w, kd, Aq
             Vw[L, r] += vj * wj[r]
             RW[L, r] += rac[j] * wj[r]
         Vr[L] += vj * dot_t(wj, rw)
-    for r in range(3):
-        for L in range(nlev - 1, -1, -1):
-            RW[L, r] += RW[L + 1, r]
+    from_level_up(RW, nlev)
     om, pd = row3(CW, nlev), row3(PG, 0)
     ro = cross_t(rl, om)
     # per DoF j (level J, c = CW[J]): e = w x (om - c) (= L_j om), dpd = L_j pd, and the
