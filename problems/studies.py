@@ -306,15 +306,12 @@ def compare(name, max_iter=200, runs=COMPARED, log=print, show_first=False, croc
 
 def _better_crocoddyl_runs(records):
     """``records`` with, for each problem and Crocoddyl solver, only its better run over the
-    starts: converged first, then the lower cost (beyond 1e-6 relative), then the shorter time."""
+    starts (:func:`~problems.reference.crocoddyl_solvers.better_run`)."""
     best = {}
     for r in records:
-        if r["solver"] != "crocoddyl" or r.get("iterations") is None:
-            continue
-        key = (r["problem"], r["method"])
-        b = best.get(key)
-        if b is None or _crocoddyl_rank(r, b) < 0:
-            best[key] = r
+        if r["solver"] == "crocoddyl" and r.get("iterations") is not None:
+            key = (r["problem"], r["method"])
+            best[key] = crocoddyl_solvers.better_run(best.get(key), r, "time_s")
     kept = []
     for r in records:
         key = (r["problem"], r["method"])
@@ -326,15 +323,6 @@ def _better_crocoddyl_runs(records):
         elif best[key] is r:
             kept.append(r)
     return kept
-
-
-def _crocoddyl_rank(a, b):
-    """-1 when run a is better than run b, else 1 (:func:`_better_crocoddyl_runs`)."""
-    if a["converged"] != b["converged"]:
-        return -1 if a["converged"] else 1
-    if abs(a["cost"] - b["cost"]) > 1e-6 * max(abs(a["cost"]), abs(b["cost"]), 1e-300):
-        return -1 if a["cost"] < b["cost"] else 1
-    return -1 if a["time_s"] < b["time_s"] else 1
 
 
 def _mark_same_optimum(rows, reference_cost):

@@ -5,13 +5,13 @@ phase, beside Crocoddyl's FDDP and DDP on the same problems in the same run ->
 Every solver runs from both starts (:data:`STARTS`): the quasi-static controls holding x0 and
 their rollout (ours with single shooting), and Crocoddyl's examples' start, x0 at every knot with
 those controls (ours with multiple shooting); on the gaits Crocoddyl also runs its own example
-code (:data:`OWN_EXAMPLES`).  The ratios to Crocoddyl's FDDP are taken at FDDP's best run (the
-lower cost; at the same optimum, the shorter time to solution), and the CPU is named with the
+code (:data:`OWN_EXAMPLES`).  The ratios to Crocoddyl's FDDP are taken at FDDP's best run
+(:func:`~problems.reference.crocoddyl_solvers.better_run`), and the CPU is named with the
 table.  Each solve is timed after an untimed warm-up solve, and the best of ``repeats`` solves
 is kept (the machine is shared and noisy; the minimum is the least disturbed); Crocoddyl's times
-are taken the same way by its script.  The two take turns ``rounds`` times per problem and each keeps its best
-round, so that a slow spell of the machine (up to 2x here) does not fall on one solver only and
-bias the ratio.  Crocoddyl runs when ``SODDP_CROCODDYL_PYTHON`` names a Python with it.
+are taken the same way by its script.  The two take turns ``rounds`` times per problem and each
+keeps its best round, so that a slow spell of the machine (up to 2x here) does not fall on one
+solver only and bias the ratio.  Crocoddyl runs when ``SODDP_CROCODDYL_PYTHON`` names a Python with it.
 """
 
 from __future__ import annotations
@@ -126,21 +126,8 @@ def _own_example(name, repeats, log):
         log(f"  Crocoddyl's own example failed: {run.stderr.strip()[-300:]}")
         return None
     x = json.loads(run.stdout.strip().splitlines()[-1])
-    version = subprocess.run([crocoddyl_solvers.python(), "-c",
-                              "import crocoddyl; print(crocoddyl.__version__)"],
-                             capture_output=True, text=True).stdout.strip()
     return dict(iterations=x["iterations"], cost=x["cost"], converged=x["converged"],
-                total_s=x["wall_s"], version=version)
-
-
-def _better(a, b):
-    """The better of two Crocoddyl results (either may be None): the lower cost, and at the same
-    optimum (1e-6 relative) the shorter time to solution."""
-    if a is None or b is None:
-        return a or b
-    if abs(a["cost"] - b["cost"]) > 1e-6 * max(abs(a["cost"]), abs(b["cost"])):
-        return a if a["cost"] < b["cost"] else b
-    return a if a["total_s"] <= b["total_s"] else b
+                total_s=x["wall_s"], version=x["version"])
 
 
 def cpu_name() -> str:
@@ -203,7 +190,8 @@ def _solver_speed(problems, repeats, rounds, max_iter, log, load):
         for start, _ in STARTS:
             for label in ("Crocoddyl FDDP", "Crocoddyl FDDP, its example"):
                 x = runs[start][0].get(label)
-                fddp = _better(fddp, None if x is None else dict(x, start=start, label=label))
+                fddp = crocoddyl_solvers.better_run(
+                    fddp, None if x is None else dict(x, start=start, label=label))
         fddp_it = 1e3 * fddp["total_s"] / max(fddp["iterations"], 1) if fddp else None
         fddp_total = 1e3 * fddp["total_s"] if fddp else None
         fddp_med = 1e3 * fddp.get("median_s", fddp["total_s"]) / max(fddp["iterations"], 1) \

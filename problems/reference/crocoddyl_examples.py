@@ -12,7 +12,7 @@ It runs in Crocoddyl's environment and imports nothing from soddp::
 ``crocoddyl_solvers.spec``, built by ``crocoddyl_problem.build``) it prints instead, as one
 JSON line, the largest difference between the two problems' derivatives at the spec's start,
 relative to their size, per quantity (Lx, Lu, Lxx, Luu, Lxu, Fx, Fu).  Otherwise it prints one
-JSON line: cost, iterations, converged, T, x0, the cost
+JSON line: cost, iterations, converged, T, x0, Crocoddyl's version, the cost
 after every iteration (``costs``, the start's first) and the wall time of the solve
 (``wall_s``: the best of REPEATS timed solves after an untimed one, default 1; th_stop
 TH_STOP, default 1e-10; at most 500 iterations; the costs are recorded by another, untimed
@@ -109,7 +109,7 @@ def main(argv):
     again.setCallbacks([logger])
     again.solve(xs, us, 500, False)
     print(json.dumps(dict(cost=solver.cost, iterations=solver.iter, converged=bool(converged),
-                          T=shooting.T, x0=x0.tolist(), wall_s=wall,
+                          T=shooting.T, x0=x0.tolist(), wall_s=wall, version=crocoddyl.__version__,
                           costs=[float(c) for c in logger.costs])))
 
 

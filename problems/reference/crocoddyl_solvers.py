@@ -167,6 +167,18 @@ _LOCK = threading.Lock()
 TIMEOUT_S = 1800
 
 
+def better_run(a, b, seconds="total_s"):
+    """The better of two Crocoddyl runs (either may be None): the converged one, then the lower
+    cost (beyond 1e-6 relative), then the shorter time (the key ``seconds``)."""
+    if a is None or b is None:
+        return a or b
+    if a["converged"] != b["converged"]:
+        return a if a["converged"] else b
+    if abs(a["cost"] - b["cost"]) > 1e-6 * max(abs(a["cost"]), abs(b["cost"]), 1e-300):
+        return a if a["cost"] < b["cost"] else b
+    return a if a[seconds] <= b[seconds] else b
+
+
 def run(s: dict, log=print, shared_machine: bool = False) -> dict:
     """Solve the problem of a :func:`spec` in Crocoddyl's Python (as :func:`solve`); {} when not
     configured or when the run fails.  ``shared_machine``: other processes are busy on the
