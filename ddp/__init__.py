@@ -18,7 +18,9 @@ from .animation import animate
 from .backward import Policy
 from .box_qp import BoxQPResult, box_qp
 from .callbacks import Iteration, IterationTable
-from .costs import (CoMPosition, ContactForce, ControlRegularization, CostProgram, ForceCost,
+from .constraints import Constraint
+from .costs import (CoMPosition, ContactForce, ControlGravity, ControlRegularization,
+                    CostProgram, ForceCost,
                     FramePlacement, FrameRotation, FrameTranslation, FrameVelocity, FrictionCone,
                     QuadraticBarrier, ResidualCost, StateRegularization, Sum, WrenchCone)
 from .integrators import SemiImplicitEuler
@@ -36,4 +38,4 @@ __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlace
            "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult",
            "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "Phase",
            "CoMPosition", "ContactForce", "FrictionCone", "WrenchCone", "ForceCost",
-           "QuadraticBarrier"]
+           "QuadraticBarrier", "Constraint", "ControlGravity"]

@@ -29,6 +29,8 @@ class Iteration:
     gauss_newton_knots: int = 0         # "safeguarded": knots where the exact terms were dropped
     fell_back: bool = False             # the exact model's backward pass failed: Gauss-Newton
     backward_passes: int = 0            # backward passes run (1 + retries at a larger reg)
+    violation: float = float("nan")     # hard constraints: the largest violation (max abs)
+    penalty: float = float("nan")       # hard constraints: the augmented Lagrangian's mu
 
 
 class IterationTable:
@@ -42,19 +44,22 @@ class IterationTable:
     HEAD = (f"{'iter':>4} {'cost':>13} {'|grad|':>9} {'expected':>9} {'actual':>9} {'reg':>7} "
             f"{'step':>6} {'deriv ms':>8} {'back ms':>8} {'fwd ms':>7}")
 
-    def __init__(self, gaps: bool = False):
-        self.gaps = gaps
+    def __init__(self, gaps: bool = False, constraints: bool = False):
+        self.gaps, self.constraints = gaps, constraints
         self.model = False
 
     def start(self, method):
         self.model = method == "ddp"
         print(f"{method.upper()}:")
         print(self.HEAD + (f" {'gap':>8}" if self.gaps else "")
+              + (f" {'violation':>9} {'penalty':>7}" if self.constraints else "")
               + (f" {'model':>8}" if self.model else ""))
 
     def __call__(self, r: Iteration):
         f = lambda x, w=9: f"{x:{w}.2e}" if np.isfinite(x) else f"{'-':>{w}}"
         gap = f" {r.gap:8.1e}" if self.gaps else ""
+        if self.constraints:
+            gap += f" {f(r.violation)} {r.penalty:7.0e}"
         model = ""
         if self.model:
             model = ("exact>GN" if r.fell_back else "GN" if not r.exact

@@ -85,6 +85,12 @@ class CompiledEvaluation(Evaluation):
         return Program(np.concatenate([p.ints for p in parts]),
                        np.concatenate([p.floats for p in parts]), starts), others
 
+    def knot_programs(self, t) -> list:
+        own = super().knot_programs(t)
+        packed = (self.programs.terminal, 0) if t == self.problem.T \
+            else (self.programs.running, t)
+        return own + ([packed] if all(packed[0] is not r for r, _ in own) else [])
+
     def _others_cost(self, xs, us):
         """The weighted running costs and the terminal cost of the costs outside the programs."""
         P = self.problem

@@ -238,6 +238,27 @@ class ResidualCost(Cost):
         evaluate()
         return [o.transpose(0, 2, 1) if o.ndim == 3 else o for o in outs], T
 
+    def residual_values(self, xs, us):
+        """The residual r (T, nr) at T knots (no weight, no activation), by one mapped CasADi
+        call (what a :class:`~ddp.constraints.Constraint` bounds)."""
+        xs, us, T = _knots(xs, us, self.nu)
+        key = ("residual", T)
+        if key not in self._maps:
+            q, dq = cs.SX.sym("q", self.nq), cs.SX.sym("dq", self.nv)
+            v, u = cs.SX.sym("v", self.nv), cs.SX.sym("u", self.nu)
+            r = cs.densify(cs.substitute(self.residual(q, dq, v, u), dq, cs.SX.zeros(self.nv)))
+            name = "r_" + "_".join(p for p in type(self).__name__.split("_") if p)
+            f = cs.Function(name, [q, v, u], [r])
+            self._maps[key] = f.map(T, "serial").buffer()
+        buf, evaluate = self._maps[key]
+        args = [np.ascontiguousarray(a) for a in (xs[:, :self.nq], xs[:, self.nq:], us)]
+        for i, a in enumerate(args):
+            buf.set_arg(i, memoryview(a))
+        out = np.empty((T, self.nr))
+        buf.set_res(0, memoryview(out))
+        evaluate()
+        return out
+
     def casadi_calc(self, xs, us):
         """Values by CasADi (the reference for built-in costs)."""
         (l,), _ = self._eval(xs, us, 1)
@@ -487,6 +508,39 @@ class FrameVelocity(_FrameCost):
             R, _ = self.frame_placement(q, dq)
             vf = cs.vertcat(cs.mtimes(R, vf[:3]), cs.mtimes(R, vf[3:]))
         return vf - cs.DM(self.velocity)
+
+
+class ControlGravity(BuiltinCost):
+    """Residual ``u - g(q)`` (nv) of a fully actuated robot: the control minus the torques that
+    hold it against gravity (Crocoddyl's ``ResidualModelControlGrav``; at the terminal knot, where
+    u = 0, ``-g(q)``).  Compiled: g and dg/dq by IDSVA, the exact Hessian's second derivatives
+    of g by the contracted IDSVA-SO; its CasADi residual (on the robot's symbolic tree) is the
+    reference."""
+
+    def __init__(self, model, weight, nu=None, activation=None):
+        self.model = _model_of(model)
+        if self.model is None:
+            raise ValueError("model: ControlGravity needs a RobotModel (or a backend with .model)")
+        nv = self.model.nv
+        if nu is not None and int(nu) != nv:
+            raise ValueError(f"nu: ControlGravity needs a fully actuated robot (nu = nv = {nv}); "
+                             f"got {nu}")
+        self._tree = SymbolicTree(self.model)
+        super().__init__(self.model.nq, nv, nv, weight, nv, "ControlGravity", activation)
+
+    def term(self):
+        return _k.GRAVITY, -1, self.weight, np.zeros(0)
+
+    def bind(self, nq, nv, nu, model=None, contacts=None):
+        if nu != self.nv:
+            raise ValueError(f"ControlGravity: needs a fully actuated robot (nu = nv = "
+                             f"{self.nv}); the problem has nu = {nu}")
+        return super().bind(nq, nv, nu, model, contacts)
+
+    def residual(self, q, dq, v, u):
+        X = self._tree.placements(q, None, dq, exact=True)
+        zero = cs.SX.zeros(self.nv, 1)
+        return u - self._tree.rnea(X, zero, zero)
 
 
 class CoMPosition(BuiltinCost):

@@ -27,6 +27,7 @@ import numpy as np
 
 from dynamics.contact_dynamics import constrained_dynamics, impulse_dynamics
 
+from . import costs as _costs
 from .costs import force_costs
 from .kernels import all_finite as _all_finite
 from .kernels.contact_knots import STEP_NOT_FINITE, STEPPED
@@ -97,6 +98,15 @@ class Evaluation:
 
     def derivatives(self, xs, us, local: LocalModel) -> KnotDerivatives:
         raise NotImplementedError
+
+    def knot_programs(self, t) -> list:
+        """The compiled cost programs that evaluate knot t's cost (t = T: the terminal cost), as
+        (:data:`~ddp.kernels.records.Program`, its row of ``starts`` for the knot) pairs: the
+        cost's own program (what its ``calc`` runs), and any this evaluation packed."""
+        P = self.problem
+        cost = P.terminal_cost if t == P.T else P.knot_costs.costs[t]
+        program = _costs.split(cost)[0]
+        return [] if program is None else [(program.record, 0)]
 
     def steps(self, xs, us):
         """F(xs_t, us_t) of every knot (T, nx), each from its own state."""

@@ -1,7 +1,8 @@
 """`ShootingProblem`: an optimal-control problem over a horizon of T knots.
 
     minimize   sum_{t<T} dt * l(x_t, u_t) + l_T(x_T)
-    subject to x_{t+1} = F(x_t, u_t),  x_0 = x0,  u_min <= u_t <= u_max
+    subject to x_{t+1} = F(x_t, u_t),  x_0 = x0,  u_min <= u_t <= u_max,
+               lower <= c(x_t, u_t) <= upper  (hard constraints, :mod:`ddp.constraints`)
 
 with x = (q, v) on the robot's state manifold (tangent size 2 nv), u in R^nu, F the semi-implicit
 Euler step of :mod:`ddp.integrators` and the costs of :mod:`ddp.costs` (running costs multiplied
@@ -23,6 +24,7 @@ import dynamics as _dyn
 from dynamics.contact_dynamics import STATUS, contact_jacobian
 
 from . import costs as _costs
+from .constraints import AugmentedLagrangian, knot_constraints
 from .compiled import CompiledEvaluation
 from .compiled_problem import CompiledProblem
 from .evaluation import KnotDerivatives, ProtocolEvaluation
@@ -46,10 +48,16 @@ class ShootingProblem:
     backend built with ``contacts=``), one phase on them.  Contacts need the analytical kernels
     (the backend's ``model`` and ``compiled``), or a backend that steps them through the
     protocol (``with_contacts`` and ``impulse_derivatives``, and ``contact_derivatives`` for
-    costs on the contact forces: the CasADi and finite-difference backends)."""
+    costs on the contact forces: the CasADi and finite-difference backends).
+
+    ``constraints``: hard constraints (:class:`~ddp.constraints.Constraint`) of the running
+    knots: one list for every knot, or T lists (one per knot); ``terminal_constraints``: a list
+    for the terminal knot.  The solver enforces them by an augmented Lagrangian
+    (:mod:`ddp.constraints`); ``problem.constraints`` holds them."""
 
     def __init__(self, dynamics, x0, horizon: int | None, dt: float, running_cost,
-                 terminal_cost, actuation=None, u_min=None, u_max=None, phases=None):
+                 terminal_cost, actuation=None, u_min=None, u_max=None, phases=None, *,
+                 constraints=None, terminal_constraints=None):
         self.dynamics = _dyn.protocol.check_dynamics(dynamics)
         #: what the backend can do beyond the Dynamics methods (resolved once)
         self.capabilities = caps = _dyn.capabilities(dynamics)
@@ -103,10 +111,29 @@ class ShootingProblem:
             where = f"phases[{i}].cost" if given_phases else "running_cost"
             knot_costs += [bind(c, cs, where) for c in p.knot_costs(running_cost)]
             t += p.knots
-        self.knot_costs = KnotCosts(knot_costs)
         #: the running cost of the first knot (of every knot without phases)
         self.running_cost = knot_costs[0]
         self.terminal_cost = bind(terminal_cost, None, "terminal_cost")
+        #: the hard constraints, as augmented-Lagrangian terms of the knots' costs
+        #: (:mod:`ddp.constraints`; empty: none)
+        self.constraints = AugmentedLagrangian(
+            knot_constraints(constraints, self.T),
+            knot_constraints(terminal_constraints, 1, "terminal_constraints")[0],
+            self.knot_contacts.cost_scale)
+        if self.constraints:
+            def bind_residual(t, where):
+                def bind_one(res):
+                    try:
+                        return _costs.bind(res, self.nq, self.nv, self.nu, model,
+                                           self.contact_sets[t] if t < self.T else None)
+                    except (ValueError, TypeError) as e:
+                        raise type(e)(f"{where}: {e}") from None
+                return bind_one
+            knot_costs = [self.constraints.augmented(t, c, bind_residual(t, "constraints"))
+                          for t, c in enumerate(knot_costs)]
+            self.terminal_cost = self.constraints.augmented(
+                self.T, self.terminal_cost, bind_residual(self.T, "terminal_constraints"))
+        self.knot_costs = KnotCosts(knot_costs)
         self.u_min = self._bound(u_min, -np.inf, "u_min")
         self.u_max = self._bound(u_max, np.inf, "u_max")
         if np.any(self.u_min > self.u_max):
@@ -115,6 +142,9 @@ class ShootingProblem:
                              f"{self.u_min[i]:g} > {self.u_max[i]:g}")
         self._closed = None
         self.evaluation = (CompiledEvaluation if dynamics.compiled else ProtocolEvaluation)(self)
+        if self.constraints:
+            self.constraints.attach(self.evaluation.knot_programs)
+            self.constraints.write(np.zeros(self.constraints.size), 0.0)
 
     @property
     def cost_weights(self) -> np.ndarray:

@@ -74,6 +74,17 @@ class SolverSettings:
     Control bounds (the box-QP of Tassa, Mansard, Todorov 2014 when the problem has bounds):
         box_qp_iter: projected-Newton iterations per knot at most.
 
+    Hard constraints (the augmented Lagrangian of :mod:`ddp.constraints`, when the problem has
+    constraints):
+        constraint_tol: converged only when no constraint is violated by more than this (max
+            abs, in the residuals' units) and the multipliers are complementary to it (max
+            |lam+ - lam| / mu, the same units), besides the gradient test.
+        penalty: the penalty mu of the first subproblem.
+        penalty_factor: mu grows by this factor when a subproblem's solution did not lower the
+            violation below a quarter of the last one's.
+        penalty_max: above it the solve stops with status "infeasible", naming the constraint
+            and the knot of the largest violation.
+
     verbose: print the iteration table (the :class:`ddp.callbacks.IterationTable` callback).
     """
 
@@ -95,6 +106,10 @@ class SolverSettings:
     alphas: tuple = tuple(0.5 ** i for i in range(11))
     c1: float = 0.1
     box_qp_iter: int = 50
+    constraint_tol: float = 1e-6
+    penalty: float = 100.0
+    penalty_factor: float = 10.0
+    penalty_max: float = 1e9
     verbose: bool = False
 
     def __post_init__(self):
@@ -109,13 +124,18 @@ class SolverSettings:
             if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
                 raise ValueError(f"{name}: expected a non-negative integer; got {x!r}")
         for name in ("tol", "decrease_tol", "reg_init", "reg_min", "reg_max", "c1", "gap_tol",
-                     "max_increase_ratio", "gauss_newton_reduction"):
+                     "max_increase_ratio", "gauss_newton_reduction", "constraint_tol"):
             x = getattr(self, name)
             if not isinstance(x, (int, float, np.floating)) or not 0 <= x < math.inf:
                 raise ValueError(f"{name}: expected a non-negative finite number; got {x!r}")
-        if not (isinstance(self.reg_factor, (int, float, np.floating))
-                and 1 < self.reg_factor < math.inf):
-            raise ValueError(f"reg_factor: expected a number above 1; got {self.reg_factor!r}")
+        for name in ("reg_factor", "penalty_factor"):
+            x = getattr(self, name)
+            if not (isinstance(x, (int, float, np.floating)) and 1 < x < math.inf):
+                raise ValueError(f"{name}: expected a number above 1; got {x!r}")
+        for name in ("penalty", "penalty_max"):
+            x = getattr(self, name)
+            if not (isinstance(x, (int, float, np.floating)) and 0 < x < math.inf):
+                raise ValueError(f"{name}: expected a positive finite number; got {x!r}")
         if not isinstance(self.alphas, tuple) or not all(type(a) is float for a in self.alphas):
             object.__setattr__(self, "alphas",
                                tuple(float(a) for a in np.atleast_1d(self.alphas)))

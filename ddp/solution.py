@@ -40,6 +40,14 @@ class Solution:
     policy: Policy | None = None
     settings: SolverSettings | None = None
     problem: dict = field(default_factory=dict)
+    #: hard constraints: the multipliers of every constrained entry (flat, in the order of
+    #: ``problem.constraints``; per knot: ``problem.constraints.split(multipliers)``), a warm
+    #: start for the next solve (``ddp.solve(..., multipliers=)``); None without constraints
+    multipliers: np.ndarray | None = None
+    #: hard constraints: the largest violation (max abs) of the trajectory; 0 without
+    violation: float = 0.0
+    #: hard constraints: the augmented Lagrangian's last penalty
+    penalty: float = 0.0
 
     @property
     def grad_norms(self):
@@ -55,6 +63,8 @@ class Solution:
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
         arrays = dict(xs=np.asarray(self.xs), us=np.asarray(self.us))
+        if self.multipliers is not None:
+            arrays["multipliers"] = np.asarray(self.multipliers)
         if self.policy is not None:
             for k, v in dataclasses.asdict(self.policy).items():
                 if isinstance(v, np.ndarray):
@@ -62,6 +72,7 @@ class Solution:
         meta = dict(format=FORMAT, cost=float(self.cost), iterations=int(self.iterations),
                     converged=bool(self.converged), status=self.status, message=self.message,
                     method=self.method, problem=_jsonable(self.problem),
+                    violation=float(self.violation), penalty=float(self.penalty),
                     settings=None if self.settings is None
                     else _jsonable(dataclasses.asdict(self.settings)),
                     history=[_jsonable(dataclasses.asdict(h)) for h in self.history],
@@ -88,7 +99,8 @@ def load_solution(path) -> Solution:
     return Solution(arrays["xs"], arrays["us"], meta["cost"], meta["iterations"],
                     meta["converged"], meta["status"], meta["message"],
                     [Iteration(**h) for h in meta["history"]], meta["method"], policy, settings,
-                    meta["problem"])
+                    meta["problem"], arrays.get("multipliers"), meta.get("violation", 0.0),
+                    meta.get("penalty", 0.0))
 
 
 def _jsonable(x):

@@ -9,6 +9,7 @@ name                nq    nv    source
 pendulum            1     1     built here: one revolute-y link, 1 kg, 1 m, point-like mass
 double_pendulum     2     2     example-robot-data ``double_pendulum.urdf``
 ur3                 6     6     example-robot-data ``ur_description/urdf/ur3_robot.urdf``
+ur5                 6     6     example-robot-data ``ur_description/urdf/ur5_robot.urdf``
 hyq                 19    18    example-robot-data ``hyq_no_sensors.urdf``, free-flyer root
 atlas               37    36    ``dynamics/data/atlas.urdf`` (from shared/models), free-flyer
 talos               51    50    example-robot-data ``talos_full_v2.urdf``, free-flyer root
@@ -49,6 +50,7 @@ _DATA = Path(__file__).resolve().parent / "data"
 _URDFS = {
     "double_pendulum": ("double_pendulum_description/urdf/double_pendulum.urdf", False),
     "ur3": ("ur_description/urdf/ur3_robot.urdf", False),
+    "ur5": ("ur_description/urdf/ur5_robot.urdf", False),
     "hyq": ("hyq_description/robots/hyq_no_sensors.urdf", True),
     "talos": ("talos_data/robots/talos_full_v2.urdf", True),
 }
@@ -57,7 +59,7 @@ _URDFS = {
 #: (``has_rotor_parameters``); the others' armature stays 0, as there
 ROTOR_PARAMETER_PACKAGES = ("talos_data",)
 
-NAMES = ("pendulum", "double_pendulum", "ur3", "hyq", "atlas", "talos", "talos_legs",
+NAMES = ("pendulum", "double_pendulum", "ur3", "ur5", "hyq", "atlas", "talos", "talos_legs",
          "aerial_manipulator")
 
 #: Talos's legs: the joints kept of ``talos_reduced.urdf`` (universe, root, 12 leg joints), and
@@ -174,7 +176,7 @@ def load(name, floating_base: bool | None = None) -> RobotModel:
     if key not in NAMES:
         return _load_urdf(name, floating_base)
     if floating_base is not None and key != "pendulum":
-        fixed = key in ("double_pendulum", "ur3")
+        fixed = key in ("double_pendulum", "ur3", "ur5")
         if bool(floating_base) == fixed:
             raise ValueError(f"floating_base: the built-in {key} has "
                              f"{'a fixed' if fixed else 'a free-flyer'} root; got "

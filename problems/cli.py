@@ -275,6 +275,8 @@ class _Parser(argparse.ArgumentParser):
 #: the environment variables the command reads (listed under --help)
 ENVIRONMENT = (
     "environment: SODDP_CROCODDYL_PYTHON (a Python with Crocoddyl 3.2.1: its rows beside ours), "
+    "SODDP_MIM_SOLVERS_PYTHON (the command running a Python with mim-solvers 0.3.0: CSQP's "
+    "rows), "
     "SODDP_CACHE (CasADi code-generation cache, default ~/.cache/soddp), SODDP_PINOCCHIO_REF and "
     "SODDP_PINOCCHIO_REF_BUILD (the C++ Pinocchio reference's sources and build folder), "
     "SODDP_NO_CACHE_GUARD=1 (skip the numba cache guard), SODDP_NUMBA_PATCHES=0 (plain numba), "

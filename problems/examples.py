@@ -8,6 +8,8 @@ double_pendulum    2     swing-up of the (fully actuated) double pendulum
 pendubot           2     swing-up of the double pendulum actuated at the shoulder only
                          (Crocoddyl's ``double_pendulum_fwddyn`` example, custom residual)
 ur3                6     end-effector reaching, written as Crocoddyl writes it
+ur5-box            6     UR5 reaching with tool0 kept in a box: a hard constraint
+                         (mim-solvers' ``examples/ur5.py``, solved there by CSQP)
 hyq                18    mid-air leg tuck of the free-floating quadruped (base unactuated)
 atlas              36    mid-air posture change of the free-floating humanoid (base unactuated)
 hyq-walk           18    HyQ walking on flat ground: contacts, friction cones, impacts
@@ -161,6 +163,34 @@ def ur3(backend="analytical", T=100, dt=0.01, target=None):
     return P
 
 
+UR5_BOX_TARGET = np.array([0.4, 0.4, 0.4])
+UR5_BOX = (np.array([-1.0, -1.0, -1.0]), np.array([1.0, 0.4, 0.4]))
+
+
+def ur5_box(backend="analytical", T=40, dt=0.05, target=None, box=None):
+    """mim-solvers' ``examples/ur5.py``: the UR5 from rest at q = 0 brings ``tool0`` to
+    ``target`` (default UR5_BOX_TARGET = (0.4, 0.4, 0.4) m) while tool0 stays in the box
+    ``box`` = (lower, upper) (default UR5_BOX: [-1, -1, -1]..[1, 0.4, 0.4]) at knots 1..T, the
+    terminal knot included: a hard constraint (:class:`ddp.Constraint`).  Costs as in that file:
+    state regularization towards x0 (0.1), controls minus gravity (``ControlGravity``, 1e-4),
+    the translation (4 on the running knots, 40 at the terminal one); T = 40, dt = 0.05."""
+    m = robots.load("ur5")
+    D = make_backend(m, backend)
+    x0 = np.zeros(2 * m.nv)
+    target = UR5_BOX_TARGET if target is None else np.asarray(target, dtype=float)
+    lower, upper = UR5_BOX if box is None else box
+    x_reg, u_grav = ddp.StateRegularization(m, x0, 1e-1), ddp.ControlGravity(m, 1e-4)
+    run = ddp.Sum([x_reg, u_grav, ddp.FrameTranslation(m, "tool0", target, 4.0)])
+    term = ddp.Sum([x_reg, u_grav, ddp.FrameTranslation(m, "tool0", target, 40.0)])
+    inside = ddp.Constraint(ddp.FrameTranslation(m, "tool0", np.zeros(3), 1.0), lower, upper,
+                            name="tool0 in the box")
+    P = ddp.ShootingProblem(D, x0, T, dt, run, term, constraints=[[]] + [[inside]] * (T - 1),
+                            terminal_constraints=[inside])
+    P.info = dict(robot="ur5", task="reach with tool0 in a box (hard constraint)",
+                  target=target, box=(np.asarray(lower), np.asarray(upper)))
+    return P
+
+
 def _floating_task(model, q_start, joints_goal, angle, axis, gravity, backend, T, dt,
                    terminal_scale=1.0):
     """Free-floating task: base unactuated, joints actuated; end at rest with the joints at
@@ -297,7 +327,7 @@ def talos_walk(backend="analytical", dt=None, step_length=None, step_height=None
 
 
 PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot": pendubot,
-            "ur3": ur3, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot,
+            "ur3": ur3, "ur5-box": ur5_box, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot,
             "hyq-pace": hyq_pace, "hyq-bound": hyq_bound, "hyq-jump": hyq_jump,
             "talos-walk": talos_walk}
 
@@ -315,6 +345,8 @@ STARTS = ("quasi-static", "crocoddyl", "cold")
 #: knot with the controls holding it, with multiple shooting (hyq-jump from the quasi-static
 #: rollout with single shooting stops crouched at a cost 19x higher)
 DEFAULT_STARTS = {n: ("crocoddyl", "multiple") for n in CONTACT_PROBLEMS}
+#: mim-solvers' start of its UR5 example: x0 at every knot, zero controls
+DEFAULT_STARTS["ur5-box"] = ("cold", "multiple")
 
 
 def default_start(name: str) -> tuple:

@@ -252,6 +252,8 @@ LONG_PARAMETER_LISTS = {
     ("dynamics/kernels/step.py", "assemble_step_chunk"): 14,
     ("dynamics/kernels/step.py", "assemble_step_derivatives"): 13,
     ("dynamics/kernels/step.py", "step_quadratic"): 17,
+    # the public constructor: its options by keyword (the constraints keyword-only)
+    ("ddp/problem.py", "__init__"): 13,
 }
 
 

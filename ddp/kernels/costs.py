@@ -25,6 +25,9 @@ COM             c_ref (3): residual c(q) - c_ref, the centre of mass
 FORCE           nf (1), A (nr x nf), b (nr): residual A lam_c - b of the force lam_c (nf: 3
                 for a point contact, 6 for a flat one) of the contact whose force starts at
                 row ``joint`` of the knot's forces
+GRAVITY         none: residual u - g(q) (nv; nu = nv), the controls minus the torques that
+                hold the robot against gravity (IDSVA at v = a = 0 for g and dg/dq; the exact
+                Hessian's sum_a (w r)_a d2g_a/dq2 by the contracted IDSVA-SO)
 ==============  ===========================================================================
 
 Each term has an activation (ints: kind, joint, nr, weight offset, parameter offset,
@@ -51,6 +54,8 @@ from dynamics.jit import link as _link
 from dynamics.jit.linking import array_types
 from dynamics.kernels.contact import chain_dofs, column_derivative, point_columns
 from dynamics.kernels.dense import gemm_tn
+from dynamics.kernels.inverse import idsva_point
+from dynamics.kernels.second_order import idsva_so_contracted
 from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_placement,
                                      support_joints)
 from dynamics.kernels.kinematics import FF, PLA, RUB, SPH, forward_kinematics, quat_to_rot
@@ -64,7 +69,7 @@ from dynamics.kernels.spatial import dot6, motion_cross, motion_cross_add
 from .passes import call_knot_kernel
 from .records import LINKED_COSTS, CostDerivatives, Forces, PackedModel, Program, empty_forces
 
-STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE = range(8)
+STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE, GRAVITY = range(9)
 #: activations: 1/2 sum w_a r_a^2, or its quadratic barrier (r_a outside [lb_a, ub_a] only)
 QUADRATIC, BARRIER = 0, 1
 TERM_INTS = 7
@@ -352,6 +357,9 @@ def cost_knots(model, program, Q, V, U, t0, t1, order, exact_hessians, out, kin,
             elif kind == COM:
                 _com_term(m, w, par, order, exact_hessians, oRt, opt, S0t, lt, gxt, Hxxt, act,
                           lb, ub)
+            elif kind == GRAVITY:
+                _gravity_term(m, w, q, U[t], order, exact_hessians,
+                              (lt, gxt, gu[t], Hxxt, Hxu[t], Huu[t]), act, lb, ub)
             elif kind == FORCE:
                 _force_term(t, joint, nr, w, par, order, act, lb, ub, forces, lt, gxt, gu[t],
                             Hxxt, Hxu[t], Huu[t])
@@ -384,6 +392,56 @@ def link_costs():
 
 
 _COSTS_LINKED = None  # the process that linked the cost program
+
+
+@njit(callee=True, **_JIT)
+def _gravity_term(m, w0, q, u, order, exact_hessians, knot, act, lb, ub):
+    """The controls minus gravity's torques, r = u - g(q) (Crocoddyl's
+    ``ResidualModelControlGrav``): dr/dq = -dg/dq, dr/du = I; the exact Hessian adds
+    -sum_a (w r)_a d2g_a/dq2, symmetrized (the Hessian of g(q (+) dq) in dq).  ``knot``: the
+    knot's (l, gx, gu, Hxx, Hxu, Huu) to add into."""
+    l, gx, gu, Hxx, Hxu, Huu = knot
+    nv = m.S_local.shape[0]
+    zero = np.zeros(nv)
+    g = np.empty(nv)
+    dg = np.zeros((nv, nv))
+    dv = np.zeros((nv, nv))
+    M = np.zeros((nv, nv))
+    idsva_point(m, q, zero, zero, g, dg, dv, M)
+    r = np.empty(nv)
+    w = np.empty(nv)
+    for a in range(nv):
+        r[a] = u[a] - g[a]
+    _activate(r, w0, act, lb, ub, w)
+    wr = np.empty(nv)
+    for a in range(nv):
+        wr[a] = w[a] * r[a]
+        l[0] += 0.5 * wr[a] * r[a]
+    if order == 0:
+        return
+    for j in range(nv):
+        s = 0.0
+        for a in range(nv):
+            s -= dg[a, j] * wr[a]
+        gx[j] += s
+        gu[j] += wr[j]
+        Huu[j, j] += w[j]
+        for a in range(nv):
+            Hxu[j, a] -= dg[a, j] * w[a]
+        for k in range(nv):
+            s = 0.0
+            for a in range(nv):
+                s += dg[a, j] * w[a] * dg[a, k]
+            Hxx[j, k] += s
+    if exact_hessians:
+        Hq = np.zeros((nv, nv))
+        Hv = np.zeros((nv, nv))
+        Hqv = np.zeros((nv, nv))
+        G = np.zeros((nv, nv))
+        idsva_so_contracted(m, q, zero, zero, wr, Hq, Hv, Hqv, G)
+        for j in range(nv):
+            for k in range(nv):
+                Hxx[j, k] -= 0.5 * (Hq[j, k] + Hq[k, j])
 
 
 @njit(callee=True, **_JIT)

@@ -9,6 +9,7 @@
 * :mod:`.backends`: the CasADi AD baseline and the accuracy study (casadi, accuracy);
 * :mod:`.contact`: the contact dynamics' derivatives beside Pinocchio (contact);
 * :mod:`.solver`: ms per iteration of our DDP and iLQR by phase, beside Crocoddyl (solver);
+* :mod:`.constrained`: the constrained examples beside mim-solvers' CSQP (constrained);
 * :mod:`.first_run`, :mod:`.compile_profile`: a first run's wait, and where its compile time
   goes (first-run, compile);
 * :mod:`.dask_scaling`: the study engine on 1 and 2 Dask workers (dask);
@@ -21,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import (backends, compile_profile, contact, dask_scaling, derivatives, first_run,
-               higher_order, linearization, scaling, solver)
+from . import (backends, compile_profile, constrained, contact, dask_scaling, derivatives,
+               first_run, higher_order, linearization, scaling, solver)
 
 ROBOTS = derivatives.ROBOTS
 
@@ -63,6 +64,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
                "(results/solver_speed; with --load N, N busy processes beside: "
                "results/solver_speed_loadN)",
                lambda o: solver.run_solver_speed(log=o.log, load=o.load)),
+    "constrained": ("hard constraints: ours (exact and Gauss-Newton curvature) beside "
+                    "mim-solvers' CSQP on its UR5 example, and over 20 targets "
+                    "(results/constrained)",
+                    lambda o: constrained.run_constrained(log=o.log)),
     "contact": ("contact dynamics derivatives, first and contracted second order, beside "
                 "Pinocchio, with their accuracy (results/contact_derivatives)",
                 lambda o: contact.run_contact(o.batch, o.min_time, o.log)),

@@ -1,0 +1,313 @@
+"""Hard constraints of a shooting problem, solved by an augmented Lagrangian on the same DDP.
+
+A :class:`Constraint` is a residual with bounds, ``lower <= r(x, u) <= upper`` (an equality when
+lower == upper), the residual of any built-in cost (its weight is not used).  The problem keeps
+its constraints as :class:`AugmentedLagrangian` terms of its knots' costs: each constraint of a
+knot becomes a term of that knot's compiled cost program with the quadratic-barrier activation
+
+    (mu / 2) dist(r + lam / mu, [lower, upper])^2
+
+(the shifted bounds ``lower - lam / mu``, ``upper - lam / mu`` and the weight ``mu`` written into
+the program's floats; the weight divided by the knot's cost weight dt, which the problem
+multiplies back).  Its gradient is ``J_r^T lam+`` with the updated multipliers
+``lam+ = mu (r + lam/mu - clip(r + lam/mu, lower, upper))``, and its exact Hessian is
+``mu J_r^T P J_r + sum_a lam+_a Hess r_a`` (P: the entries outside their bounds): with
+``hessians="exact"`` the Hessian of the Lagrangian is exact (costs, DDP's second-order dynamics
+terms, and the constraints' curvature), with "gauss-newton" the last sum is dropped as the
+residual Hessians of the costs are.  No new compiled pass: the constraints run inside the cost
+programs of the derivatives and of the line search's rollouts.
+
+The solver (:func:`ddp.solve`) minimizes this augmented Lagrangian for fixed (lam, mu) and
+updates them when the subproblem is solved to its tolerance (the method of multipliers:
+``ddp.solver._Run.next_subproblem``).  Outside a solve the weights are 0: ``problem.cost`` is the
+cost alone.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import costs as _costs
+from .kernels import costs as _k
+
+#: the residual kinds that a constraint can use (the velocity term has no barrier; a force
+#: residual needs the contact forces, which the constraints' residuals do not read yet)
+_KINDS = {_k.STATE, _k.CONTROL, _k.PLACEMENT, _k.TRANSLATION, _k.ROTATION, _k.COM,
+          _k.GRAVITY}
+
+
+class Constraint:
+    """``lower <= r(x, u) <= upper`` for the residual r of ``residual``, a built-in cost
+    (:class:`~ddp.costs.FrameTranslation`, :class:`~ddp.costs.FramePlacement`,
+    :class:`~ddp.costs.FrameRotation`, :class:`~ddp.costs.StateRegularization`,
+    :class:`~ddp.costs.ControlRegularization`, :class:`~ddp.costs.CoMPosition`; its weight is
+    not used).  ``lower``, ``upper``: scalars or one bound per residual entry, None or +-inf for
+    none; lower == upper is an equality.  For example, the end effector kept in a box::
+
+        ddp.Constraint(ddp.FrameTranslation(model, "tool0", np.zeros(3), 1.0),
+                       lower=[-1, -1, -1], upper=[1, 0.4, 0.4])
+    """
+
+    def __init__(self, residual, lower=None, upper=None, name: str = ""):
+        if not isinstance(residual, _costs.BuiltinCost):
+            raise ValueError(f"residual: expected a built-in cost (ddp.FrameTranslation, "
+                             f"ddp.StateRegularization, ...); got {type(residual).__name__}")
+        kind = residual.term()[0]
+        if kind not in _KINDS:
+            raise ValueError(f"residual: {type(residual).__name__} cannot be constrained yet "
+                             f"(a constraint takes a state, control, frame placement, "
+                             f"translation or rotation, or centre-of-mass residual)")
+        if residual.bounds is not None:
+            raise ValueError(f"residual: expected a cost without an activation (the "
+                             f"constraint's bounds take its place); {type(residual).__name__} "
+                             f"has a QuadraticBarrier")
+        nr = residual.nr
+        lo, up = (_bound(b, nr, name_, fill)
+                  for b, name_, fill in ((lower, "lower", -np.inf), (upper, "upper", np.inf)))
+        bad = np.flatnonzero(lo > up)
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"lower, upper: expected lower <= upper; entry {i} has "
+                             f"{lo[i]:g} > {up[i]:g}")
+        if np.all(np.isinf(lo)) and np.all(np.isinf(up)):
+            raise ValueError("lower, upper: expected at least one finite bound; got none")
+        self.residual, self.lower, self.upper = residual, lo, up
+        self.nr = nr
+        self.name = name or type(residual).__name__
+
+    @property
+    def equality(self) -> bool:
+        return bool(np.all(self.lower == self.upper))
+
+    def __repr__(self):
+        return (f"Constraint({self.name}, lower={self.lower.tolist()}, "
+                f"upper={self.upper.tolist()})")
+
+    @classmethod
+    def state_bounds(cls, model, position=True, velocity=True, nu=0):
+        """The joint position limits (``q`` within the URDF's limits, joint by joint, on the
+        joints with one configuration coordinate per velocity) and velocity limits (``|v|`` below
+        the URDF's velocity limits) of a robot as one constraint on its state; a free flyer is
+        not bounded."""
+        model = _costs._model_of(model)
+        pm = model.pin_model
+        lo_q, up_q = np.asarray(pm.lowerPositionLimit), np.asarray(pm.upperPositionLimit)
+        vmax = np.asarray(pm.velocityLimit)
+        lower, upper = np.full(2 * model.nv, -np.inf), np.full(2 * model.nv, np.inf)
+        a = model.arrays
+        q_ref = np.asarray(model.neutral(), dtype=float)
+        for i in range(1, model.njoints):
+            iq, iv, nqj, nvj = (int(a.iq[i]), int(a.iv[i]), int(a.nqj[i]), int(a.nvj[i]))
+            if position and nqj == nvj:
+                for j in range(nvj):
+                    lo, up = lo_q[iq + j], up_q[iq + j]
+                    if abs(lo) < 1e10:
+                        lower[iv + j] = lo - q_ref[iq + j]
+                    if abs(up) < 1e10:
+                        upper[iv + j] = up - q_ref[iq + j]
+            if velocity and int(a.jtype[i]) != _FREE_FLYER:
+                for j in range(nvj):
+                    if 0 < vmax[iv + j] < 1e10:
+                        lower[model.nv + iv + j], upper[model.nv + iv + j] = (-vmax[iv + j],
+                                                                              vmax[iv + j])
+        x_ref = np.concatenate([q_ref, np.zeros(model.nv)])
+        return cls(_costs.StateRegularization(model, x_ref, 1.0, nu=nu), lower, upper,
+                   name="state bounds")
+
+
+_FREE_FLYER = _costs.FF
+
+
+def _bound(b, nr, name, fill):
+    if b is None:
+        return np.full(nr, fill)
+    try:
+        out = np.broadcast_to(np.asarray(b, dtype=float), (nr,)).copy()
+    except (ValueError, TypeError):
+        raise ValueError(f"{name}: expected a scalar or {nr} bounds (one per residual entry); "
+                         f"got {b!r}") from None
+    if np.any(np.isnan(out)):
+        raise ValueError(f"{name}: expected bounds (+-inf for none); got NaN")
+    return out
+
+
+def knot_constraints(constraints, T, where="constraints") -> list:
+    """``constraints`` (None, a list of :class:`Constraint` for every knot, or T such lists) as
+    T lists; ValueError naming what is wrong."""
+    if constraints is None:
+        return [[] for _ in range(T)]
+    if isinstance(constraints, Constraint):
+        constraints = [constraints]
+    constraints = list(constraints)
+    if constraints and all(isinstance(c, Constraint) for c in constraints):
+        return [list(constraints) for _ in range(T)]
+    if len(constraints) != T:
+        raise ValueError(f"{where}: expected a list of ddp.Constraint for every knot, or {T} "
+                         f"such lists (one per knot); got {len(constraints)} entries")
+    out = []
+    for t, cs in enumerate(constraints):
+        cs = [cs] if isinstance(cs, Constraint) else list(cs or [])
+        for c in cs:
+            if not isinstance(c, Constraint):
+                raise ValueError(f"{where}[{t}]: expected ddp.Constraint; got "
+                                 f"{type(c).__name__}")
+        out.append(cs)
+    return out
+
+
+@dataclass
+class Violation:
+    """The largest violation of a trajectory's constraints: its size (max abs, in the
+    residual's units), the knot (T: the terminal knot) and the constraint's name."""
+
+    value: float
+    knot: int = -1
+    name: str = ""
+
+    def __str__(self):
+        return f"{self.name} at knot {self.knot} violated by {self.value:.2e}"
+
+
+class AugmentedLagrangian:
+    """The constraints of a problem's T + 1 knots (``running`` T lists, ``terminal`` one list)
+    as terms of its knots' costs (module docstring).  ``scales`` (T,): the weight of each
+    knot's running cost (dt, or 1 at an impact).
+
+    The multipliers of every constrained entry are one flat vector (``size`` entries, knot by
+    knot, constraint by constraint, the terminal knot's last); :meth:`split` gives them per
+    knot."""
+
+    def __init__(self, running, terminal, scales):
+        self.running, self.terminal = running, list(terminal)
+        self.T = len(running)
+        knots = [(t, c) for t, cs in enumerate(running) for c in cs]
+        knots += [(self.T, c) for c in self.terminal]
+        self.entries = knots
+        sizes = [c.nr for _, c in knots]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.size = int(self.offsets[-1])
+        self.lower = np.concatenate([c.lower for _, c in knots]) if knots else np.zeros(0)
+        self.upper = np.concatenate([c.upper for _, c in knots]) if knots else np.zeros(0)
+        scale = np.append(np.asarray(scales, dtype=float), 1.0)
+        self.scale = np.repeat([scale[t] for t, _ in knots], sizes) if knots else np.zeros(0)
+        self._bound = {}     # id(constraint) -> its residual bound to the problem
+        self._groups = None  # (bound residual, knots, positions (K, nr)) per constraint
+        #: per program that evaluates constrained knots: (its floats, the positions of its
+        #: entries in the flat multipliers, and where their weights, lower and upper bounds are)
+        self._targets = []
+        self.mu = 0.0
+
+    def __bool__(self):
+        return self.size > 0
+
+    # ---------------------------------------------------------------- building the costs
+    def augmented(self, t, cost, bind):
+        """Knot t's cost with its constraints' terms appended (a new :class:`~ddp.costs.Sum`
+        of its own; the cost itself if the knot has none).  ``bind(residual)``: the residual
+        bound to the problem."""
+        cs = self.running[t] if t < self.T else self.terminal
+        if not cs:
+            return cost
+        terms = list(cost.costs) if isinstance(cost, _costs.Sum) else [cost]
+        for c in cs:
+            key = id(c)
+            if key not in self._bound:
+                self._bound[key] = bind(c.residual)
+            term = copy.copy(self._bound[key])
+            term.weight = np.zeros(c.nr)
+            term.bounds = (c.lower.copy(), c.upper.copy())
+            term._program = None
+            terms.append(term)
+        return _costs.Sum(terms)
+
+    def attach(self, programs):
+        """Find the constraint terms in the compiled programs: ``programs(t)`` gives the
+        :data:`~ddp.kernels.records.Program` records that evaluate knot t's cost (T: the
+        terminal cost) with the row of ``starts`` of that knot in each.  The constraints of a
+        knot are the last terms of its program."""
+        targets = {}
+        entry_knots = np.array([t for t, _ in self.entries])
+        for t in range(self.T + 1):
+            cs = self.running[t] if t < self.T else self.terminal
+            if not cs:
+                continue
+            first = int(np.searchsorted(entry_knots, t))
+            for record, row in programs(t):
+                ints, starts = record.ints, record.starts
+                io, fo = starts[row if starts.shape[0] > 1 else 0]
+                K = int(ints[io])
+                pos, w_idx, lo_idx, up_idx = targets.setdefault(
+                    id(record.floats), (record.floats, [], [], [], []))[1:]
+                for j, c in enumerate(cs):
+                    base = io + 1 + _k.TERM_INTS * (K - len(cs) + j)
+                    nr, wo, bo = int(ints[base + 2]), int(ints[base + 3]), int(ints[base + 6])
+                    assert nr == c.nr and ints[base + 5] == _k.BARRIER
+                    w_idx.append(fo + wo + np.arange(nr))
+                    lo_idx.append(fo + bo + np.arange(nr))
+                    up_idx.append(fo + bo + nr + np.arange(nr))
+                    pos.append(np.arange(self.offsets[first + j], self.offsets[first + j + 1]))
+        self._targets = [(f, *(np.concatenate(a) for a in rest))
+                         for f, *rest in targets.values()]
+        groups = {}
+        for i, (t, c) in enumerate(self.entries):
+            g = groups.setdefault(id(c), (self._bound[id(c)], [], []))
+            g[1].append(t)
+            g[2].append(np.arange(self.offsets[i], self.offsets[i + 1]))
+        self._groups = [(res, np.array(ks), np.array(pos)) for res, ks, pos in groups.values()]
+
+    # ---------------------------------------------------------------- multipliers and penalty
+    def write(self, lam, mu):
+        """Write the terms' weights and shifted bounds for the multipliers ``lam`` (size,) and
+        the penalty ``mu`` (mu = 0: the terms vanish, the problem's cost is the cost alone)."""
+        self.mu = float(mu)
+        w = self.mu / self.scale
+        shift = lam / self.mu if self.mu > 0 else np.zeros_like(lam)
+        lo, up = self.lower - shift, self.upper - shift
+        for floats, pos, wi, li, ui in self._targets:
+            floats[wi] = w[pos]
+            floats[li] = lo[pos]
+            floats[ui] = up[pos]
+
+    def residuals(self, xs, us) -> np.ndarray:
+        """The constraints' residuals (size,) along a trajectory xs (T + 1, nx), us (T, nu):
+        one CasADi call per constraint over the knots it holds."""
+        r = np.empty(self.size)
+        us_T = np.vstack([us, np.zeros((1, us.shape[1]))])
+        for res, knots, pos in self._groups:
+            r[pos] = res.residual_values(xs[knots], us_T[knots])
+        return r
+
+    def violation(self, r) -> Violation:
+        """The largest violation of the residuals r: max |r - clip(r, lower, upper)|."""
+        if self.size == 0:
+            return Violation(0.0)
+        v = np.abs(r - np.clip(r, self.lower, self.upper))
+        i = int(np.argmax(v))
+        e = int(np.searchsorted(self.offsets, i, side="right")) - 1
+        t, c = self.entries[e]
+        return Violation(float(v[i]), t, c.name)
+
+    def updated(self, lam, mu, r) -> np.ndarray:
+        """The first-order update of the multipliers at the residuals r:
+        ``mu (r + lam/mu - clip(r + lam/mu, lower, upper))`` (the gradient of the term)."""
+        s = r + lam / mu
+        return mu * (s - np.clip(s, self.lower, self.upper))
+
+    def shift(self, lam, mu) -> float:
+        """sum lam^2 / (2 mu): the augmented Lagrangian's terms minus this are 0 at a point
+        that satisfies the constraints with complementary multipliers (the merit reported as
+        the cost)."""
+        return float(lam @ lam) / (2 * mu) if mu > 0 else 0.0
+
+    def split(self, lam) -> tuple[list, list]:
+        """Multipliers (size,) per knot: (running: T lists of one array per constraint,
+        terminal: one array per constraint)."""
+        running = [[] for _ in range(self.T)]
+        terminal = []
+        for i, (t, _) in enumerate(self.entries):
+            part = lam[self.offsets[i]:self.offsets[i + 1]]
+            (terminal if t == self.T else running[t]).append(part)
+        return running, terminal

@@ -1,0 +1,240 @@
+"""Hard constraints (ddp.Constraint, the augmented Lagrangian of ddp.constraints): a QP solved in
+closed form, the KKT conditions at the solution of mim-solvers' UR5 example, its optimum against
+CSQP's, the compiled ControlGravity against CasADi AD and Pinocchio, statuses and bad input."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import ddp
+from dynamics import AnalyticalDynamics, robots
+from helpers import build, rel_err, spec_id
+from problems import examples
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------------- ControlGravity
+@pytest.mark.parametrize("spec", ["ur3", (8, False, 2), (8, True, 1), (10, False, 3)],
+                         ids=spec_id)
+def test_control_gravity_against_casadi_and_pinocchio(spec):
+    """The compiled u - g(q) (IDSVA, contracted IDSVA-SO) against its CasADi residual (AD, no
+    code shared) for value, gradient, exact and Gauss-Newton Hessians, and g against
+    Pinocchio's computeGeneralizedGravity (armature included in the random trees)."""
+    m = build(spec)
+    rng = np.random.default_rng(3)
+    T = 4
+    xs = np.array([np.concatenate([m.random_configuration(rng), rng.normal(size=m.nv)])
+                   for _ in range(T)])
+    us = rng.normal(size=(T, m.nv))
+    w = rng.uniform(0.5, 2.0, m.nv)
+    for activation in (None, ddp.QuadraticBarrier(-0.5, 0.5)):
+        c = ddp.costs.bind(ddp.ControlGravity(m, w, activation=activation), m.nq, m.nv, m.nv, m)
+        for hessians in ("exact", "gauss-newton"):
+            a, b = c.calc_diff(xs, us, hessians), c.casadi_calc_diff(xs, us, hessians)
+            for k in a._fields:
+                assert rel_err(getattr(a, k), getattr(b, k)) < 1e-10, (k, hessians)
+    g = np.array([pin.computeGeneralizedGravity(m.pin_model, m.pin_model.createData(),
+                                                x[:m.nq]) for x in xs])
+    np.testing.assert_allclose(c.residual_values(xs, us), us - g, atol=1e-10)
+
+
+def test_control_gravity_needs_a_fully_actuated_robot():
+    m = robots.load("hyq")
+    with pytest.raises(ValueError, match="nu: ControlGravity needs a fully actuated robot"):
+        ddp.ControlGravity(m, 1.0, nu=12)
+
+
+# ------------------------------------------------------------------------- a closed-form QP
+def _control_problem(lower, upper, u_ref, w=2.0, T=5, **kwargs):
+    """UR3 with only a control cost 1/2 w |u - u_ref|^2 and a constraint on u: the optimum is
+    u = clip(u_ref, lower, upper) at every knot, whatever the dynamics."""
+    m = robots.load("ur3")
+    x0 = np.concatenate([m.neutral(), np.zeros(m.nv)])
+    cost = ddp.ControlRegularization(m.nv, w, u_ref=u_ref)
+    box = ddp.Constraint(ddp.ControlRegularization(m.nv, 1.0), lower, upper)
+    return ddp.ShootingProblem(AnalyticalDynamics(m), x0, T, 0.01, cost,
+                               ddp.StateRegularization(m, x0, 0.0), constraints=[box], **kwargs)
+
+
+def test_a_qp_solved_in_closed_form():
+    """Box and equality entries: u = clip(u_ref, lower, upper), and the multipliers satisfy
+    stationarity dt w (u - u_ref) + lam = 0 (zero on the entries within their bounds)."""
+    u_ref = np.array([1.0, -2.0, 0.3, 0.0, 4.0, -1.0])
+    lower = np.array([-0.5, -0.5, -0.5, 0.2, 1.0, -np.inf])
+    upper = np.array([0.5, 0.5, 0.5, 0.2, np.inf, -2.0])
+    P = _control_problem(lower, upper, u_ref)
+    for method in ("ddp", "ilqr"):
+        sol = ddp.solve(P, method=method)
+        assert sol.status == "converged", sol.message
+        u_star = np.clip(u_ref, lower, upper)
+        np.testing.assert_allclose(sol.us, np.tile(u_star, (P.T, 1)), atol=1e-6)
+        assert sol.violation <= 1e-6
+        lam = np.array(P.constraints.split(sol.multipliers)[0])[:, 0]
+        np.testing.assert_allclose(lam, np.tile(P.dt * 2.0 * (u_ref - u_star), (P.T, 1)),
+                                   atol=1e-6)
+        # the reported cost is the cost alone, and so is the problem's outside a solve
+        assert sol.cost == pytest.approx(P.T * P.dt * np.sum((u_star - u_ref) ** 2), rel=1e-6)
+        assert P.cost(sol.xs, sol.us) == pytest.approx(sol.cost, rel=1e-12)
+
+
+def test_a_warm_start_from_the_solution_takes_at_most_one_step():
+    """The returned multipliers are the update at the solution, so the first subproblem of a
+    warm start is centred on them: its optimum moves by at most constraint_tol, which one
+    Newton step covers (its gradient is amplified by the penalty: 1.2e-3 here)."""
+    P = _control_problem(-0.5, 0.5, np.full(6, 1.0))
+    sol = ddp.solve(P)
+    again = ddp.solve(P, xs=sol.xs, us=sol.us, multipliers=sol.multipliers,
+                      penalty=sol.penalty)
+    assert again.status == "converged" and again.iterations <= 1
+    np.testing.assert_allclose(again.us, sol.us, atol=1e-8)
+    cold = ddp.solve(P)
+    assert cold.iterations >= 3  # the warm start is what saves the iterations
+
+
+def test_infeasible_constraints_give_the_status_naming_the_knot():
+    """u = 1 (equality) against the control bound u_max = 0.5: never met."""
+    P = _control_problem(1.0, 1.0, np.zeros(6), u_max=0.5, T=3)
+    sol = ddp.solve(P, penalty_max=1e5)
+    assert sol.status == "infeasible"
+    assert "ControlRegularization at knot" in sol.message and "penalty_max" in sol.message
+    assert np.all(np.isfinite(sol.xs)) and np.isfinite(sol.cost)
+
+
+# ------------------------------------------------------------------------- mim-solvers' UR5
+@pytest.fixture(scope="module")
+def ur5_box():
+    P = examples.get("ur5-box")
+    start, shooting = examples.default_start("ur5-box")
+    xs, us = examples.initial_guess(P, start)
+    return P, ddp.solve(P, xs=xs, us=us, shooting=shooting)
+
+
+def test_ur5_box_meets_the_kkt_conditions(ur5_box):
+    """At the solution: feasible to 1e-6 m; multipliers of the right sign (upper bounds >= 0,
+    lower <= 0) and zero on inactive entries; the Lagrangian's gradient in the controls, by
+    central differences of the problem's cost and the constraints' CasADi residuals along
+    rollouts (no code shared with the backward pass), near zero."""
+    P, sol = ur5_box
+    assert sol.status == "converged", sol.message
+    assert sol.violation <= 1e-6
+    al = P.constraints
+    r, lam = al.residuals(sol.xs, sol.us), sol.multipliers
+    inside = (r > al.lower + 1e-5) & (r < al.upper - 1e-5)
+    assert np.max(np.abs(lam[inside]), initial=0.0) < 1e-8
+    assert np.all(lam[r >= al.upper - 1e-5] >= -1e-8)
+    assert np.all(lam[r <= al.lower + 1e-5] <= 1e-8)
+    assert np.any(~inside)  # the box is active somewhere: the test can see a wrong multiplier
+
+    def lagrangian(us):
+        xs = P.rollout(us)
+        return P.cost(xs, us) + lam @ al.residuals(xs, us)
+
+    # the rollouts are stiff (UR5's wrist under gravity, dt = 0.05): h = 1e-6 leaves a
+    # truncation error of 4.5e-4 in the gradient, h = 1e-8 one below 1e-7
+    h, us = 1e-8, sol.us
+    grad, cost_grad = np.zeros_like(us), np.zeros_like(us)
+    for t in range(P.T):
+        for a in range(P.nu):
+            e = np.zeros_like(us)
+            e[t, a] = h
+            grad[t, a] = (lagrangian(us + e) - lagrangian(us - e)) / (2 * h)
+            cost_grad[t, a] = (P.cost(P.rollout(us + e), us + e)
+                               - P.cost(P.rollout(us - e), us - e)) / (2 * h)
+    assert np.max(np.abs(grad)) < 1e-5, np.max(np.abs(grad))
+    assert np.max(cost_grad) > 1e-3  # the cost alone is not stationary: the multipliers matter
+
+
+def test_ur5_box_exact_curvature_needs_no_more_iterations(ur5_box):
+    P, exact = ur5_box
+    xs, us = examples.initial_guess(P, "cold")
+    gn = ddp.solve(P, xs=xs, us=us, shooting="multiple", method="ilqr", hessians="gauss-newton")
+    assert gn.status == "converged"
+    assert exact.iterations <= gn.iterations
+    assert exact.cost == pytest.approx(gn.cost, rel=1e-6)
+
+
+@pytest.mark.skipif(not os.environ.get("SODDP_MIM_SOLVERS_PYTHON"),
+                    reason="SODDP_MIM_SOLVERS_PYTHON (mim-solvers 0.3.0) is not set")
+def test_ur5_box_reaches_csqps_optimum(ur5_box, tmp_path):
+    """The same problem (Crocoddyl's cost of our trajectory equals ours) and the same optimum
+    as mim-solvers' CSQP run as its example runs it: our cost at most CSQP's + 1e-6 relative."""
+    _, sol = ur5_box
+    cmd = os.environ["SODDP_MIM_SOLVERS_PYTHON"].split()
+    script = str(ROOT / "problems/reference/mim_solvers_examples.py")
+    np.savez(tmp_path / "ours.npz", xs=sol.xs, us=sol.us)
+    theirs = json.loads(subprocess.run(cmd + [script, "ur5", "--cost-of",
+                                              str(tmp_path / "ours.npz")],
+                                       capture_output=True, text=True, check=True).stdout)
+    assert theirs["cost"] == pytest.approx(sol.cost, rel=1e-12)
+    csqp = json.loads(subprocess.run(cmd + [script, "ur5"], capture_output=True, text=True,
+                                     check=True).stdout)
+    assert csqp["converged"]
+    assert sol.cost <= csqp["cost"] * (1 + 1e-6)
+    assert abs(sol.cost - csqp["cost"]) <= 1e-6 * csqp["cost"]
+
+
+# ------------------------------------------------------------------------- bad input
+def test_bad_constraints_are_named():
+    m = robots.load("ur3")
+    tr = ddp.FrameTranslation(m, "tool0", np.zeros(3), 1.0)
+    with pytest.raises(ValueError, match="lower, upper: expected lower <= upper; entry 1"):
+        ddp.Constraint(tr, [0, 1, 0], [1, 0, 1])
+    with pytest.raises(ValueError, match="expected at least one finite bound"):
+        ddp.Constraint(tr)
+    with pytest.raises(ValueError, match="lower: expected a scalar or 3 bounds"):
+        ddp.Constraint(tr, [0, 1])
+    with pytest.raises(ValueError, match="residual: expected a built-in cost"):
+        ddp.Constraint("tool0", 0, 1)
+    with pytest.raises(ValueError, match="cannot be constrained yet"):
+        ddp.Constraint(ddp.FrameVelocity(m, "tool0", np.zeros(6), 1.0), -1, 1)
+    with pytest.raises(ValueError, match="did you mean"):
+        ddp.Constraint(ddp.FrameTranslation(m, "tool", np.zeros(3), 1.0), -1, 1)
+    x0 = np.concatenate([m.neutral(), np.zeros(m.nv)])
+    c = ddp.Constraint(tr, -1, 1)
+    args = (AnalyticalDynamics(m), x0, 4, 0.01, ddp.ControlRegularization(6, 1.0),
+            ddp.StateRegularization(m, x0, 1.0))
+    with pytest.raises(ValueError, match="constraints: expected a list of ddp.Constraint for "
+                                         "every knot, or 4 such lists"):
+        ddp.ShootingProblem(*args, constraints=[[c]] * 3)
+    with pytest.raises(ValueError, match=r"constraints\[1\]: expected ddp.Constraint"):
+        ddp.ShootingProblem(*args, constraints=[[c], ["x"], [], []])
+    other = robots.load("double_pendulum")
+    with pytest.raises(ValueError, match="constraints: FrameTranslation: sized for nq=2"):
+        ddp.ShootingProblem(*args, constraints=[ddp.Constraint(
+            ddp.FrameTranslation(other, other.pin_model.frames[-1].name, np.zeros(3), 1.0),
+            -1, 1)])
+    P = ddp.ShootingProblem(*args, constraints=[c])
+    with pytest.raises(ValueError, match="multipliers: expected 12 finite values"):
+        ddp.solve(P, multipliers=np.zeros(3))
+
+
+def test_state_bounds_come_from_the_urdf():
+    m = robots.load("ur5")
+    c = ddp.Constraint.state_bounds(m)
+    np.testing.assert_array_equal(c.lower[:6], m.pin_model.lowerPositionLimit)
+    np.testing.assert_array_equal(c.upper[6:], m.pin_model.velocityLimit)
+    hyq = ddp.Constraint.state_bounds(robots.load("hyq"))
+    assert np.all(np.isinf(hyq.lower[:6])) and np.all(np.isinf(hyq.lower[18:24]))
+    assert np.all(np.isfinite(hyq.upper[6:18]))
+
+
+def test_solution_file_keeps_the_multipliers(tmp_path):
+    P = _control_problem(-0.5, 0.5, np.full(6, 1.0))
+    sol = ddp.solve(P)
+    back = ddp.load_solution(sol.save(tmp_path / "s"))
+    np.testing.assert_array_equal(back.multipliers, sol.multipliers)
+    assert back.violation == sol.violation and back.penalty == sol.penalty
+
+
+def test_cli_solves_ur5_box(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "problems.cli", "solve", "ur5-box", "--out",
+                          str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "violation" in out.stdout and "status: converged" in out.stdout
