@@ -26,6 +26,7 @@ from .costs import (CoMPosition, ContactForce, ControlGravity, ControlRegulariza
 from .integrators import SemiImplicitEuler
 from .kernels.records import Regularization, SecondOrderMode
 from .local_model import GAUSS_NEWTON, LocalModel
+from .mpc import MPC
 from .phases import Phase
 from .problem import ShootingProblem
 from .settings import SolverSettings
@@ -38,4 +39,4 @@ __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlace
            "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult",
            "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "Phase",
            "CoMPosition", "ContactForce", "FrictionCone", "WrenchCone", "ForceCost",
-           "QuadraticBarrier", "Constraint", "ControlGravity"]
+           "QuadraticBarrier", "Constraint", "ControlGravity", "MPC"]

@@ -73,17 +73,24 @@ class CompiledEvaluation(Evaluation):
         knots share their cost, else each distinct one packed once, ``starts`` per knot) and
         the other costs as (cost, knots) pairs."""
         others, parts, starts = [], [], np.zeros((self.problem.T, 2), dtype=np.int64)
+        packed = []  # (cost program, where its floats start)
         no = nf = 0
         for cost, knots in knot_costs.distinct:
             program, rest = self._split(cost)
             others += [(c, knots) for c in rest]
             parts.append(program)
+            if rest != [cost]:
+                packed.append((_costs.split(cost)[0], nf))
             starts[knots] = no, nf
             no, nf = no + program.ints.size, nf + program.floats.size
         if len(parts) == 1:
             return parts[0], others
-        return Program(np.concatenate([p.ints for p in parts]),
-                       np.concatenate([p.floats for p in parts]), starts), others
+        record = Program(np.concatenate([p.ints for p in parts]),
+                         np.concatenate([p.floats for p in parts]), starts)
+        for program, base in packed:  # the costs' setters reach the packed copy too
+            if program is not None:
+                program.register(record.floats, base)
+        return record, others
 
     def knot_programs(self, t) -> list:
         own = super().knot_programs(t)

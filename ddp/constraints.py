@@ -25,7 +25,6 @@ cost alone.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -216,11 +215,10 @@ class AugmentedLagrangian:
             key = id(c)
             if key not in self._bound:
                 self._bound[key] = bind(c.residual)
-            term = copy.copy(self._bound[key])
-            term.weight = np.zeros(c.nr)
-            term.bounds = (c.lower.copy(), c.upper.copy())
-            term._program = None
-            terms.append(term)
+            # its own weight and bounds (written by write()); the residual's references
+            terms.append(self._bound[key].copy_with(
+                weight=np.zeros(c.nr), bounds=(c.lower.copy(), c.upper.copy()),
+                _parameters_only=True))
         return _costs.Sum(terms)
 
     def attach(self, programs):
@@ -311,3 +309,17 @@ class AugmentedLagrangian:
             part = lam[self.offsets[i]:self.offsets[i + 1]]
             (terminal if t == self.T else running[t]).append(part)
         return running, terminal
+
+    def shifted(self, lam) -> np.ndarray:
+        """The multipliers one knot on (a receding horizon's warm start): knot t takes knot
+        t + 1's where their constraints have the same sizes (else zeros), the last running knot
+        keeps its own, the terminal knot its own."""
+        running, terminal = self.split(lam)
+        out = []
+        for t in range(self.T):
+            src = running[t + 1] if t + 1 < self.T else running[t]
+            sizes = [c.nr for c in self.running[t]]
+            out += (list(src) if [a.size for a in src] == sizes
+                    else [np.zeros(n) for n in sizes])
+        out += terminal
+        return np.concatenate(out) if out else np.zeros(0)

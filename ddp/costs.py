@@ -27,6 +27,7 @@ CasADi.
 from __future__ import annotations
 
 import copy
+import weakref
 
 import casadi as cs
 import numpy as np
@@ -57,6 +58,10 @@ def _finite(name, value, shape, expected):
     if a.shape != shape or not np.all(np.isfinite(a)):
         raise ValueError(f"{name}: expected {expected}; got {value!r}")
     return a.copy()
+
+
+def _position(cost, position):
+    return _finite("position", position, (3,), "3 finite values")
 
 
 def _rotation(name, R, expected="a 3x3 rotation matrix"):
@@ -171,6 +176,12 @@ class ResidualCost(Cost):
         self.bounds = None if activation is None else activation.bounds(self.nr, name)
         self._fn = None
         self._maps = {}
+        #: where this term's weights and parameters sit in compiled programs (built-in costs):
+        #: (weak reference to the floats, weight offset or -1, parameter offset)
+        self._slots = []
+        #: this cost and its bound copies (weak references): an assignment reaches them all
+        self._family = [weakref.ref(self)]
+        self._slots_ready = True
 
     def residual(self, q, dq, v, u):
         raise NotImplementedError
@@ -184,14 +195,27 @@ class ResidualCost(Cost):
                              f"the problem has nq={nq}, nv={nv}")
         if self.nu == nu:
             return self
+        return self.copy_with(nu=int(nu))
+
+    def copy_with(self, **changes):
+        """A copy with some attributes changed (no setter checks: a problem's own copy), its
+        CasADi functions and program rebuilt on use; an assignment to this cost's references
+        reaches it too (:class:`BuiltinCost`)."""
         c = copy.copy(self)
-        c.nu, c._fn, c._maps, c._program = int(nu), None, {}, None
+        c.__dict__.update(_fn=None, _maps={}, _program=None, _slots=self._slots,
+                          _family=self._family, **changes)
+        self._family.append(weakref.ref(c))
         return c
 
     def __getstate__(self):  # the mapped functions' buffers do not pickle: rebuilt on use
         state = dict(self.__dict__)
         state["_fn"], state["_maps"] = None, {}
+        state["_slots"], state["_family"] = [], []  # weak references: this process's
         return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.__dict__["_family"] = [weakref.ref(self)]
 
     def _function(self):
         """The CasADi functions (q, v, u) -> (l, g, H, GN) and (q, v, u) -> l of one knot."""
@@ -287,9 +311,57 @@ def _model_of(dynamics_or_model):
 
 class BuiltinCost(ResidualCost):
     """A built-in cost: one compiled term (:meth:`term`), plus its CasADi residual as the
-    reference.  ``calc`` / ``calc_diff`` run the compiled kernel."""
+    reference.  ``calc`` / ``calc_diff`` run the compiled kernel.
+
+    Its references and weight can change after a problem is built (between the ticks of a
+    receding horizon): assigning ``weight`` or one of :attr:`SETTABLE` (a frame target, a state
+    or control reference) checks the value as the constructor does and writes the term's
+    floats into every compiled program that holds it, so the next evaluation uses it (a few
+    microseconds).  Assigning any other attribute raises AttributeError: the compiled problem
+    would not read it."""
 
     model: RobotModel | None = None
+    #: the references that can be assigned after construction (besides ``weight``), and how
+    #: each is checked: {name: check(cost, value) -> the value to keep}
+    SETTABLE: dict = {}
+
+    def __setattr__(self, name, value):
+        if name.startswith("_") or not self.__dict__.get("_slots_ready"):
+            object.__setattr__(self, name, value)
+            return
+        if name == "weight":
+            value = _weights(value, self.nr, f"{type(self).__name__} weight")
+        elif name in self.SETTABLE:
+            value = self.SETTABLE[name](self, value)
+        else:
+            settable = ", ".join(["weight", *self.SETTABLE])
+            raise AttributeError(f"{type(self).__name__}.{name} is fixed once the cost is built "
+                                 f"(the compiled programs would not see a change); settable: "
+                                 f"{settable}")
+        for ref in self._family:  # the copies the problems bound, and this cost
+            member = ref()
+            if member is None or (name == "weight" and member.__dict__.get("_parameters_only")):
+                continue
+            object.__setattr__(member, name, value)
+            member.__dict__.update(_fn=None, _maps={})  # its CasADi functions read the value
+        self._write_slots(weights=name == "weight")
+
+    def _write_slots(self, weights):
+        """Write this term's weights (``weights``) or parameters into every program holding
+        it (:meth:`CostProgram.register`); slots of programs gone are dropped."""
+        _, _, w, par = self.term()
+        live = []
+        for ref, wo, po in self._slots:
+            floats = ref()
+            if floats is None:
+                continue
+            live.append((ref, wo, po))
+            if weights:
+                if wo >= 0:
+                    floats[wo:wo + len(w)] = w
+            else:
+                floats[po:po + len(par)] = par
+        self._slots[:] = live
 
     def term(self):
         """(kind, frame joint or -1, weights, parameters) of :mod:`ddp.kernels.costs`."""
@@ -303,7 +375,7 @@ class BuiltinCost(ResidualCost):
         """The compiled program of this one term, built once (a resized copy builds its own)."""
         if getattr(self, "_program", None) is None:
             self._program = CostProgram(self.kernel_model(), self.nu,
-                                        [(*self.term(), self.bounds)])
+                                        [(*self.term(), self.bounds)], [self])
         return self._program
 
     def calc(self, xs, us, forces=None):
@@ -343,11 +415,18 @@ class StateRegularization(BuiltinCost):
     def __init__(self, dynamics, x_ref, weight, nu=0, activation=None):
         self.model = _model_of(dynamics)
         nq, nv = int(dynamics.nq), int(dynamics.nv)
-        x_ref = _finite("x_ref", x_ref, (nq + nv,), f"{nq + nv} finite values (q, v)")
-        if self.model is not None:
-            self.model.check_configuration(x_ref[:nq], "x_ref")  # unit quaternions etc.
-        self.x_ref = x_ref
+        self.nq, self.nv = nq, nv
+        self.x_ref = self._state(x_ref)
         super().__init__(nq, nv, nu, weight, 2 * nv, "StateRegularization", activation)
+
+    def _state(self, x_ref):
+        n = self.nq + self.nv
+        x_ref = _finite("x_ref", x_ref, (n,), f"{n} finite values (q, v)")
+        if self.model is not None:
+            self.model.check_configuration(x_ref[:self.nq], "x_ref")  # unit quaternions etc.
+        return x_ref
+
+    SETTABLE = {"x_ref": _state}
 
     def term(self):
         return _k.STATE, -1, self.weight, self.x_ref
@@ -374,12 +453,16 @@ class ControlRegularization(BuiltinCost):
         super().__init__(nq or 0, nv or 0, nu, weight, nu, "ControlRegularization", activation)
         self._activation = activation
 
+    SETTABLE = {"u_ref": lambda self, u: _finite("u_ref", u, (self.nu,),
+                                                 f"{self.nu} finite values")}
+
     def bind(self, nq, nv, nu, model=None, contacts=None):
         """:meth:`Cost.bind`: a copy sized for a state with (nq, nv) on ``model``."""
         if self.nu != nu:
             raise ValueError(f"ControlRegularization: nu = {self.nu}, the problem has nu = {nu}")
         c = ControlRegularization(self.nu, self.weight, self.u_ref, nq, nv, self._activation)
-        c.model = model
+        c.__dict__.update(model=model, _slots=self._slots, _family=self._family)
+        self._family.append(weakref.ref(c))  # the user's cost's setters reach it
         return c
 
     def term(self):
@@ -416,13 +499,18 @@ class FramePlacement(_FrameCost):
     which the solver reports as "diverged")."""
 
     def __init__(self, model, frame_name, placement, weight, nu=0, activation=None):
+        self.placement = self._placement(placement)
+        super().__init__(model, frame_name, weight, 6, nu, "FramePlacement", activation)
+
+    def _placement(self, placement):
         expected = "a pinocchio.SE3 or a 4x4 homogeneous matrix (a rotation, finite)"
         M = _finite("placement", getattr(placement, "homogeneous", placement), (4, 4), expected)
         if not np.array_equal(M[3], [0.0, 0.0, 0.0, 1.0]):
             raise ValueError(f"placement: expected {expected}; its last row is {M[3]}")
         _rotation("placement", M[:3, :3], expected)
-        self.placement = M
-        super().__init__(model, frame_name, weight, 6, nu, "FramePlacement", activation)
+        return M
+
+    SETTABLE = {"placement": _placement}
 
     def term(self):
         return (_k.PLACEMENT, self._joint, self.weight,
@@ -441,8 +529,10 @@ class FrameTranslation(_FrameCost):
     """Residual ``oMf.translation - position`` (3)."""
 
     def __init__(self, model, frame_name, position, weight, nu=0, activation=None):
-        self.position = _finite("position", position, (3,), "3 finite values")
+        self.position = _position(self, position)
         super().__init__(model, frame_name, weight, 3, nu, "FrameTranslation", activation)
+
+    SETTABLE = {"position": _position}
 
     def term(self):
         return _k.TRANSLATION, self._joint, self.weight, np.concatenate(
@@ -459,6 +549,8 @@ class FrameRotation(_FrameCost):
     def __init__(self, model, frame_name, rotation, weight, nu=0, activation=None):
         self.rotation = _rotation("rotation", np.array(rotation, dtype=float))
         super().__init__(model, frame_name, weight, 3, nu, "FrameRotation", activation)
+
+    SETTABLE = {"rotation": lambda self, R: _rotation("rotation", np.array(R, dtype=float))}
 
     def term(self):
         return _k.ROTATION, self._joint, self.weight, np.concatenate(
@@ -496,6 +588,9 @@ class FrameVelocity(_FrameCost):
         self.velocity = _finite("velocity", velocity, (6,),
                                 "a pinocchio.Motion or 6 finite values [lin, ang]")
         super().__init__(model, frame_name, weight, 6, nu, "FrameVelocity")
+
+    SETTABLE = {"velocity": lambda self, v: _finite(
+        "velocity", v, (6,), "a pinocchio.Motion or 6 finite values [lin, ang]")}
 
     def term(self):
         return _k.VELOCITY, self._joint, self.weight, np.concatenate(
@@ -552,9 +647,11 @@ class CoMPosition(BuiltinCost):
         self.model = _model_of(model)
         if self.model is None:
             raise ValueError("model: CoMPosition needs a RobotModel (or a backend with .model)")
-        self.position = _finite("position", position, (3,), "3 finite values")
+        self.position = _position(self, position)
         self._tree = SymbolicTree(self.model)
         super().__init__(self.model.nq, self.model.nv, nu, weight, 3, "CoMPosition", activation)
+
+    SETTABLE = {"position": _position}
 
     def term(self):
         return _k.COM, -1, self.weight, self.position
@@ -602,9 +699,9 @@ class ForceCost(BuiltinCost):
             raise ValueError(f"{type(self).__name__} on {self.frame!r}: it acts on a wrench (6 "
                              f"components) and the contact there is a point contact (a force, "
                              f"3); hold the frame with a Contact6D")
-        c = copy.copy(self)
-        c.A = np.hstack([self.A, np.zeros((len(self.b), width - self.A.shape[1]))])
-        c.row, c._fn, c._maps, c._program = sum(h.size for h in held[:k]), None, {}, None
+        c = self.copy_with(A=np.hstack([self.A, np.zeros((len(self.b),
+                                                         width - self.A.shape[1]))]),
+                           row=sum(h.size for h in held[:k]))
         return ResidualCost.bind(c, nq, nv, nu, model, contacts)
 
     def term(self):
@@ -760,7 +857,7 @@ class CostProgram:
     ``calc`` and ``calc_diff`` of all knots in one parallel call.  ``terms``: (kind, joint,
     weights, parameters) of :meth:`BuiltinCost.term`."""
 
-    def __init__(self, model: RobotModel, nu: int, terms):
+    def __init__(self, model: RobotModel, nu: int, terms, owners=()):
         self.model, self.nu = model, int(nu)
         self.nq, self.nv = model.nq, model.nv
         terms = [t if len(t) == 5 else (*t, None) for t in terms]
@@ -768,7 +865,9 @@ class CostProgram:
         nw = sum(len(t[2]) for t in terms)
         npar = sum(len(t[3]) for t in terms)
         wo, po, bo = 0, nw, nw + npar
+        self.offsets = []  # (weight offset, parameter offset) of each term
         for kind, joint, w, par, b in terms:
+            self.offsets.append((wo, po))
             barrier = b is not None
             ints += [kind, joint, len(w), wo, po, _k.BARRIER if barrier else _k.QUADRATIC,
                      bo if barrier else 0]
@@ -784,6 +883,17 @@ class CostProgram:
         #: the program as the compiled kernels take it
         self.record = Program(self.ints, self.floats, np.zeros((1, 2), dtype=np.int64))
         self._model = PackedModel(*model.kernel_args)
+        #: the cost of each term (:class:`BuiltinCost`), whose setters write into the program
+        self.owners = list(owners)
+        self.register(self.floats, 0)
+
+    def register(self, floats, base):
+        """Tell each term's cost where its floats are in ``floats`` (this program's, or a copy
+        packed at ``base``), so that its setters reach them."""
+        for (wo, po), cost in zip(self.offsets, self.owners):
+            own_weights = not cost.__dict__.get("_parameters_only", False)
+            cost._slots.append((weakref.ref(floats), base + wo if own_weights else -1,
+                                base + po))
 
     def _run(self, xs, us, order, exact, forces):
         xs, us, T = _knots(xs, us, self.nu)
@@ -843,7 +953,7 @@ class Sum(Cost):
                     raise ValueError("costs: the built-in costs of a Sum must share one model")
                 model = next(iter(models.values())) if models else robots.vector_space(self.nv)
                 self._program = CostProgram(model, self.nu,
-                                            [(*c.term(), c.bounds) for c in builtin])
+                                            [(*c.term(), c.bounds) for c in builtin], builtin)
         return self._program
 
     def _others(self):

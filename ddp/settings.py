@@ -52,6 +52,9 @@ class SolverSettings:
 
     Stopping:
         max_iter: iterations at most.
+        gradient_at_end: after max_iter iterations, evaluate the derivatives of the final
+            trajectory once more to record its gradient norm (False: stop without them, as a
+            receding-horizon tick does: :class:`ddp.MPC`; its next tick's first row reports it).
         tol: converged when the norm of the gradient of the total cost w.r.t. the controls
             (projected onto the control box) is below tol.
         decrease_tol: also converged when the expected decrease of a full step is below
@@ -97,6 +100,7 @@ class SolverSettings:
     gap_tol: float = 1e-9
     max_increase_ratio: float = 2.0
     max_iter: int = 100
+    gradient_at_end: bool = True
     tol: float = 1e-6
     decrease_tol: float = 1e-12
     reg_init: float = 0.0

@@ -158,6 +158,10 @@ def _solve(problem, xs, us, s: SolverSettings, callbacks, multipliers) -> Soluti
         run.start(xs, us)
         glob = STRATEGIES[s.globalization](s, run.exact)
         while True:
+            if run.it >= s.max_iter and run.it > 0 and not s.gradient_at_end:
+                raise _Stop("max-iterations", f"stopped after max_iter = {s.max_iter} "
+                                              f"iterations (the last trajectory's gradient not "
+                                              f"evaluated: gradient_at_end=False)")
             local = glob.local_model(run.gaps is None)
             d, rec = run.differentiate(local)
             if run.stop_test(rec, d, local):

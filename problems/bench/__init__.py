@@ -10,6 +10,7 @@
 * :mod:`.contact`: the contact dynamics' derivatives beside Pinocchio (contact);
 * :mod:`.solver`: ms per iteration of our DDP and iLQR by phase, beside Crocoddyl (solver);
 * :mod:`.constrained`: the constrained examples beside mim-solvers' CSQP (constrained);
+* :mod:`.mpc`: receding-horizon ticks of ddp.MPC beside Crocoddyl's loop (mpc);
 * :mod:`.first_run`, :mod:`.compile_profile`: a first run's wait, and where its compile time
   goes (first-run, compile);
 * :mod:`.dask_scaling`: the study engine on 1 and 2 Dask workers (dask);
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import (backends, compile_profile, constrained, contact, dask_scaling, derivatives,
-               first_run, higher_order, linearization, scaling, solver)
+               first_run, higher_order, linearization, mpc, scaling, solver)
 
 ROBOTS = derivatives.ROBOTS
 
@@ -68,6 +69,9 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
                     "mim-solvers' CSQP on its UR5 example, and over 20 targets "
                     "(results/constrained)",
                     lambda o: constrained.run_constrained(log=o.log)),
+    "mpc": ("receding-horizon ticks (ddp.MPC, UR3, T = 100, 1 and 2 iterations) beside "
+            "Crocoddyl's FDDP loop (results/mpc_tick)",
+            lambda o: mpc.run_mpc_ticks(log=o.log)),
     "contact": ("contact dynamics derivatives, first and contracted second order, beside "
                 "Pinocchio, with their accuracy (results/contact_derivatives)",
                 lambda o: contact.run_contact(o.batch, o.min_time, o.log)),

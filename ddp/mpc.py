@@ -1,0 +1,87 @@
+"""Receding-horizon control on a :class:`~ddp.problem.ShootingProblem`: :class:`MPC`.
+
+Each tick sets the problem's x0 to the measured state, warm-starts from the last solution
+shifted by one knot (states, controls and the constraints' multipliers; the last knot's
+repeated), runs a fixed number of iterations (or until a time budget is spent) with multiple
+shooting, and returns the first control; the feedback policy (k, K) of the last backward pass
+serves a faster inner loop between ticks.  A tick evaluates the derivatives once per
+iteration: the gradient of its final trajectory is the next tick's first row
+(``gradient_at_end=False``), as Crocoddyl's solvers report it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .settings import DEFAULT_SETTINGS, SolverSettings
+from .solution import Solution
+from .solver import solve
+
+
+class MPC:
+    """``mpc = MPC(problem, iterations=1, budget_ms=None, **settings)``; ``u = mpc.step(x)``.
+
+    ``iterations``: iterations per tick (at most, with ``budget_ms``: a tick stops after the
+    first iteration that ends past the budget); ``settings``: a
+    :class:`~ddp.settings.SolverSettings` and/or any of its fields by name (shooting is
+    multiple: a shifted warm start has gaps).  ``xs``, ``us``: the first tick's start (default:
+    x at every knot and the problem's initial controls)."""
+
+    def __init__(self, problem, iterations: int = 1, budget_ms: float | None = None,
+                 settings: SolverSettings | None = None, xs=None, us=None, **overrides):
+        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) \
+                or iterations < 1:
+            raise ValueError(f"iterations: expected a positive integer; got {iterations!r}")
+        if budget_ms is not None and not (np.isfinite(budget_ms) and budget_ms > 0):
+            raise ValueError(f"budget_ms: expected a positive number of milliseconds or None; "
+                             f"got {budget_ms!r}")
+        self.problem = problem
+        self.budget_ms = budget_ms
+        self.settings = (settings or DEFAULT_SETTINGS).updated(
+            **{"shooting": "multiple", **overrides, "max_iter": int(iterations),
+               "gradient_at_end": False})
+        self._xs = None if xs is None else problem.check_states(xs).copy()
+        self._us = None if us is None else problem.check_controls(us).copy()
+        self._lam = None
+        #: the last tick's :class:`~ddp.solution.Solution` (None before the first tick)
+        self.solution: Solution | None = None
+        self.ticks = 0
+
+    @property
+    def policy(self):
+        """The last tick's feedback policy (:class:`~ddp.backward.Policy`: u = us_t + k_t +
+        K_t (x (-) xs_t)), None before the first tick or when its backward pass failed."""
+        return None if self.solution is None else self.solution.policy
+
+    def step(self, x) -> np.ndarray:
+        """The control (nu,) to apply at the measured state ``x`` (nq + nv,)."""
+        P = self.problem
+        P.x0 = P._check_x(x, "x")
+        if self.solution is None:
+            xs = np.tile(P.x0, (P.T + 1, 1)) if self._xs is None else self._xs
+            us = P.initial_controls() if self._us is None else self._us
+            lam = None
+        else:
+            s = self.solution
+            xs = np.concatenate([s.xs[1:], s.xs[-1:]])
+            us = np.concatenate([s.us[1:], s.us[-1:]])
+            lam = None if s.multipliers is None else P.constraints.shifted(s.multipliers)
+        if self.budget_ms is None:
+            self.solution = solve(P, xs, us, self.settings, multipliers=lam)
+        else:
+            self.solution = solve(P, xs, us, self.settings, _Budget(self.budget_ms),
+                                  multipliers=lam, max_iter=10 ** 6)
+        self.ticks += 1
+        return self.solution.us[0].copy()
+
+
+class _Budget:
+    """A callback that stops a solve once ``ms`` milliseconds have passed since it was made."""
+
+    def __init__(self, ms):
+        self.deadline = time.perf_counter() + 1e-3 * ms
+
+    def __call__(self, rec):
+        return time.perf_counter() >= self.deadline

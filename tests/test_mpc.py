@@ -1,0 +1,194 @@
+"""Receding-horizon control (ddp.MPC): a tick from an exact solution takes no step, one
+derivative evaluation per iteration, the shifted warm start, the time budget, constraints'
+multipliers carried over, bad input."""
+
+import numpy as np
+import pytest
+
+import ddp
+from problems import examples
+
+
+@pytest.fixture(scope="module")
+def ur3():
+    P = examples.get("ur3", T=30)
+    sol = ddp.solve(P, shooting="multiple", tol=1e-9)
+    assert sol.status == "converged"
+    return P, sol
+
+
+def test_a_tick_from_an_exact_solution_takes_no_step(ur3):
+    P, sol = ur3
+    mpc = ddp.MPC(P, iterations=3, xs=sol.xs, us=sol.us, tol=1e-6)
+    u = mpc.step(sol.xs[0])
+    assert mpc.solution.status == "converged" and mpc.solution.iterations == 0
+    np.testing.assert_array_equal(u, sol.us[0])
+
+
+def test_one_derivative_evaluation_per_iteration(ur3, monkeypatch):
+    """A one-iteration tick differentiates once (the final trajectory's gradient is the next
+    tick's first row); a plain solve with max_iter=1 differentiates twice."""
+    P, sol = ur3
+    calls = []
+    original = type(P).calc_diff
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(P), "calc_diff", counted)
+    mpc = ddp.MPC(P, iterations=1, xs=sol.xs, us=sol.us)
+    x0 = P.x0.copy()
+    mpc.step(sol.xs[1])  # not the solution's start: one iteration with a step
+    assert mpc.solution.iterations == 1 and len(calls) == 1
+    calls.clear()
+    ddp.solve(P, xs=sol.xs, us=sol.us, shooting="multiple", max_iter=1)
+    assert len(calls) == 2
+    P.x0 = x0
+
+
+def test_the_warm_start_is_the_last_solution_shifted(ur3, monkeypatch):
+    P, sol = ur3
+    x0 = P.x0.copy()
+    mpc = ddp.MPC(P, iterations=1, xs=sol.xs, us=sol.us)
+    mpc.step(sol.xs[0])
+    first = mpc.solution
+    seen = {}
+    original = ddp.mpc.solve
+
+    def spy(problem, xs, us, *args, **kwargs):
+        seen["xs"], seen["us"] = xs, us
+        return original(problem, xs, us, *args, **kwargs)
+
+    monkeypatch.setattr(ddp.mpc, "solve", spy)
+    mpc.step(first.xs[1])
+    np.testing.assert_array_equal(seen["xs"][:-1], first.xs[1:])
+    np.testing.assert_array_equal(seen["xs"][-1], first.xs[-1])
+    np.testing.assert_array_equal(seen["us"][:-1], first.us[1:])
+    np.testing.assert_array_equal(P.x0, first.xs[1])
+    assert mpc.ticks == 2 and mpc.policy is mpc.solution.policy
+    P.x0 = x0
+
+
+def test_a_closed_loop_reaches_the_target(ur3):
+    """Each tick's control applied to the problem's own step for 60 ticks (the horizon
+    receding past the open-loop one): tool0 ends within a quarter of the distance it started
+    from the target (18 cm -> 2.4 cm measured; a loop that applied stale or wrong controls
+    drifts away)."""
+    import pinocchio as pin
+
+    P, sol = ur3
+    x0 = P.x0.copy()
+    model = P.dynamics.model.pin_model
+    data, tool = model.createData(), model.getFrameId("tool0")
+    target = P.info["target"].translation
+
+    def distance(x):
+        pin.framesForwardKinematics(model, data, x[:P.nq])
+        return float(np.linalg.norm(data.oMf[tool].translation - target))
+
+    mpc = ddp.MPC(P, iterations=1, xs=sol.xs, us=sol.us)
+    x = sol.xs[0].copy()
+    start = distance(x)
+    for _ in range(60):
+        x = P.evaluation.steps(x[None], mpc.step(x)[None])[0]
+    assert start > 0.15 and distance(x) < 0.25 * start
+    P.x0 = x0
+
+
+def test_a_time_budget_stops_the_tick(ur3):
+    P, sol = ur3
+    x0 = P.x0.copy()
+    mpc = ddp.MPC(P, iterations=5, budget_ms=1e-6, xs=sol.xs, us=sol.us)
+    mpc.step(sol.xs[2])
+    assert mpc.solution.status == "stopped-by-callback" and mpc.solution.iterations == 1
+    P.x0 = x0
+
+
+def test_constraints_multipliers_carry_over():
+    P = examples.get("ur5-box")
+    mpc = ddp.MPC(P, iterations=30, xs=np.tile(P.x0, (P.T + 1, 1)), us=np.zeros((P.T, 6)))
+    mpc.step(P.x0)
+    assert mpc.solution.status == "converged"
+    lam = mpc.solution.multipliers
+    shifted = P.constraints.shifted(lam)
+    running, terminal = P.constraints.split(shifted)
+    before, before_T = P.constraints.split(lam)
+    assert len(running[0]) == 0  # knot 0 has no constraint
+    np.testing.assert_array_equal(running[1][0], before[2][0])
+    np.testing.assert_array_equal(running[-1][0], before[-1][0])
+    np.testing.assert_array_equal(terminal[0], before_T[0])
+    mpc.step(mpc.solution.xs[1])
+    assert mpc.solution.violation < 1e-3
+
+
+def test_bad_mpc_input_is_named(ur3):
+    P, _ = ur3
+    with pytest.raises(ValueError, match="iterations: expected a positive integer"):
+        ddp.MPC(P, iterations=0)
+    with pytest.raises(ValueError, match="budget_ms: expected a positive number"):
+        ddp.MPC(P, budget_ms=-1)
+    with pytest.raises(ValueError, match="x: expected shape"):
+        ddp.MPC(P).step(np.zeros(3))
+    with pytest.raises(ValueError, match="methd: not a solver setting"):
+        ddp.MPC(P, methd="ddp")
+
+
+# ------------------------------------------------------------------------- reference setters
+def _reach(target, T=20):
+    from dynamics import AnalyticalDynamics, robots
+
+    m = robots.load("ur3")
+    x0 = np.concatenate([examples.UR3_Q0, np.zeros(6)])
+    reach = ddp.FrameTranslation(m, "tool0", target, 1.0)
+    end = ddp.FrameTranslation(m, "tool0", target, 1e3)
+    ctrl = ddp.ControlRegularization(6, 1e-3)
+    run = ddp.Sum([reach, ddp.StateRegularization(m, x0, 1e-1), ctrl])
+    P = ddp.ShootingProblem(AnalyticalDynamics(m), x0, T, 0.01, run, ddp.Sum([end]))
+    return P, reach, end, ctrl
+
+
+def test_changing_a_reference_takes_effect():
+    """Assigning a target, a control reference and a weight to the user's cost objects after
+    the problem is built: its cost, its CasADi reference and its optimum become those of a
+    problem built with the new values (to rounding)."""
+    P, reach, end, ctrl = _reach([0.2, 0.25, 0.25])
+    first = ddp.solve(P)
+    new, u_ref = np.array([0.25, 0.2, 0.3]), np.full(6, 0.1)
+    reach.position, end.position, ctrl.u_ref, ctrl.weight = new, new, u_ref, 2e-3
+    Q, reach2, end2, ctrl2 = _reach(new)
+    ctrl2.u_ref, ctrl2.weight = u_ref, 2e-3  # before Q's first evaluation: its own program
+    assert P.cost(first.xs, first.us) == pytest.approx(Q.cost(first.xs, first.us), rel=1e-14)
+    bound = P.running_cost.costs[0]  # the problem's copy, its CasADi residual rebuilt
+    np.testing.assert_allclose(bound.casadi_calc(first.xs[:4], first.us[:4]),
+                               Q.running_cost.costs[0].casadi_calc(first.xs[:4], first.us[:4]))
+    a, b = ddp.solve(P), ddp.solve(Q)
+    assert a.cost == pytest.approx(b.cost, rel=1e-12) and a.iterations == b.iterations
+    assert abs(a.cost - first.cost) > 1e-3
+
+
+def test_a_constraints_reference_reaches_its_residuals():
+    P = examples.get("ur5-box", T=10)
+    inside = P.constraints.running[1][0]
+    xs = np.tile(P.x0, (P.T + 1, 1))
+    before = P.constraints.residuals(xs, np.zeros((P.T, 6)))
+    inside.residual.position = [0.0, 0.0, -1.0]  # the box 1 m lower: tool0 is above it
+    after = P.constraints.residuals(xs, np.zeros((P.T, 6)))
+    np.testing.assert_allclose(after - before, np.tile([0.0, 0.0, 1.0], P.T), atol=1e-14)
+    # and the compiled terms: a multiplier-free penalty on the shifted box
+    P.constraints.write(np.zeros(P.constraints.size), 1.0)
+    v = P.cost(xs, np.zeros((P.T, 6)))
+    P.constraints.write(np.zeros(P.constraints.size), 0.0)
+    f = P.cost(xs, np.zeros((P.T, 6)))
+    s = after - np.clip(after, P.constraints.lower, P.constraints.upper)
+    assert np.max(s) > 0.5
+    assert v - f == pytest.approx(0.5 * np.sum(s ** 2), rel=1e-12, abs=1e-15)
+
+
+def test_an_attribute_the_program_does_not_read_raises():
+    P, reach, _, _ = _reach([0.2, 0.25, 0.25])
+    with pytest.raises(AttributeError, match="frame_name is fixed once the cost is built .*"
+                                             "settable: weight, position"):
+        reach.frame_name = "wrist_3_link"
+    with pytest.raises(ValueError, match="position: expected 3 finite values"):
+        reach.position = [0.0, np.nan, 0.0]
