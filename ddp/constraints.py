@@ -32,19 +32,21 @@ import numpy as np
 from . import costs as _costs
 from .kernels import costs as _k
 
-#: the residual kinds that a constraint can use (the velocity term has no barrier; a force
-#: residual needs the contact forces, which the constraints' residuals do not read yet)
+#: the residual kinds that a constraint can use (the velocity term has no barrier)
 _KINDS = {_k.STATE, _k.CONTROL, _k.PLACEMENT, _k.TRANSLATION, _k.ROTATION, _k.COM,
-          _k.GRAVITY}
+          _k.GRAVITY, _k.FORCE}
 
 
 class Constraint:
     """``lower <= r(x, u) <= upper`` for the residual r of ``residual``, a built-in cost
     (:class:`~ddp.costs.FrameTranslation`, :class:`~ddp.costs.FramePlacement`,
     :class:`~ddp.costs.FrameRotation`, :class:`~ddp.costs.StateRegularization`,
-    :class:`~ddp.costs.ControlRegularization`, :class:`~ddp.costs.CoMPosition`; its weight is
-    not used).  ``lower``, ``upper``: scalars or one bound per residual entry, None or +-inf for
-    none; lower == upper is an equality.  For example, the end effector kept in a box::
+    :class:`~ddp.costs.ControlRegularization`, :class:`~ddp.costs.CoMPosition`,
+    :class:`~ddp.costs.ControlGravity`, a cost on a contact force such as
+    :class:`~ddp.costs.FrictionCone`; its weight is not used).  ``lower``, ``upper``: scalars or
+    one bound per residual entry, None or +-inf for none; lower == upper is an equality; both
+    None for a cost with a :class:`~ddp.costs.QuadraticBarrier` (a friction cone): its bounds.
+    For example, the end effector kept in a box::
 
         ddp.Constraint(ddp.FrameTranslation(model, "tool0", np.zeros(3), 1.0),
                        lower=[-1, -1, -1], upper=[1, 0.4, 0.4])
@@ -54,15 +56,18 @@ class Constraint:
         if not isinstance(residual, _costs.BuiltinCost):
             raise ValueError(f"residual: expected a built-in cost (ddp.FrameTranslation, "
                              f"ddp.StateRegularization, ...); got {type(residual).__name__}")
-        kind = residual.term()[0]
+        kind = _kind(residual)
         if kind not in _KINDS:
             raise ValueError(f"residual: {type(residual).__name__} cannot be constrained yet "
                              f"(a constraint takes a state, control, frame placement, "
                              f"translation or rotation, or centre-of-mass residual)")
         if residual.bounds is not None:
-            raise ValueError(f"residual: expected a cost without an activation (the "
-                             f"constraint's bounds take its place); {type(residual).__name__} "
-                             f"has a QuadraticBarrier")
+            if lower is not None or upper is not None:
+                raise ValueError(f"lower, upper: {type(residual).__name__} has a "
+                                 f"QuadraticBarrier, whose bounds the constraint takes; give "
+                                 f"neither, or a cost without an activation")
+            lower, upper = residual.bounds
+            residual = residual.copy_with(bounds=None)
         nr = residual.nr
         lo, up = (_bound(b, nr, name_, fill)
                   for b, name_, fill in ((lower, "lower", -np.inf), (upper, "upper", np.inf)))
@@ -118,6 +123,13 @@ class Constraint:
 
 
 _FREE_FLYER = _costs.FF
+
+
+def _kind(residual):
+    """The compiled term's kind (a force cost is only a term once bound to its contacts)."""
+    if isinstance(residual, _costs.ForceCost):
+        return _k.FORCE
+    return residual.term()[0]
 
 
 def _bound(b, nr, name, fill):
@@ -192,7 +204,9 @@ class AugmentedLagrangian:
         self.upper = np.concatenate([c.upper for _, c in knots]) if knots else np.zeros(0)
         scale = np.append(np.asarray(scales, dtype=float), 1.0)
         self.scale = np.repeat([scale[t] for t, _ in knots], sizes) if knots else np.zeros(0)
-        self._bound = {}     # id(constraint) -> its residual bound to the problem
+        self._bound = {}     # (id(constraint), id(contacts)) -> its residual bound there
+        self._knot_residual = {}  # (knot, id(constraint)) -> its bound residual
+        self._knot_forces = None  # the evaluation's knot_forces(xs, us), for force residuals
         self._groups = None  # (bound residual, knots, positions (K, nr)) per constraint
         #: per program that evaluates constrained knots: (its floats, the positions of its
         #: entries in the flat multipliers, and where their weights, lower and upper bounds are)
@@ -203,29 +217,32 @@ class AugmentedLagrangian:
         return self.size > 0
 
     # ---------------------------------------------------------------- building the costs
-    def augmented(self, t, cost, bind):
+    def augmented(self, t, cost, bind, contacts=None):
         """Knot t's cost with its constraints' terms appended (a new :class:`~ddp.costs.Sum`
         of its own; the cost itself if the knot has none).  ``bind(residual)``: the residual
-        bound to the problem."""
+        bound to the problem at this knot, whose contact set is ``contacts``."""
         cs = self.running[t] if t < self.T else self.terminal
         if not cs:
             return cost
         terms = list(cost.costs) if isinstance(cost, _costs.Sum) else [cost]
         for c in cs:
-            key = id(c)
+            key = (id(c), id(contacts))
             if key not in self._bound:
                 self._bound[key] = bind(c.residual)
+            self._knot_residual[(t, id(c))] = self._bound[key]
             # its own weight and bounds (written by write()); the residual's references
             terms.append(self._bound[key].copy_with(
                 weight=np.zeros(c.nr), bounds=(c.lower.copy(), c.upper.copy()),
                 _parameters_only=True))
         return _costs.Sum(terms)
 
-    def attach(self, programs):
+    def attach(self, programs, knot_forces=None):
         """Find the constraint terms in the compiled programs: ``programs(t)`` gives the
         :data:`~ddp.kernels.records.Program` records that evaluate knot t's cost (T: the
         terminal cost) with the row of ``starts`` of that knot in each.  The constraints of a
-        knot are the last terms of its program."""
+        knot are the last terms of its program.  ``knot_forces(xs, us)``: the contact forces of
+        the knots (T, nc), which the residuals on forces read."""
+        self._knot_forces = knot_forces
         targets = {}
         entry_knots = np.array([t for t, _ in self.entries])
         for t in range(self.T + 1):
@@ -251,10 +268,12 @@ class AugmentedLagrangian:
                          for f, *rest in targets.values()]
         groups = {}
         for i, (t, c) in enumerate(self.entries):
-            g = groups.setdefault(id(c), (self._bound[id(c)], [], []))
+            res = self._knot_residual[(t, id(c))]
+            g = groups.setdefault(id(res), (res, [], []))
             g[1].append(t)
             g[2].append(np.arange(self.offsets[i], self.offsets[i + 1]))
         self._groups = [(res, np.array(ks), np.array(pos)) for res, ks, pos in groups.values()]
+        self._forces = any(isinstance(res, _costs.ForceCost) for res, _, _ in self._groups)
 
     # ---------------------------------------------------------------- multipliers and penalty
     def write(self, lam, mu):
@@ -269,13 +288,20 @@ class AugmentedLagrangian:
             floats[li] = lo[pos]
             floats[ui] = up[pos]
 
-    def residuals(self, xs, us) -> np.ndarray:
+    def residuals(self, xs, us, forces=None) -> np.ndarray:
         """The constraints' residuals (size,) along a trajectory xs (T + 1, nx), us (T, nu):
-        one CasADi call per constraint over the knots it holds."""
+        one CasADi call per constraint over the knots it holds; a residual on a contact force
+        ``A lam - b`` from the knots' forces ``forces`` (T, nc) (None: computed here)."""
         r = np.empty(self.size)
         us_T = np.vstack([us, np.zeros((1, us.shape[1]))])
+        if self._forces and forces is None:
+            forces = self._knot_forces(xs, us)
         for res, knots, pos in self._groups:
-            r[pos] = res.residual_values(xs[knots], us_T[knots])
+            if isinstance(res, _costs.ForceCost):
+                lam = forces[knots, res.row:res.row + res.A.shape[1]]
+                r[pos] = lam @ res.A.T - res.b
+            else:
+                r[pos] = res.residual_values(xs[knots], us_T[knots])
         return r
 
     def violation(self, r) -> Violation:

@@ -39,7 +39,8 @@ class Phase:
     terms) and the running cost ``cost`` (a :class:`~ddp.costs.Cost`, a sequence of ``knots``
     costs, or None: the problem's ``running_cost``); ``impact``: the knots are impacts on the
     contacts (restitution ``restitution``); ``damping``: added to J M^-1 J^T (Crocoddyl's
-    ``JMinvJt_damping``)."""
+    ``JMinvJt_damping``); ``constraints``: hard constraints (:class:`~ddp.constraints.Constraint`)
+    of its knots, one list for every knot or one list per knot (added to the problem's)."""
 
     knots: int
     contacts: tuple = ()
@@ -48,6 +49,7 @@ class Phase:
     damping: float = 0.0
     restitution: float = 0.0
     name: str = field(default="", compare=False)
+    constraints: object = field(default=None, compare=False)
 
     def __post_init__(self):
         k = self.knots

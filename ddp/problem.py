@@ -116,9 +116,15 @@ class ShootingProblem:
         self.terminal_cost = bind(terminal_cost, None, "terminal_cost")
         #: the hard constraints, as augmented-Lagrangian terms of the knots' costs
         #: (:mod:`ddp.constraints`; empty: none)
+        running = knot_constraints(constraints, self.T)
+        t = 0
+        for i, p in enumerate(self.phases):  # each phase's own, after the problem's
+            for k, cs in enumerate(knot_constraints(p.constraints, p.knots,
+                                                    f"phases[{i}].constraints")):
+                running[t + k] = running[t + k] + cs
+            t += p.knots
         self.constraints = AugmentedLagrangian(
-            knot_constraints(constraints, self.T),
-            knot_constraints(terminal_constraints, 1, "terminal_constraints")[0],
+            running, knot_constraints(terminal_constraints, 1, "terminal_constraints")[0],
             self.knot_contacts.cost_scale)
         if self.constraints:
             def bind_residual(t, where):
@@ -129,7 +135,8 @@ class ShootingProblem:
                     except (ValueError, TypeError) as e:
                         raise type(e)(f"{where}: {e}") from None
                 return bind_one
-            knot_costs = [self.constraints.augmented(t, c, bind_residual(t, "constraints"))
+            knot_costs = [self.constraints.augmented(t, c, bind_residual(t, "constraints"),
+                                                     self.contact_sets[t])
                           for t, c in enumerate(knot_costs)]
             self.terminal_cost = self.constraints.augmented(
                 self.T, self.terminal_cost, bind_residual(self.T, "terminal_constraints"))
@@ -143,7 +150,7 @@ class ShootingProblem:
         self._closed = None
         self.evaluation = (CompiledEvaluation if dynamics.compiled else ProtocolEvaluation)(self)
         if self.constraints:
-            self.constraints.attach(self.evaluation.knot_programs)
+            self.constraints.attach(self.evaluation.knot_programs, self.evaluation.knot_forces)
             self.constraints.write(np.zeros(self.constraints.size), 0.0)
 
     @property

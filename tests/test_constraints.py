@@ -238,3 +238,44 @@ def test_cli_solves_ur5_box(tmp_path):
                           str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert "violation" in out.stdout and "status: converged" in out.stdout
+
+
+def test_force_constraints_in_phases_are_the_compiled_terms():
+    """A friction cone (its barrier's bounds taken as the constraint's) and a bound on a foot's
+    normal force, declared on a phase of a HyQ stance: the compiled augmented-Lagrangian terms
+    equal (mu / 2) dist(r + lam / mu, [lower, upper])^2 of the residuals A lam_c - b computed
+    from the knots' contact forces (numpy, no code shared with the kernel's force term)."""
+    import dynamics as dyn
+    from problems import gaits
+
+    m = robots.load("hyq")
+    x0 = np.concatenate([gaits.HYQ_STANDING, np.zeros(m.nv)])
+    feet = [dyn.Contact3D(f, gains=(0.0, 50.0)) for f in gaits.HYQ_FEET]
+    cone = ddp.Constraint(ddp.FrictionCone(m, "rh_foot", 0.1, 1.0))
+    push = ddp.Constraint(ddp.ContactForce(m, "lf_foot", np.zeros(3), 1.0),
+                          lower=[-np.inf, -np.inf, 250.0], upper=np.inf)
+    cost = ddp.ControlRegularization(12, 0.1)
+    T = 6
+    P = ddp.ShootingProblem(AnalyticalDynamics(m), x0, None, 0.01, None,
+                            ddp.StateRegularization(m, x0, 1.0), actuation=np.eye(m.nv)[:, 6:],
+                            phases=[ddp.Phase(2, feet, cost),
+                                    ddp.Phase(4, feet, cost, constraints=[cone, push])])
+    al = P.constraints
+    assert [len(cs) for cs in al.running] == [0, 0, 2, 2, 2, 2] and al.size == 4 * (5 + 3)
+    rng = np.random.default_rng(0)
+    xs = np.tile(x0, (T + 1, 1))
+    us = P.quasi_static(xs) + rng.normal(scale=5.0, size=(T, 12))
+    r = al.residuals(xs, us)
+    forces = P.contact_forces(xs, us)
+    np.testing.assert_allclose(r[5:8], forces["lf_foot"][2], rtol=1e-12)  # knot 2: cone, push
+    lam, mu = rng.normal(size=al.size), 30.0
+    f = P.cost(xs, us)
+    al.write(lam, mu)
+    v = P.cost(xs, us)
+    al.write(np.zeros(al.size), 0.0)
+    s = r + lam / mu
+    dist = s - np.clip(s, al.lower, al.upper)
+    assert v - f == pytest.approx(0.5 * mu * np.sum(dist ** 2), rel=1e-10)
+    assert np.sum(dist ** 2) > 0  # some entry outside its bounds: the test sees the terms
+    with pytest.raises(ValueError, match="FrictionCone has a QuadraticBarrier"):
+        ddp.Constraint(ddp.FrictionCone(m, "rh_foot", 0.1, 1.0), lower=0)
