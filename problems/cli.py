@@ -43,7 +43,7 @@ import numba
 
 from dynamics import robots, set_threads
 
-from . import engine, higher_order, linearization, output, parts, studies
+from . import engine, higher_order, linearization, mpc_scenarios, output, parts, studies
 from .bench import BENCHMARKS, ROBOTS, BenchOptions
 from .bench import run as run_benchmark
 from .examples import BACKENDS, PROBLEMS, STARTS
@@ -63,6 +63,14 @@ def _bench(args):
     run_benchmark(args.what, BenchOptions(tuple(args.robots), args.batch, args.min_time,
                                           tuple(args.cflags.split()), args.codegen_timeout,
                                           not args.no_codegen, args.load))
+    return 0
+
+
+def _mpc(args):
+    if not 0 < args.seconds <= 600:
+        print("soddp mpc: error: --seconds: expected 0 < S <= 600", file=sys.stderr)
+        return 2
+    mpc_scenarios.run(args.scenario, args.method, args.iterations, args.seconds, args.animate)
     return 0
 
 
@@ -334,6 +342,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="solver: run N busy processes beside the solvers (a machine shared with "
                    "a simulator or another solve); results/solver_speed_loadN")
     b.set_defaults(func=_bench)
+    mp = sub.add_parser("mpc", help="closed-loop receding horizon: ddp.MPC driving MuJoCo",
+                        description="Run a closed-loop scenario: ddp.MPC on the measured state "
+                        "of a MuJoCo plant (its feedback policy between ticks), with a push "
+                        "midway; write its table, a plot of the tracked quantities and the "
+                        "trajectory to results/mpc_SCENARIO_METHOD.*")
+    mp.add_argument("scenario", choices=list(mpc_scenarios.SCENARIOS), metavar="SCENARIO",
+                    help="ur5-reach-mpc: the UR5 tracking a moving target with tool0")
+    mp.add_argument("--method", choices=["ddp", "ilqr"], default="ddp",
+                    help="full second-order DDP (default) or iLQR")
+    mp.add_argument("--iterations", type=_POSITIVE_COUNT, default=1, metavar="N",
+                    help="iterations per tick (default 1)")
+    mp.add_argument("--seconds", type=float, default=5.0, metavar="S",
+                    help="simulated seconds (default 5)")
+    mp.add_argument("--animate", action="store_true",
+                    help="also write the motion as an HTML animation (meshcat)")
+    mp.set_defaults(func=_mpc)
     li = sub.add_parser("linearize", help="the geometric linearization: validation and LQR",
                         description="The geometric linearization of moving-base dynamics (Bos et "
                         "al. 2022): central-difference errors against it on the paper's "

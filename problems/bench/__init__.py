@@ -70,8 +70,9 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
                     "(results/constrained)",
                     lambda o: constrained.run_constrained(log=o.log)),
     "mpc": ("receding-horizon ticks (ddp.MPC, UR3, T = 100, 1 and 2 iterations) beside "
-            "Crocoddyl's FDDP loop (results/mpc_tick)",
-            lambda o: mpc.run_mpc_ticks(log=o.log)),
+            "Crocoddyl's FDDP loop (results/mpc_tick), and the closed loop in MuJoCo, DDP "
+            "against iLQR (results/mpc)",
+            lambda o: (mpc.run_mpc_ticks(log=o.log), mpc.run_closed_loop(log=o.log))),
     "contact": ("contact dynamics derivatives, first and contracted second order, beside "
                 "Pinocchio, with their accuracy (results/contact_derivatives)",
                 lambda o: contact.run_contact(o.batch, o.min_time, o.log)),

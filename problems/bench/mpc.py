@@ -1,4 +1,4 @@
-"""Receding-horizon ticks beside Crocoddyl (``soddp bench mpc``).
+"""Receding-horizon ticks beside Crocoddyl, and the closed-loop study (``soddp bench mpc``).
 
 The UR3 reaching problem (T = 100, ``problems.examples.ur3``), solved to convergence, then
 rounds of ``ticks`` ticks of a nominal loop (the measured state is the last solution's second state: no
@@ -7,6 +7,11 @@ Crocoddyl's FDDP as its users write the loop (x0 set, the solution shifted by on
 ``solve(xs, us, maxiter, is_feasible=False)``), at 1 and 2 iterations per tick, in one run.
 The whole tick is timed (setting x0, the shift, the solve); median and best over the ticks.
 Writes ``results/mpc_tick.{csv,md}``.
+
+The closed-loop study (:func:`run_closed_loop`): ``ur5-reach-mpc`` (:mod:`problems.mpc_scenarios`,
+MuJoCo as the plant) with DDP (exact curvature) and iLQR (Gauss-Newton), at 1, 2 and 4
+iterations per tick, with pushes of 100 and 300 N: tracking error, the largest error after the
+push, time per tick.  Writes ``results/mpc.{csv,md}``.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import numpy as np
 
 import ddp
 
-from .. import examples
+from .. import examples, mpc_scenarios
 from ..output import write_table
 from ..reference import crocoddyl_solvers
 from .solver import cpu_name
@@ -86,4 +91,31 @@ def run_mpc_ticks(ticks=100, rounds=3, log=print):
              "knot, then the iterations (multiple shooting; ours does not evaluate the final "
              "trajectory's gradient, as Crocoddyl does not)."]
     write_table(rows, "mpc_tick", "Receding-horizon ticks beside Crocoddyl", columns, notes, log)
+    return rows
+
+
+def run_closed_loop(seconds=5.0, log=print):
+    rows = []
+    for push in (100.0, 300.0):
+        for iterations in (1, 2, 4):
+            for method in ("ddp", "ilqr"):
+                row = mpc_scenarios.run_ur5_reach(method, iterations, seconds, log=log,
+                                                  write=False, push=push)
+                row["push_N"] = push
+                rows.append(row)
+                log({k: row[k] for k in ("method", "iterations", "push_N", "mean_error_mm",
+                                         "max_error_after_push_mm", "median_tick_ms")})
+    columns = [("push_N", "push (N)"), ("iterations", "iterations per tick"),
+               ("method", "method"), ("mean_error_mm", "mean error (mm)"),
+               ("max_error_after_push_mm", "largest error after the push (mm)"),
+               ("median_tick_ms", "median ms / tick"), ("max_tick_ms", "largest ms / tick"),
+               ("ticks_over_budget", "ticks over 20 ms")]
+    notes = [f"CPU: {cpu_name()}; ur5-reach-mpc (problems/mpc_scenarios.py): MuJoCo plant at "
+             f"1 kHz, ddp.MPC at 50 Hz with its policy between ticks, {seconds:g} s, the push "
+             "along y on the wrist for 0.1 s midway; both methods with the 'shift' "
+             "globalization.",
+             "Errors after the first second.  Crocoddyl's FDDP driving the same plant is not in "
+             "this table yet."]
+    write_table(rows, "mpc", "Closed loop in MuJoCo: exact (DDP) against Gauss-Newton (iLQR) "
+                "curvature", columns, notes, log)
     return rows

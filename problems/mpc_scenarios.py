@@ -1,0 +1,169 @@
+"""Closed-loop receding-horizon scenarios: :class:`ddp.MPC` driving a MuJoCo plant
+(:mod:`problems.plant`), never our own dynamics (``soddp mpc NAME``).
+
+``ur5-reach-mpc``: the UR5 of example-robot-data tracks a target moving on a circle (radius
+0.1 m, one turn in 4 s, in the plane x = const in front of its start) with ``tool0``; midway a
+push (100 N along y on the wrist for 0.1 s).  The controller: T = 25 knots of dt = 0.02 s (a
+0.5 s horizon), tool0's translation (weight 100 running, 1e3 terminal) to where the target will
+be at each knot's time, the joint velocities (1), the controls minus gravity (1e-3); one tick
+every 20 ms (50 Hz) on the measured state, the knots' targets set at each tick through the
+costs' setters, and between ticks the tick's feedback policy u = us_0 + K_0 (x - xs_0) at
+MuJoCo's 1 kHz.  DDP and iLQR both with the "shift" globalization (:data:`GLOBALIZATION`).
+
+Writes ``results/mpc_NAME_METHOD.{csv,md,png}`` and ``mpc_NAME_METHOD_trajectory.csv`` (the
+tracking error, the time per tick, the
+ticks over their 20 ms budget) and, with ``animate``, ``mpc_NAME_METHOD.html``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pinocchio as pin
+
+import ddp
+from dynamics import AnalyticalDynamics, robots
+
+from .output import duration, pyplot, results_dir, save_figure, write_table
+from .plant import Plant
+
+SCENARIOS = ("ur5-reach-mpc",)
+UR5_Q0 = np.array([0.0, -1.2, 1.6, -0.4, np.pi / 2, 0.0])
+TICK = 0.02  # s: the MPC's period, and its problem's time step
+PUSH = dict(body="wrist_3_joint", force=(0.0, 100.0, 0.0), duration=0.1)
+#: the globalization of both methods: "shift" (a shift on Q_uu, the papers' DDP).  The default
+#: "safeguarded" starts every solve with a Gauss-Newton iteration, so that with one iteration
+#: per tick DDP would be iLQR
+GLOBALIZATION = "shift"
+
+
+def _tool(model, q, data=None, frame=None):
+    pm = model.pin_model
+    data = data or pm.createData()
+    frame = pm.getFrameId("tool0") if frame is None else frame
+    pin.framesForwardKinematics(pm, data, q)
+    return data.oMf[frame].translation.copy()
+
+
+def ur5_reach_controller(T=25):
+    """(problem, the reach costs of its T + 1 knots) of the controller: each knot tracks the
+    target where it will be at that knot's time (set at every tick)."""
+    m = robots.load("ur5")
+    x0 = np.concatenate([UR5_Q0, np.zeros(6)])
+    start = _tool(m, UR5_Q0)
+    reach = [ddp.FrameTranslation(m, "tool0", start, 100.0) for _ in range(T)]
+    reach.append(ddp.FrameTranslation(m, "tool0", start, 1e3))
+    velocities = ddp.StateRegularization(m, x0, np.r_[np.zeros(6), np.ones(6)])
+    gravity = ddp.ControlGravity(m, 1e-3)
+    knots = [ddp.Sum([r, velocities, gravity]) for r in reach[:-1]]
+    P = ddp.ShootingProblem(AnalyticalDynamics(m), x0, None, TICK, None,
+                            ddp.Sum([reach[-1], velocities]), phases=[ddp.Phase(T, cost=knots)])
+    P.info = dict(robot="ur5", task="track a moving target with tool0 (closed loop, MuJoCo)")
+    return P, reach
+
+
+def _target(center, t):
+    a = 2 * np.pi * t / 4.0
+    return center + 0.1 * np.array([0.0, np.cos(a) - 1.0, np.sin(a)])
+
+
+def run_ur5_reach(method="ddp", iterations=1, seconds=5.0, animate=False, log=print,
+                  write=True, push=None):
+    """The closed loop of ``ur5-reach-mpc`` (module docstring); returns its summary row.
+    ``write``: its files (else only the row); ``push``: the push's force along y (N; None:
+    PUSH's)."""
+    push_force = np.array(PUSH["force"], dtype=float) if push is None else np.array(
+        [0.0, float(push), 0.0])
+    P, reach = ur5_reach_controller()
+    m = P.dynamics.model
+    x0 = P.x0.copy()
+    center = _tool(m, UR5_Q0)
+    plant = Plant(m, x0)
+    mpc = ddp.MPC(P, iterations=iterations, method=method, globalization=GLOBALIZATION)
+    # the first tick converges from rest (untimed: the kernels load), then the loop runs
+    ddp.solve(P, shooting="multiple", max_iter=50)
+    steps_per_tick = int(round(TICK / plant.dt))
+    n_ticks = int(round(seconds / TICK))
+    push_at = int(round(n_ticks / 2))
+    push_steps = int(round(PUSH["duration"] / plant.dt))
+    data, frame = m.pin_model.createData(), m.pin_model.getFrameId("tool0")
+    rec_t, rec_p, rec_target, tick_s, states = [], [], [], [], []
+    for k in range(n_ticks):
+        t = k * TICK
+        x = plant.state()
+        target = _target(center, t)
+        for i, r in enumerate(reach):  # each knot: the target at its time
+            r.position = _target(center, t + i * TICK)
+        t0 = time.perf_counter()
+        mpc.step(x)
+        tick_s.append(time.perf_counter() - t0)
+        states.append(x)
+        policy = mpc.policy
+        for j in range(steps_per_tick):
+            if k == push_at and j == 0:
+                plant.push(PUSH["body"], [*push_force, 0.0, 0.0, 0.0])
+            if k * steps_per_tick + j == push_at * steps_per_tick + push_steps:
+                plant.push(PUSH["body"], np.zeros(6))
+            xj = plant.state()
+            u = policy.control(0, xj - policy.xs[0]) if policy is not None else mpc.solution.us[0]
+            plant.step(u)
+        rec_t.append(t)
+        rec_p.append(_tool(m, x[:6], data, frame))
+        rec_target.append(target)
+    P.x0 = x0
+    rec_t, rec_p, rec_target = np.array(rec_t), np.array(rec_p), np.array(rec_target)
+    err = np.linalg.norm(rec_p - rec_target, axis=1)
+    tick_ms = 1e3 * np.array(tick_s)
+    # after the first second, or the first half of a shorter run (the arm starts at rest)
+    settle = rec_t >= min(1.0, seconds / 2)
+    after_push = rec_t >= push_at * TICK
+    row = dict(scenario="ur5-reach-mpc", method=method, iterations=iterations,
+               seconds=seconds, mean_error_mm=round(1e3 * float(err[settle].mean()), 2),
+               max_error_mm=round(1e3 * float(err[settle].max()), 2),
+               max_error_after_push_mm=round(1e3 * float(err[after_push].max()), 2),
+               median_tick_ms=round(float(np.median(tick_ms)), 3),
+               max_tick_ms=round(float(tick_ms.max()), 3),
+               ticks_over_budget=int(np.sum(tick_ms > 1e3 * TICK)), ticks=n_ticks)
+    if not write:
+        return row
+    stem = f"mpc_ur5-reach-mpc_{method}"
+    out = results_dir()
+    with open(out / f"{stem}_trajectory.csv", "w") as f:
+        f.write("t,tool_x,tool_y,tool_z,target_x,target_y,target_z,tick_ms\n")
+        for i in range(n_ticks):
+            f.write(",".join(f"{v:.9g}" for v in (rec_t[i], *rec_p[i], *rec_target[i],
+                                                   tick_ms[i])) + "\n")
+    plt = pyplot()
+    fig, axes = plt.subplots(3, 1, figsize=(8, 7), sharex=True)
+    for a, name in enumerate("yz"):
+        axes[a].plot(rec_t, rec_target[:, a + 1], "k--", label="target")
+        axes[a].plot(rec_t, rec_p[:, a + 1], label=f"tool0 ({method.upper()})")
+        axes[a].set_ylabel(f"{name} (m)")
+        axes[a].axvline(push_at * TICK, color="r", lw=0.8)
+    axes[0].legend(loc="upper right")
+    axes[2].plot(rec_t, 1e3 * err)
+    axes[2].set_ylabel("error (mm)")
+    axes[2].set_xlabel("time (s); red: the push")
+    fig.suptitle(f"UR5 tracking in MuJoCo: {method.upper()}, {iterations} iteration(s) per "
+                 f"50 Hz tick")
+    save_figure(fig, stem)
+    notes = [f"MuJoCo {plant.mujoco.__version__} plant at 1 kHz; the controller at 50 Hz on the "
+             f"measured state, its feedback policy between ticks; the push: 100 N along y on "
+             f"the wrist for 0.1 s at {push_at * TICK:.1f} s; globalization {GLOBALIZATION}.",
+             "Errors after the first second (of a shorter run, its first half); a tick's budget "
+             "is its 20 ms period."]
+    write_table([row], stem, "UR5 tracking a moving target in MuJoCo (ddp.MPC)",
+                [(k, k.replace("_", " ")) for k in row], notes, log)
+    if animate:
+        path = ddp.animate(P, np.array(states), out / f"{stem}.html")
+        log(f"wrote {path}")
+    log(f"{method}: mean error {row['mean_error_mm']} mm, median tick "
+        f"{duration(row['median_tick_ms'] / 1e3)}")
+    return row
+
+
+def run(name, method="ddp", iterations=1, seconds=5.0, animate=False, log=print):
+    if name not in SCENARIOS:
+        raise ValueError(f"scenario: expected one of {', '.join(SCENARIOS)}; got {name!r}")
+    return run_ur5_reach(method, iterations, seconds, animate, log)

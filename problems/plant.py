@@ -1,0 +1,140 @@
+"""A MuJoCo plant for closed-loop runs: the robot of a :class:`~dynamics.model.RobotModel` built
+as an MJCF model (never our own dynamics), stepped by MuJoCo.
+
+The MJCF model is written from the same URDF as the controller's model (through Pinocchio's
+parse of it): one body per joint at its placement, with the link's mass, centre of mass and
+inertia, and the joint's rotor inertia (armature); a hinge per revolute joint, a slide per
+prismatic one, a free joint for a floating base (each body named after its joint); a motor on every actuated joint (gear 1,
+unbounded); primitive geometry (a capsule from each body to its children, for contact and
+viewing: the URDF's meshes are not needed).  The state is read back in the controller's
+convention (Pinocchio's q, and the free flyer's velocity in its local frame).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from dynamics.kernels.kinematics import FF, PRI, REV
+
+#: MuJoCo's time step (s) of the plant
+TIMESTEP = 1e-3
+
+
+def _vec(a):
+    return " ".join(f"{float(x):.17g}" for x in np.ravel(a))
+
+
+def _quat(R):
+    q = pin.Quaternion(np.asarray(R))  # MuJoCo: w x y z
+    return _vec([q.w, q.x, q.y, q.z])
+
+
+def mjcf(model, actuated=None, floor=False, timestep=TIMESTEP) -> str:
+    """The MJCF of ``model`` (module docstring); ``actuated``: the velocity indices that get a
+    motor (None: every DoF but a free flyer's)."""
+    pm = model.pin_model
+    a = model.arrays
+    children = {i: [] for i in range(model.njoints)}
+    for i in range(1, model.njoints):
+        children[int(a.parent[i])].append(i)
+    motors = []
+
+    def body(i, indent):
+        pad = " " * indent
+        M = pm.jointPlacements[i]
+        inertia = pm.inertias[i]
+        jt = int(a.jtype[i])
+        lines = [f'{pad}<body name="{pm.names[i]}" pos="{_vec(M.translation)}" '
+                 f'quat="{_quat(M.rotation)}">']
+        iv = int(a.iv[i])
+        arm = float(model.armature[iv]) if model.armature is not None else 0.0
+        if jt == FF:
+            lines.append(f'{pad}  <freejoint name="{pm.names[i]}"/>')
+        elif jt in (REV, PRI):
+            axis = np.asarray(a.axis[i])
+            kind = "hinge" if jt == REV else "slide"
+            lines.append(f'{pad}  <joint name="{pm.names[i]}" type="{kind}" axis="{_vec(axis)}" '
+                         f'armature="{arm:.17g}" limited="false" damping="0"/>')
+            if actuated is None or iv in actuated:
+                motors.append(pm.names[i])
+        else:
+            raise ValueError(f"model: the MuJoCo plant supports revolute, prismatic and free-flyer "
+                             f"joints; joint {pm.names[i]} is of another type")
+        if inertia.mass > 0:
+            I = inertia.inertia
+            lines.append(f'{pad}  <inertial pos="{_vec(inertia.lever)}" mass="{inertia.mass:.17g}" '
+                         f'fullinertia="{_vec([I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]])}"/>')
+        ends = [pm.jointPlacements[c].translation for c in children[i]] or [inertia.lever * 2]
+        for e in ends:
+            if np.linalg.norm(e) > 1e-6:
+                lines.append(f'{pad}  <geom type="capsule" size="0.03" fromto="0 0 0 {_vec(e)}" '
+                             f'mass="0" contype="0" conaffinity="0" rgba="0.6 0.6 0.7 1"/>')
+        for c in children[i]:
+            lines += body(c, indent + 2)
+        lines.append(f"{pad}</body>")
+        return lines
+
+    world = []
+    if floor:
+        world.append('    <geom name="floor" type="plane" size="10 10 0.1"/>')
+    for c in children[0]:
+        world += body(c, 4)
+    acts = [f'    <motor name="{n}" joint="{n}" gear="1"/>' for n in motors]
+    return "\n".join([
+        f'<mujoco model="{model.name}">',
+        f'  <option timestep="{timestep:.17g}" gravity="{_vec(_gravity(model))}"/>',
+        "  <worldbody>", *world, "  </worldbody>",
+        "  <actuator>", *acts, "  </actuator>",
+        "</mujoco>"])
+
+
+def _gravity(model):
+    """The gravity vector (3,) of the model (its linear part)."""
+    return np.asarray(model.pin_model.gravity.linear)
+
+
+class Plant:
+    """MuJoCo stepping ``model``'s robot: :meth:`state` (q, v) in the controller's convention,
+    :meth:`step` with the actuated DoFs' torques, :meth:`push` a wrench on a body."""
+
+    def __init__(self, model, x0, timestep=TIMESTEP):
+        import mujoco
+
+        if model.has_free_flyer:
+            raise ValueError(f"model: the plant reads the state back in Pinocchio's convention "
+                             f"for revolute and prismatic joints only; {model.name} has a "
+                             f"floating base (its quaternion order and velocity frame differ in "
+                             f"MuJoCo)")
+        self.mujoco = mujoco
+        self.model = model
+        self.mj = mujoco.MjModel.from_xml_string(mjcf(model, timestep=timestep))
+        self.data = mujoco.MjData(self.mj)
+        if self.mj.nq != model.nq or self.mj.nv != model.nv:
+            raise ValueError(f"model: MuJoCo built nq={self.mj.nq}, nv={self.mj.nv}; the model "
+                             f"has nq={model.nq}, nv={model.nv}")
+        self.data.qpos[:] = np.asarray(x0)[:model.nq]
+        self.data.qvel[:] = np.asarray(x0)[model.nq:]
+        mujoco.mj_forward(self.mj, self.data)
+        self.dt = self.mj.opt.timestep
+
+    @property
+    def time(self) -> float:
+        return float(self.data.time)
+
+    def state(self) -> np.ndarray:
+        """x = (q, v) (Pinocchio's convention, for the revolute and prismatic robots here)."""
+        return np.concatenate([self.data.qpos, self.data.qvel])
+
+    def step(self, tau) -> None:
+        """One MuJoCo step with the motors' torques ``tau`` (nu,)."""
+        self.data.ctrl[:] = tau
+        self.mujoco.mj_step(self.mj, self.data)
+
+    def push(self, body: str, wrench) -> None:
+        """Apply the world-frame wrench (force, torque) (6,) on ``body`` until changed (zeros:
+        none)."""
+        bid = self.mujoco.mj_name2id(self.mj, self.mujoco.mjtObj.mjOBJ_BODY, body)
+        if bid < 0:
+            raise ValueError(f"body: expected a body of the plant; got {body!r}")
+        self.data.xfrc_applied[bid] = np.asarray(wrench, dtype=float)
