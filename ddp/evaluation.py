@@ -129,15 +129,16 @@ class Evaluation:
     #: whether :meth:`cost_derivatives` needs the forces of the knots' derivatives
     needs_forces = False
 
-    def cost_derivatives(self, xs, us, hessians, forces=None):
+    def cost_derivatives(self, xs, us, hessians, forces=None, into_forces=False):
         """(running, terminal) cost derivatives (running weighted, as in
         :meth:`~ddp.problem.ShootingProblem.cost_derivatives`); ``forces``: the knots'
         :data:`~ddp.kernels.records.Forces` of their derivatives at (xs, us), which a problem
-        that :attr:`needs_forces` must be given (its ``dl_dlam`` is left as it is)."""
+        that :attr:`needs_forces` must be given (its ``dl_dlam`` is left as it is, unless
+        ``into_forces``: the costs' gradients in the forces are written into it)."""
         if forces is None and self.needs_forces:
             raise ValueError("forces: the cost derivatives of this problem need the forces of its "
                              "derivatives (KnotDerivatives.step.forces)")
-        if forces is not None:  # the caller's record keeps its dl_dlam
+        if forces is not None and not into_forces:  # the caller's record keeps its dl_dlam
             forces = forces._replace(dl_dlam=np.empty_like(forces.dl_dlam))
         return self._cost_derivatives(xs, us, hessians, forces)
 

@@ -430,6 +430,17 @@ class ShootingProblem:
         d = self.evaluation.derivatives(xs, self.check_controls(us), local)
         return d.copy() if copy else d
 
+    def costs_again(self, xs, us, local: LocalModel, derivatives) -> KnotDerivatives:
+        """``derivatives`` (of :meth:`calc_diff` at (xs, us)) with the costs evaluated again and
+        the dynamics' kept: after a change of the costs alone (the constraints' multipliers or
+        penalty, a reference).  The costs' gradients in the forces go into the record's own
+        ``dl_dlam``."""
+        d = derivatives
+        forces = d.step.forces if self.evaluation.needs_forces else None
+        run, term = self.evaluation.cost_derivatives(xs, us, local.hessians, forces,
+                                                     into_forces=True)
+        return KnotDerivatives(run, term, d.step, d.second_order)
+
 
 def _float_array(name, x, shape, what):
     """``x`` as a C-contiguous float array of ``shape``, or ValueError naming ``name``, the

@@ -164,8 +164,8 @@ def _solve(problem, xs, us, s: SolverSettings, callbacks, multipliers) -> Soluti
                                               f"evaluated: gradient_at_end=False)")
             local = glob.local_model(run.gaps is None)
             d, rec = run.differentiate(local)
-            if run.stop_test(rec, d, local):
-                continue  # the multipliers or the penalty changed: the costs are new
+            while run.stop_test(rec, d, local):  # the multipliers or the penalty changed
+                d, rec = run.differentiate(local, costs_of=d)
             policy = run.backward(d, local, glob, rec)
             run.step(policy, glob, rec)
     except _Stop as stop:
@@ -262,12 +262,15 @@ class _Run:
             raise _Stop("diverged", f"us: {what} has a non-finite cost"
                         + (f" ({why})" if why else ""))
 
-    def differentiate(self, local):
-        """The derivatives of every knot for the local model, and the iteration's record."""
+    def differentiate(self, local, costs_of=None):
+        """The derivatives of every knot for the local model, and the iteration's record.
+        ``costs_of``: derivatives at the same trajectory whose dynamics are kept, the costs
+        alone evaluated again (after the constraints' multipliers or penalty changed)."""
         problem = self.problem
         t0 = time.perf_counter()
         with np.errstate(all="ignore"):
-            d = problem.calc_diff(self.xs, self.us, local, copy=False)
+            d = (problem.calc_diff(self.xs, self.us, local, copy=False) if costs_of is None
+                 else problem.costs_again(self.xs, self.us, local, costs_of))
         t_der = time.perf_counter() - t0
         if not d.all_finite():
             why = problem.failure(self.xs, self.us, d.step.forces.status)
@@ -276,8 +279,9 @@ class _Run:
         gap = 0.0 if self.gaps is None else float(np.max(np.abs(self.gaps)))
         rec = Iteration(self.it, self.cost, grad, t_derivatives=t_der, gap=gap, exact=local.exact)
         if self.al is not None:
-            self.residuals = self.al.residuals(self.xs, self.us)
-            self.violation = self.al.violation(self.residuals)
+            if costs_of is None:  # the same trajectory keeps its residuals
+                self.residuals = self.al.residuals(self.xs, self.us)
+                self.violation = self.al.violation(self.residuals)
             self.updated = self.al.updated(self.lam, self.mu, self.residuals)
             # feasibility and complementarity: how far r is from clip(r + lam/mu), which is
             # zero exactly when r is feasible and lam is a multiplier of it
