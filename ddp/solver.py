@@ -197,6 +197,7 @@ class _Run:
         self.callbacks = ([self.table] if self.table else []) + list(callbacks)
         self.xs = self.us = None
         self.cost, self.gaps = float("nan"), None
+        self.cost_pending = False
         self.it, self.history, self.policy = 0, [], None
 
     def finish(self, status, message) -> Solution:
@@ -254,8 +255,15 @@ class _Run:
             self.gaps = _open_gaps(problem, self.xs, us, s.gap_tol)
             if self.gaps is not None and not np.all(np.isfinite(self.gaps)):
                 raise _Stop("diverged", "xs, us: a step from the initial guess is not finite")
-            self.cost = problem.cost(self.xs, us)
+            self.cost_pending = True  # the first derivatives' costs: one evaluation fewer
+            return
+        self.check_cost()
+
+    def check_cost(self):
+        """The status of a start whose cost is not finite."""
         if not np.isfinite(self.cost):
+            problem = self.problem
+            us = self.us
             what = "the rollout of the initial controls" if self.gaps is None \
                 else "the initial guess"
             why = problem.failure(self.xs, us)
@@ -272,6 +280,10 @@ class _Run:
             d = (problem.calc_diff(self.xs, self.us, local, copy=False) if costs_of is None
                  else problem.costs_again(self.xs, self.us, local, costs_of))
         t_der = time.perf_counter() - t0
+        if self.cost_pending:  # the start's cost: that of its derivatives
+            self.cost_pending = False
+            self.cost = float(np.sum(d.running.l) + d.terminal.l[0])
+            self.check_cost()
         if not d.all_finite():
             why = problem.failure(self.xs, self.us, d.step.forces.status)
             raise _Stop("diverged", "non-finite derivatives" + (f" ({why})" if why else ""))
