@@ -12,7 +12,10 @@ name                strategy
                     Hessians this is the "pure" DDP of the papers.
 ``state-shift``     the same schedule, mu I added to V'_xx inside Q_uu and Q_ux (Tassa et al.
                     2012, eq. 10): the step stays invariant to the control parametrization and
-                    is damped where the dynamics are sensitive.
+                    is damped where the dynamics are sensitive; and 1e-6 mu I on Q_uu, which
+                    damps the controls that do not move the state (with contacts, the torques
+                    that only change the contact forces: F_u has a null space there, which
+                    mu I on V'_xx never reaches).
 ``crocoddyl``       mu I added to Q_uu and to every V_xx; mu is multiplied by 10 when the
                     accepted step length is at most 0.01 (or the backward pass fails) and divided
                     by 10 when it is above 0.5 (Crocoddyl's SolverDDP, Mastalli et al. 2020).
@@ -115,10 +118,16 @@ class Shift(Globalization):
 
 
 class StateShift(Shift):
-    """``state-shift``: mu on V'_xx inside Q_uu and Q_ux."""
+    """``state-shift``: mu on V'_xx inside Q_uu and Q_ux, and CONTROL_SHARE mu on Q_uu."""
+
+    #: the share of mu added to Q_uu.  Measured on HyQ standing (T = 20) with its left-front
+    #: foot's normal force bounded below (a hard constraint, or a stiff barrier cost): with 0,
+    #: no step length decreased the cost up to mu = 1e9 (the step grew in the torques that
+    #: only move the contact forces); with 1e-6, 1e-3 or 1 the solves converged
+    CONTROL_SHARE = 1e-6
 
     def regularization(self):
-        return Regularization(0.0, self.reg, 0.0, False)
+        return Regularization(self.CONTROL_SHARE * self.reg, self.reg, 0.0, False)
 
 
 class Safeguarded(StateShift):

@@ -187,3 +187,34 @@ def test_the_first_safeguarded_iteration_is_gauss_newton():
     assert exact_first.history[0].exact and exact_first.history[0].alpha < 1.0
     assert gn_first.converged and gn_first.iterations <= 6
     assert gn_first.cost == pytest.approx(exact_first.cost, rel=1e-9)
+
+
+def test_the_state_shift_also_damps_the_controls_that_only_move_contact_forces():
+    """HyQ standing on four feet with its left-front foot's normal force bounded below (a hard
+    constraint): torques that only change the contact forces do not move the state, so mu I on
+    V'_xx never damps them.  Without the share of mu on Q_uu, the safeguarded default stopped
+    with line-search-failed after 16 iterations (no step length up to mu = 1e9); with it, the
+    solve converges, feasible (in 103 iterations: the default penalty 100 on a force in N is
+    stiff; penalty=1 takes 27)."""
+    import dynamics as dyn
+    from ddp.globalization import StateShift
+    from dynamics import robots
+    from problems import gaits
+
+    assert StateShift.CONTROL_SHARE > 0
+    m = robots.load("hyq")
+    x0 = np.concatenate([gaits.HYQ_STANDING, np.zeros(m.nv)])
+    w = 10 * np.r_[[0.0] * 3, [500.0] * 3, [0.01] * 12, [10.0] * 6, [1.0] * 12] ** 2
+    feet = [dyn.Contact3D(f, gains=(0.0, 50.0)) for f in gaits.HYQ_FEET]
+    cost = ddp.Sum([ddp.StateRegularization(m, x0, w), ddp.ControlRegularization(12, 0.1)])
+    push = ddp.Constraint(ddp.ContactForce(m, "lf_foot", np.zeros(3), 1.0),
+                          lower=[-np.inf, -np.inf, 250.0], upper=np.inf)
+    T = 20
+    P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, 0.01, None,
+                            ddp.StateRegularization(m, x0, w), actuation=np.eye(m.nv)[:, 6:],
+                            phases=[ddp.Phase(T, feet, cost, constraints=[push])])
+    xs = np.tile(x0, (T + 1, 1))
+    sol = ddp.solve(P, xs=xs, us=P.quasi_static(xs), max_iter=200)
+    assert sol.status == "converged", sol.message
+    assert sol.violation <= 1e-6
+    assert P.contact_forces(sol.xs, sol.us)["lf_foot"][:, 2].min() > 250.0 - 1e-5
