@@ -63,18 +63,34 @@ class MPC:
             xs = np.tile(P.x0, (P.T + 1, 1)) if self._xs is None else self._xs
             us = P.initial_controls() if self._us is None else self._us
             lam = None
+            gaps = None
         else:
             s = self.solution
             xs = np.concatenate([s.xs[1:], s.xs[-1:]])
             us = np.concatenate([s.us[1:], s.us[-1:]])
             lam = None if s.multipliers is None else P.constraints.shifted(s.multipliers)
+            gaps = _shifted_gaps(P, s, xs, us)
         if self.budget_ms is None:
-            self.solution = solve(P, xs, us, self.settings, multipliers=lam)
+            self.solution = solve(P, xs, us, self.settings, multipliers=lam, gaps=gaps)
         else:
             self.solution = solve(P, xs, us, self.settings, _Budget(self.budget_ms),
-                                  multipliers=lam, max_iter=10 ** 6)
+                                  multipliers=lam, gaps=gaps, max_iter=10 ** 6)
         self.ticks += 1
         return self.solution.us[0].copy()
+
+
+def _shifted_gaps(P, solution, xs, us):
+    """The defects of the shifted solution (xs, us) when the solution's own were closed (its
+    last iteration started without gaps, or closed them with a full step): zero but at the
+    first knot (the new x0) and the last (its repeated state and control), two differences and
+    one step instead of a step of every knot.  None when they must be computed."""
+    last = solution.history[-1] if solution.history else None
+    if last is None or not (last.gap == 0.0 or last.alpha == 1.0):
+        return None
+    f = np.zeros((P.T + 1, P.ndx))
+    f[0] = P.integrator.difference(xs[0], P.x0)
+    f[-1] = P.integrator.difference(xs[-1], P.evaluation.steps(xs[-2:-1], us[-1:])[0])
+    return f
 
 
 class _Budget:

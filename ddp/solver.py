@@ -87,7 +87,7 @@ def _one_blas_thread():
 
 
 def solve(problem, xs=None, us=None, settings: SolverSettings | None = None, callbacks=(),
-          multipliers=None, **overrides) -> Solution:
+          multipliers=None, gaps=None, **overrides) -> Solution:
     """Solve ``problem`` by full second-order DDP or iLQR (``settings.method``).
 
     ``us``: initial controls (T, nu) (default: ``problem.quasi_static()``, the controls that hold
@@ -99,7 +99,9 @@ def solve(problem, xs=None, us=None, settings: SolverSettings | None = None, cal
     ``solve(problem, method="ilqr", max_iter=50)``.  ``callbacks``: callables ``cb(Iteration)``
     called after every iteration (one callable alone is also accepted); one returning True
     stops the solve.  ``multipliers``: with hard constraints, the multipliers to start from (a
-    previous :attr:`Solution.multipliers`; default zeros).
+    previous :attr:`Solution.multipliers`; default zeros).  ``gaps``: with multiple shooting,
+    the defects (T + 1, ndx) of (xs, us) when the caller knows them (:class:`ddp.MPC`: a
+    shifted solution's are zero but at its first and last knots); default: computed.
     """
     if isinstance(xs, str):
         raise TypeError(f"xs: expected initial states ({problem.T + 1}, {problem.nx}) or None; "
@@ -109,9 +111,18 @@ def solve(problem, xs=None, us=None, settings: SolverSettings | None = None, cal
         s = s.updated(**overrides)
     callbacks = _checked_callbacks(callbacks)
     multipliers = _checked_multipliers(problem, multipliers)
+    if gaps is not None:
+        gaps = _float_gaps(problem, gaps)
     with _one_blas_thread():
         problem.prepare()
-        return _solve(problem, xs, us, s, callbacks, multipliers)
+        return _solve(problem, xs, us, s, callbacks, multipliers, gaps)
+
+
+def _float_gaps(problem, gaps):
+    f = np.asarray(gaps, dtype=float)
+    if f.shape != (problem.T + 1, problem.ndx):
+        raise ValueError(f"gaps: expected shape ({problem.T + 1}, {problem.ndx}); got {f.shape}")
+    return f
 
 
 def _checked_multipliers(problem, multipliers):
@@ -151,11 +162,11 @@ class _Stop(Exception):
         self.status, self.message = status, message
 
 
-def _solve(problem, xs, us, s: SolverSettings, callbacks, multipliers) -> Solution:
+def _solve(problem, xs, us, s: SolverSettings, callbacks, multipliers, gaps) -> Solution:
     """The loop, phase by phase (module docstring)."""
     run = _Run(problem, s, callbacks, multipliers)
     try:
-        run.start(xs, us)
+        run.start(xs, us, gaps)
         glob = STRATEGIES[s.globalization](s, run.exact)
         while True:
             if run.it >= s.max_iter and run.it > 0 and not s.gradient_at_end:
@@ -230,8 +241,9 @@ class _Run:
             stop = bool(cb(rec)) or stop
         return stop
 
-    def start(self, xs, us):
-        """The initial trajectory, its gaps and its cost (the statuses of a bad start)."""
+    def start(self, xs, us, gaps=None):
+        """The initial trajectory, its gaps (``gaps``: known, else computed) and its cost (the
+        statuses of a bad start)."""
         problem, s = self.problem, self.s
         if self.al is not None:
             self.al.write(self.lam, self.mu)
@@ -252,7 +264,8 @@ class _Run:
             self.us = us
             self.xs = (np.tile(problem.x0, (problem.T + 1, 1)) if xs is None
                        else problem.check_states(xs).copy())
-            self.gaps = _open_gaps(problem, self.xs, us, s.gap_tol)
+            self.gaps = (_open_gaps(problem, self.xs, us, s.gap_tol) if gaps is None
+                         else None if np.all(np.abs(gaps) <= s.gap_tol) else gaps)
             if self.gaps is not None and not np.all(np.isfinite(self.gaps)):
                 raise _Stop("diverged", "xs, us: a step from the initial guess is not finite")
             self.cost_pending = True  # the first derivatives' costs: one evaluation fewer

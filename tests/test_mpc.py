@@ -234,3 +234,27 @@ def test_a_short_closed_loop_in_mujoco(tmp_path):
     err = np.linalg.norm(traj[:, 1:4] - traj[:, 4:7], axis=1)
     assert err[0] < 1e-9 and 0.03 < np.max(err) < 0.1 and err[-1] < 0.4 * np.max(err)
     assert (tmp_path / "mpc_ur5-reach-mpc_ddp.png").is_file()
+
+
+def test_the_shifted_solutions_gaps_are_those_computed(ur3):
+    """A tick takes the shifted solution's defects as zero but at its first and last knots
+    (two differences and one step): they equal problem.gaps of the whole trajectory, after
+    ticks that ended with a full step or with none."""
+    from ddp.mpc import _shifted_gaps
+
+    P, sol = ur3
+    x0 = P.x0.copy()
+    mpc = ddp.MPC(P, iterations=1, xs=sol.xs, us=sol.us)
+    x = sol.xs[0] + 1e-3
+    for _ in range(4):
+        mpc.step(x)
+        s = mpc.solution
+        x = s.xs[1] + 1e-3
+        P.x0 = P._check_x(x, "x")
+        xs = np.concatenate([s.xs[1:], s.xs[-1:]])
+        us = np.concatenate([s.us[1:], s.us[-1:]])
+        known = _shifted_gaps(P, s, xs, us)
+        assert known is not None
+        np.testing.assert_allclose(known, P.gaps(xs, us), atol=1e-12)
+        assert np.abs(known[0]).max() > 1e-4 and np.abs(known[-1]).max() > 0
+    P.x0 = x0
