@@ -26,7 +26,8 @@ import ddp
 from dynamics import AnalyticalDynamics, robots
 
 from .output import duration, pyplot, results_dir, save_figure, write_table
-from .plant import Plant
+from .plant import Plant, mjcf
+from .reference import crocoddyl_solvers
 
 SCENARIOS = ("ur5-reach-mpc",)
 UR5_Q0 = np.array([0.0, -1.2, 1.6, -0.4, np.pi / 2, 0.0])
@@ -161,6 +162,48 @@ def run_ur5_reach(method="ddp", iterations=1, seconds=5.0, animate=False, log=pr
     log(f"{method}: mean error {row['mean_error_mm']} mm, median tick "
         f"{duration(row['median_tick_ms'] / 1e3)}")
     return row
+
+
+def run_crocoddyl_ur5_reach(iterations=1, seconds=5.0, push=None, log=print):
+    """The same closed loop with Crocoddyl's FDDP as the controller, in its own environment
+    (``problems/reference/crocoddyl_problem.py``'s ``closed_loop``: the same MJCF, targets,
+    ticks, push and policy); its summary row, or None without ``SODDP_CROCODDYL_PYTHON``."""
+    m = robots.load("ur5")
+    P, reach = ur5_reach_controller()
+    x0 = P.x0
+    # Crocoddyl's problem: one running cost for every knot (its builder gives each knot a
+    # model of its own, whose reference the loop sets)
+    velocities = ddp.StateRegularization(m, x0, np.r_[np.zeros(6), np.ones(6)])
+    start = _tool(m, UR5_Q0)
+    uniform = ddp.ShootingProblem(
+        AnalyticalDynamics(m), x0, P.T, TICK,
+        ddp.Sum([ddp.FrameTranslation(m, "tool0", start, 100.0), velocities,
+                 ddp.ControlGravity(m, 1e-3)]),
+        ddp.Sum([ddp.FrameTranslation(m, "tool0", start, 1e3), velocities]))
+    xs = np.tile(x0, (P.T + 1, 1))
+    spec = crocoddyl_solvers.spec(uniform, us=uniform.quasi_static(xs), xs=xs)
+    if spec is None or crocoddyl_solvers.python() is None:
+        return None
+    spec["closed_loop"] = dict(
+        mjcf=mjcf(m), frame="tool0", cost="translation0", center=start.tolist(), radius=0.1,
+        period=4.0, tick=TICK, seconds=seconds, iterations=iterations,
+        push=float(PUSH["force"][1] if push is None else push), push_body=PUSH["body"],
+        push_duration=PUSH["duration"])
+    out = crocoddyl_solvers.run(spec, log).get("Crocoddyl FDDP")
+    if not out:
+        return None
+    t = TICK * np.arange(len(out["tick_s"]))
+    err = np.linalg.norm(np.array(out["tool"]) - np.array(out["target"]), axis=1)
+    tick_ms = 1e3 * np.array(out["tick_s"])
+    settle, after = t >= min(1.0, seconds / 2), t >= (len(t) // 2) * TICK
+    return dict(scenario="ur5-reach-mpc", method=f"Crocoddyl {out['version']} FDDP",
+                iterations=iterations, seconds=seconds,
+                mean_error_mm=round(1e3 * float(err[settle].mean()), 2),
+                max_error_mm=round(1e3 * float(err[settle].max()), 2),
+                max_error_after_push_mm=round(1e3 * float(err[after].max()), 2),
+                median_tick_ms=round(float(np.median(tick_ms)), 3),
+                max_tick_ms=round(float(tick_ms.max()), 3),
+                ticks_over_budget=int(np.sum(tick_ms > 1e3 * TICK)), ticks=len(t))
 
 
 def run(name, method="ddp", iterations=1, seconds=5.0, animate=False, log=print):

@@ -59,6 +59,8 @@ def build(spec):
             return crocoddyl.ResidualModelState(state, np.array(c["x_ref"]), nu)
         if kind == "control":
             return crocoddyl.ResidualModelControl(state, np.array(c["u_ref"]))
+        if kind == "control_grav":
+            return crocoddyl.ResidualModelControlGrav(state, nu)
         if kind == "com":
             return crocoddyl.ResidualModelCoMPosition(state, np.array(c["position"]), nu)
         fid = model.getFrameId(c["frame"])
@@ -128,7 +130,7 @@ def build(spec):
                                                         knot["restitution"], knot["damping"],
                                                         True)
             return m
-        if not feet and not phased:
+        if not feet and (not phased or spec.get("free_knots")):
             dm = crocoddyl.DifferentialActionModelFreeFwdDynamics(state, actuation,
                                                                   costs(cost_items))
         else:  # a flight phase of a gait has no contacts, as in Crocoddyl's gait examples: the
@@ -155,8 +157,10 @@ def build(spec):
     if phased:  # a problem made of phases: one action model per knot
         made = {}
         running = []
-        for knot in spec["knots"]:
+        for t, knot in enumerate(spec["knots"]):
             key = json.dumps(knot, sort_keys=True)  # knots alike share one model
+            if spec.get("distinct_knots"):  # a model of its own per knot (references set per knot)
+                key += str(t)
             if key not in made:
                 made[key] = knot_model(knot, spec["costs"][knot["cost"]], dt)
             running.append(made[key])
@@ -218,13 +222,86 @@ def mpc(spec, log=print):
                                    version=crocoddyl.__version__)}
 
 
+def closed_loop(spec, log=print):
+    """Crocoddyl's FDDP driving a MuJoCo plant, as ``problems/mpc_scenarios.py`` drives ours:
+    the spec's ``closed_loop`` holds the plant's MJCF, the target's circle (centre, radius,
+    period), the tick, the seconds, the iterations per tick and the push (body, force along y,
+    duration).  FDDP solves from the spec's start (50 iterations, untimed), then each tick: x0
+    the measured state, each knot's translation reference where the target will be at that
+    knot's time, the last solution shifted one knot, ``solve(xs, us, iterations, False)``; and
+    between ticks its feedback policy u = us_0 - K_0 (x (-) xs_0) at MuJoCo's rate.  Returns
+    {"Crocoddyl FDDP": times (s), tool0 and target positions per tick}."""
+    import crocoddyl
+    import mujoco
+    import pinocchio as pin
+
+    c = spec["closed_loop"]
+    problem = build(dict(spec, distinct_knots=True, free_knots=True))
+    mj = mujoco.MjModel.from_xml_string(c["mjcf"])
+    data = mujoco.MjData(mj)
+    nq = mj.nq
+    x0 = np.array(spec["x0"])
+    data.qpos[:], data.qvel[:] = x0[:nq], x0[nq:]
+    mujoco.mj_forward(mj, data)
+    solver = crocoddyl.SolverFDDP(problem)
+    solver.solve([np.array(x) for x in spec["xs"]], [np.array(u) for u in spec["us"]], 50, False)
+    model = problem.runningModels[0].state.pinocchio
+    pdata, frame = model.createData(), model.getFrameId(c["frame"])
+    center = np.array(c["center"])
+    state = problem.runningModels[0].state
+
+    def target(t):
+        a = 2 * np.pi * t / c["period"]
+        return center + c["radius"] * np.array([0.0, np.cos(a) - 1.0, np.sin(a)])
+
+    def references(t):
+        for k, m in enumerate(problem.runningModels):
+            m.differential.costs.costs[c["cost"]].cost.residual.reference = target(
+                t + k * c["tick"])
+        problem.terminalModel.differential.costs.costs[c["cost"]].cost.residual.reference = \
+            target(t + len(problem.runningModels) * c["tick"])
+
+    steps = int(round(c["tick"] / mj.opt.timestep))
+    n_ticks = int(round(c["seconds"] / c["tick"]))
+    push_at, push_steps = n_ticks // 2, int(round(c["push_duration"] / mj.opt.timestep))
+    body = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, c["push_body"])
+    ticks, tool, targets = [], [], []
+    for k in range(n_ticks):
+        t = k * c["tick"]
+        x = np.concatenate([data.qpos, data.qvel])
+        references(t)
+        t0 = time.perf_counter()
+        problem.x0 = x
+        xs = list(solver.xs[1:]) + [solver.xs[-1]]
+        us = list(solver.us[1:]) + [solver.us[-1]]
+        solver.solve(xs, us, c["iterations"], False)
+        ticks.append(time.perf_counter() - t0)
+        pin.framesForwardKinematics(model, pdata, x[:nq])
+        tool.append(pdata.oMf[frame].translation.tolist())
+        targets.append(target(t).tolist())
+        u0, K0, xs0 = np.array(solver.us[0]), np.array(solver.K[0]), np.array(solver.xs[0])
+        for j in range(steps):
+            if k == push_at and j == 0:
+                data.xfrc_applied[body] = [0.0, c["push"], 0.0, 0.0, 0.0, 0.0]
+            if k * steps + j == push_at * steps + push_steps:
+                data.xfrc_applied[body] = 0.0
+            xj = np.concatenate([data.qpos, data.qvel])
+            data.ctrl[:] = u0 - K0 @ state.diff(xs0, xj)
+            mujoco.mj_step(mj, data)
+    log(f"Crocoddyl FDDP closed loop: median tick {1e3 * np.median(ticks):.3f} ms")
+    return {"Crocoddyl FDDP": dict(tick_s=ticks, tool=tool, target=targets,
+                                   version=crocoddyl.__version__)}
+
+
 def solve(spec, log=print):
     """{solver name: its results} for a spec (see the module docstring); with ``mpc`` in the
-    spec, the receding-horizon loop of :func:`mpc`."""
+    spec, the receding-horizon loop of :func:`mpc`; with ``closed_loop``, :func:`closed_loop`."""
     import crocoddyl
 
     if "mpc" in spec:
         return mpc(spec, log)
+    if "closed_loop" in spec:
+        return closed_loop(spec, log)
     out = {}
     for name, cls in (("Crocoddyl FDDP", crocoddyl.SolverFDDP),
                       ("Crocoddyl DDP", crocoddyl.SolverDDP)):

@@ -49,6 +49,8 @@ def _cost_items(cost):
         if isinstance(c, ddp.StateRegularization):
             items.append(dict(kind="state", x_ref=c.x_ref.tolist(), weights=w,
                               bounds=_bounds(c)))
+        elif isinstance(c, ddp.ControlGravity):
+            items.append(dict(kind="control_grav", weights=w, bounds=_bounds(c)))
         elif isinstance(c, ddp.ControlRegularization):
             items.append(dict(kind="control", u_ref=c.u_ref.tolist(), weights=w,
                               bounds=_bounds(c)))
