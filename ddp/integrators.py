@@ -66,17 +66,24 @@ class SemiImplicitEuler:
             raise ValueError("dynamics: a system without a RobotModel must have nq == nv")
         #: the tangent offsets and sizes of the Lie-group joints (where (+) is not +)
         self.lie_offsets, self.lie_sizes = lie_blocks(model)
+        #: a robot whose every joint is a vector space (a Lie-group joint has nq > nv): (+) and
+        #: (-) are + and - (a backend without a model keeps its own manifold operations)
+        self.euclidean = model is not None and self.nq == self.nv
 
     # ------------------------------------------------------------------ state manifold
     def integrate(self, x, dx):
         """x (+) dx, batched or not."""
         x, dx = np.asarray(x, dtype=float), np.asarray(dx, dtype=float)
+        if self.euclidean:
+            return x + dx
         q = self.dynamics.integrate(x[..., :self.nq], dx[..., :self.nv])
         return np.concatenate([q, x[..., self.nq:] + dx[..., self.nv:]], axis=-1)
 
     def difference(self, x0, x1):
         """x1 (-) x0 (tangent at x0), batched or not."""
         x0, x1 = np.asarray(x0, dtype=float), np.asarray(x1, dtype=float)
+        if self.euclidean:  # a subtraction, no kernel call
+            return x1 - x0
         dq = self.dynamics.difference(x0[..., :self.nq], x1[..., :self.nq])
         return np.concatenate([dq, x1[..., self.nq:] - x0[..., self.nq:]], axis=-1)
 
