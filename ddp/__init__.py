@@ -20,7 +20,7 @@ from .box_qp import BoxQPResult, box_qp
 from .callbacks import Iteration, IterationTable
 from .constraints import Constraint
 from .costs import (CoMPosition, ContactForce, ControlGravity, ControlRegularization,
-                    CostProgram, ForceCost,
+                    CostProgram, Distance, ForceCost, HalfSpace, Sphere,
                     FramePlacement, FrameRotation, FrameTranslation, FrameVelocity, FrictionCone,
                     QuadraticBarrier, ResidualCost, StateRegularization, Sum, WrenchCone)
 from .integrators import SemiImplicitEuler
@@ -39,4 +39,5 @@ __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlace
            "Policy", "Iteration", "IterationTable", "STATUSES", "box_qp", "BoxQPResult",
            "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "Phase",
            "CoMPosition", "ContactForce", "FrictionCone", "WrenchCone", "ForceCost",
-           "QuadraticBarrier", "Constraint", "ControlGravity", "MPC"]
+           "QuadraticBarrier", "Constraint", "ControlGravity", "MPC", "Distance", "Sphere",
+           "HalfSpace"]

@@ -34,7 +34,7 @@ from .kernels import costs as _k
 
 #: the residual kinds that a constraint can use (the velocity term has no barrier)
 _KINDS = {_k.STATE, _k.CONTROL, _k.PLACEMENT, _k.TRANSLATION, _k.ROTATION, _k.COM,
-          _k.GRAVITY, _k.FORCE}
+          _k.GRAVITY, _k.FORCE, _k.DISTANCE}
 
 
 class Constraint:

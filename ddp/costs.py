@@ -561,6 +561,80 @@ class FrameRotation(_FrameCost):
         return lie.log_group(SPH, cs.mtimes(cs.DM(self.rotation).T, R))
 
 
+class Sphere:
+    """A sphere obstacle: ``center`` (3,) in the world, ``radius`` >= 0."""
+
+    def __init__(self, center, radius):
+        self.center = _finite("center", center, (3,), "3 finite values")
+        if not (np.isfinite(radius) and radius >= 0):
+            raise ValueError(f"radius: expected a non-negative finite number; got {radius!r}")
+        self.radius = float(radius)
+
+    def __repr__(self):
+        return f"Sphere({self.center.tolist()}, {self.radius:g})"
+
+
+class HalfSpace:
+    """A half-space obstacle: the side of the plane through ``point`` that ``normal`` points
+    away from (the free side is where normal . (x - point) > 0)."""
+
+    def __init__(self, normal, point):
+        n = _finite("normal", normal, (3,), "a finite non-zero vector (3,)")
+        if np.linalg.norm(n) == 0:
+            raise ValueError(f"normal: expected a finite non-zero vector (3,); got {normal!r}")
+        self.normal = n / np.linalg.norm(n)
+        self.point = _finite("point", point, (3,), "3 finite values")
+
+    def __repr__(self):
+        return f"HalfSpace({self.normal.tolist()}, {self.point.tolist()})"
+
+
+def _obstacle(cost, obstacle):
+    if not isinstance(obstacle, (Sphere, HalfSpace)):
+        raise ValueError(f"obstacle: expected a ddp.Sphere or a ddp.HalfSpace; got "
+                         f"{obstacle!r}")
+    return obstacle
+
+
+class Distance(_FrameCost):
+    """Residual: the signed distance (1) between a sphere of ``radius`` on a frame (centred at
+    ``offset`` in the frame's axes) and an ``obstacle`` (:class:`Sphere`: |p - c| - radii;
+    :class:`HalfSpace`: n . (p - point) - radius), negative when they overlap.  As a hard
+    constraint, ``ddp.Constraint(ddp.Distance(...), lower=margin)`` keeps the sphere out of the
+    obstacle.  Compiled with its exact Hessian (the distance's curvature and forward
+    kinematics' second order); ``obstacle`` can be assigned between solves."""
+
+    def __init__(self, model, frame_name, radius, obstacle, weight=1.0, offset=(0.0, 0.0, 0.0),
+                 nu=0, activation=None):
+        if not (np.isfinite(radius) and radius >= 0):
+            raise ValueError(f"radius: expected a non-negative finite number; got {radius!r}")
+        self.radius = float(radius)
+        self.offset = _finite("offset", offset, (3,), "3 finite values")
+        self.obstacle = _obstacle(self, obstacle)
+        super().__init__(model, frame_name, weight, 1, nu, "Distance", activation)
+
+    SETTABLE = {"obstacle": _obstacle}
+
+    def _obstacle_parameters(self):
+        o = self.obstacle
+        if isinstance(o, Sphere):
+            return np.r_[_k.SPHERE, o.center, np.zeros(3), self.radius + o.radius]
+        return np.r_[_k.HALF_SPACE, o.point, o.normal, self.radius]
+
+    def term(self):
+        return _k.DISTANCE, self._joint, self.weight, np.concatenate(
+            [self._fR.ravel(), self._fp + self._fR @ self.offset, self._obstacle_parameters()])
+
+    def residual(self, q, dq, v, u):
+        R, p = self.frame_placement(q, dq)
+        point = p + cs.mtimes(R, cs.DM(self.offset))
+        o = self.obstacle
+        if isinstance(o, Sphere):
+            d = point - cs.DM(o.center)
+            return cs.sqrt(cs.dot(d, d)) - (self.radius + o.radius)
+        return cs.dot(cs.DM(o.normal), point - cs.DM(o.point)) - self.radius
+
+
 class FrameVelocity(_FrameCost):
     """Residual ``v_f - velocity`` (6, [lin, ang]) of a frame's spatial velocity, as Crocoddyl's
     ``ResidualModelFrameVelocity``: with ``reference="local"`` (or ``pinocchio.LOCAL``) in the

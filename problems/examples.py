@@ -10,6 +10,8 @@ pendubot           2     swing-up of the double pendulum actuated at the shoulde
 ur3                6     end-effector reaching, written as Crocoddyl writes it
 ur5-box            6     UR5 reaching with tool0 kept in a box: a hard constraint
                          (mim-solvers' ``examples/ur5.py``, solved there by CSQP)
+panda-obstacle     7     Panda (fingers locked) reaching around a sphere: distances, joint
+                         position and velocity limits as hard constraints, torque limits
 hyq                18    mid-air leg tuck of the free-floating quadruped (base unactuated)
 atlas              36    mid-air posture change of the free-floating humanoid (base unactuated)
 hyq-walk           18    HyQ walking on flat ground: contacts, friction cones, impacts
@@ -191,6 +193,64 @@ def ur5_box(backend="analytical", T=40, dt=0.05, target=None, box=None):
     return P
 
 
+#: the Panda's bodies kept out of the obstacle: (frame, radius of the sphere around it)
+PANDA_SPHERES = (("panda_hand_tcp", 0.04), ("panda_link7", 0.08), ("panda_link5", 0.08))
+
+
+def panda_arm():
+    """example-robot-data's Panda with its fingers locked at its SRDF's "default" configuration
+    (Pinocchio's ``buildReducedModel``): 7 DoFs."""
+    import pinocchio as pin
+
+    full = robots.load("panda")
+    q = full.reference_configurations["default"]
+    fingers = [full.pin_model.getJointId(n) for n in ("panda_finger_joint1",
+                                                      "panda_finger_joint2")]
+    pm = pin.buildReducedModel(full.pin_model, fingers, q)
+    pm.referenceConfigurations["default"] = q[:7].copy()
+    return dyn.RobotModel(pm, "panda_arm", urdf_path=full.urdf_path, floating_base=False)
+
+
+def panda_obstacle(backend="analytical", T=50, dt=0.02, target_offset=None, obstacle=None):
+    """The Panda (fingers locked) from its "default" configuration brings ``panda_hand_tcp``
+    45 cm sideways and 10 cm down (``target_offset`` from its start) around a sphere of 10 cm
+    radius half-way (``obstacle``: a :class:`ddp.Sphere`).  Hard constraints at every knot:
+    spheres around the hand (4 cm), link 7 and link 5 (8 cm each) stay out of the obstacle
+    (:class:`ddp.Distance` >= 0), and the URDF's joint position and velocity limits
+    (:meth:`ddp.Constraint.state_bounds`); the torques within the URDF's effort limits (the
+    control box).  Costs: the translation (10 running, 1e3 terminal), the state (1e-2 on q,
+    1e-1 on v), the controls minus gravity (1e-3).  Without the obstacle the hand passes
+    11 cm inside it."""
+    import pinocchio as pin
+
+    m = panda_arm()
+    pm = m.pin_model
+    D = make_backend(m, backend)
+    q0 = m.reference_configurations["default"]
+    x0 = np.concatenate([q0, np.zeros(7)])
+    data = pm.createData()
+    pin.framesForwardKinematics(pm, data, q0)
+    start = data.oMf[pm.getFrameId("panda_hand_tcp")].translation.copy()
+    offset = np.array([0.0, 0.45, -0.1]) if target_offset is None else np.asarray(
+        target_offset, dtype=float)
+    target = start + offset
+    if obstacle is None:
+        obstacle = ddp.Sphere(start + 0.5 * offset, 0.1)
+    reg = ddp.StateRegularization(m, x0, np.r_[np.full(7, 1e-2), np.full(7, 1e-1)])
+    run = ddp.Sum([reg, ddp.ControlGravity(m, 1e-3),
+                   ddp.FrameTranslation(m, "panda_hand_tcp", target, 10.0)])
+    term = ddp.Sum([reg, ddp.FrameTranslation(m, "panda_hand_tcp", target, 1e3)])
+    constraints = [ddp.Constraint(ddp.Distance(m, f, r, obstacle), lower=0.0,
+                                  name=f"{f} clear of the obstacle") for f, r in PANDA_SPHERES]
+    constraints.append(ddp.Constraint.state_bounds(m))
+    P = ddp.ShootingProblem(D, x0, T, dt, run, term, u_min=-pm.effortLimit,
+                            u_max=pm.effortLimit, constraints=constraints,
+                            terminal_constraints=constraints)
+    P.info = dict(robot="panda", task="reach around a sphere (hard constraints)",
+                  target=target, obstacle=obstacle)
+    return P
+
+
 def _floating_task(model, q_start, joints_goal, angle, axis, gravity, backend, T, dt,
                    terminal_scale=1.0):
     """Free-floating task: base unactuated, joints actuated; end at rest with the joints at
@@ -327,7 +387,7 @@ def talos_walk(backend="analytical", dt=None, step_length=None, step_height=None
 
 
 PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot": pendubot,
-            "ur3": ur3, "ur5-box": ur5_box, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot,
+            "ur3": ur3, "ur5-box": ur5_box, "panda-obstacle": panda_obstacle, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot,
             "hyq-pace": hyq_pace, "hyq-bound": hyq_bound, "hyq-jump": hyq_jump,
             "talos-walk": talos_walk}
 
@@ -347,6 +407,7 @@ STARTS = ("quasi-static", "crocoddyl", "cold")
 DEFAULT_STARTS = {n: ("crocoddyl", "multiple") for n in CONTACT_PROBLEMS}
 #: mim-solvers' start of its UR5 example: x0 at every knot, zero controls
 DEFAULT_STARTS["ur5-box"] = ("cold", "multiple")
+DEFAULT_STARTS["panda-obstacle"] = ("crocoddyl", "multiple")
 
 
 def default_start(name: str) -> tuple:

@@ -279,3 +279,99 @@ def test_force_constraints_in_phases_are_the_compiled_terms():
     assert np.sum(dist ** 2) > 0  # some entry outside its bounds: the test sees the terms
     with pytest.raises(ValueError, match="FrictionCone has a QuadraticBarrier"):
         ddp.Constraint(ddp.FrictionCone(m, "rh_foot", 0.1, 1.0), lower=0)
+
+
+# ------------------------------------------------------------------------- distances
+@pytest.mark.parametrize("spec", ["ur3", (8, True, 1), (10, False, 3)], ids=spec_id)
+def test_distance_against_casadi_and_pinocchio(spec):
+    """The signed distance of a sphere on a frame (with an offset) to a sphere and to a
+    half-space: the compiled value, gradient and exact and Gauss-Newton Hessians against its
+    CasADi residual (AD), and the value against Pinocchio's frame placement."""
+    from helpers import with_frame
+
+    m = with_frame(build(spec))
+    rng = np.random.default_rng(5)
+    T, nu = 4, 3
+    xs = np.array([np.concatenate([m.random_configuration(rng), rng.normal(size=m.nv)])
+                   for _ in range(T)])
+    us = rng.normal(size=(T, nu))
+    offset = np.array([0.05, -0.02, 0.1])
+    obstacles = [ddp.Sphere([0.3, -0.2, 0.4], 0.1),
+                 ddp.HalfSpace([0.2, -0.3, 1.0], [0.0, 0.1, -0.2])]
+    data, fid = m.pin_model.createData(), m.pin_model.getFrameId("tip")
+    for obstacle in obstacles:
+        c = ddp.costs.bind(ddp.Distance(m, "tip", 0.05, obstacle, 2.0, offset=offset),
+                           m.nq, m.nv, nu, m)
+        for hessians in ("exact", "gauss-newton"):
+            a, b = c.calc_diff(xs, us, hessians), c.casadi_calc_diff(xs, us, hessians)
+            for k in a._fields:
+                assert rel_err(getattr(a, k), getattr(b, k)) < 1e-10, (obstacle, k)
+        for t in range(T):
+            pin.framesForwardKinematics(m.pin_model, data, xs[t, :m.nq])
+            M = data.oMf[fid]
+            p = M.translation + M.rotation @ offset
+            d = (np.linalg.norm(p - obstacle.center) - 0.15 if isinstance(obstacle, ddp.Sphere)
+                 else obstacle.normal @ (p - obstacle.point) - 0.05)
+            assert c.residual_values(xs[t:t + 1], us[t:t + 1])[0, 0] == pytest.approx(d,
+                                                                                    abs=1e-12)
+            assert c.calc(xs[t:t + 1], us[t:t + 1])[0] == pytest.approx(d * d, rel=1e-12)
+    with pytest.raises(ValueError, match="obstacle: expected a ddp.Sphere or a ddp.HalfSpace"):
+        ddp.Distance(m, "tip", 0.05, [0, 0, 0])
+    with pytest.raises(ValueError, match="radius: expected a non-negative"):
+        ddp.Sphere([0, 0, 0], -1)
+
+
+def test_a_reach_around_an_obstacle():
+    """UR5 reaching (ur5-box's costs, no box) with tool0 (a 5 cm sphere) kept 1 cm clear of a
+    sphere on its path: the unconstrained reach passes through it; the constrained one
+    converges, clear of it at every knot, and its cost is higher."""
+    m = robots.load("ur5")
+    x0, target = np.zeros(12), examples.UR5_BOX_TARGET
+    reg, grav = ddp.StateRegularization(m, x0, 1e-1), ddp.ControlGravity(m, 1e-4)
+    run = ddp.Sum([reg, grav, ddp.FrameTranslation(m, "tool0", target, 4.0)])
+    term = ddp.Sum([reg, grav, ddp.FrameTranslation(m, "tool0", target, 40.0)])
+
+    def problem(constraints=None):
+        return ddp.ShootingProblem(AnalyticalDynamics(m), x0, 40, 0.05, run, term,
+                                   constraints=constraints, terminal_constraints=constraints)
+
+    start = dict(xs=np.tile(x0, (41, 1)), us=np.zeros((40, 6)), shooting="multiple")
+    free = ddp.solve(problem(), **start)
+    data, fid = m.pin_model.createData(), m.pin_model.getFrameId("tool0")
+
+    def tool(xs):
+        out = []
+        for x in xs:
+            pin.framesForwardKinematics(m.pin_model, data, x[:m.nq])
+            out.append(data.oMf[fid].translation.copy())
+        return np.array(out)
+
+    path = tool(free.xs)
+    center = path[len(path) // 2]
+    clear = ddp.Constraint(ddp.Distance(m, "tool0", 0.05, ddp.Sphere(center, 0.05)), lower=0.01)
+    sol = ddp.solve(problem([clear]), max_iter=200, **start)
+    assert sol.status == "converged", sol.message
+    gap = np.linalg.norm(tool(sol.xs) - center, axis=1) - 0.1
+    assert np.min(gap) >= 0.01 - 1e-6
+    assert np.min(np.linalg.norm(path - center, axis=1) - 0.1) < 0  # it was in the way
+    assert sol.cost > free.cost
+
+
+def test_panda_reaches_around_its_obstacle():
+    """panda-obstacle: converged, every constraint (the three spheres clear of the obstacle,
+    the joint and velocity limits) met to 1e-6, the torques within their box; the hand's
+    straight path (the problem without constraints) goes through the obstacle."""
+    P = examples.get("panda-obstacle")
+    xs, us = examples.initial_guess(P, "crocoddyl")
+    sol = ddp.solve(P, xs=xs, us=us, shooting="multiple", max_iter=300)
+    assert sol.status == "converged", sol.message
+    assert sol.violation <= 1e-6
+    assert np.all(np.abs(sol.us) <= P.u_max + 1e-12)
+    r = P.constraints.residuals(sol.xs, sol.us)
+    assert np.all(r >= P.constraints.lower - 1e-6) and np.all(r <= P.constraints.upper + 1e-6)
+    free = ddp.ShootingProblem(P.dynamics, P.x0, P.T, P.dt, P.knot_costs.costs[0],
+                               P.terminal_cost)
+    straight = ddp.solve(free, xs=xs, us=us, shooting="multiple")
+    hand = ddp.Distance(P.dynamics.model, "panda_hand_tcp", 0.04, P.info["obstacle"])
+    hand = ddp.costs.bind(hand, P.nq, P.nv, P.nu, P.dynamics.model)
+    assert hand.residual_values(straight.xs, np.zeros((P.T + 1, P.nu))).min() < -0.05

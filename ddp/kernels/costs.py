@@ -25,6 +25,11 @@ COM             c_ref (3): residual c(q) - c_ref, the centre of mass
 FORCE           nf (1), A (nr x nf), b (nr): residual A lam_c - b of the force lam_c (nf: 3
                 for a point contact, 6 for a flat one) of the contact whose force starts at
                 row ``joint`` of the knot's forces
+DISTANCE        jMf (12, the sphere's centre as the frame's origin), obstacle (1: SPHERE or
+                HALF_SPACE), c (3: the obstacle's centre, or a point of its plane), n (3: the
+                plane's unit normal, outwards), clearance (1: the sum of the radii): residual
+                |p - c| - clearance, or n . (p - c) - clearance (1), the signed distance
+                between the robot's sphere and the obstacle
 GRAVITY         none: residual u - g(q) (nv; nu = nv), the controls minus the torques that
                 hold the robot against gravity (IDSVA at v = a = 0 for g and dg/dq; the exact
                 Hessian's sum_a (w r)_a d2g_a/dq2 by the contracted IDSVA-SO)
@@ -69,7 +74,10 @@ from dynamics.kernels.spatial import dot6, motion_cross, motion_cross_add
 from .passes import call_knot_kernel
 from .records import LINKED_COSTS, CostDerivatives, Forces, PackedModel, Program, empty_forces
 
-STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE, GRAVITY = range(9)
+STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE, GRAVITY, DISTANCE = \
+    range(10)
+#: the obstacles of a DISTANCE term
+SPHERE, HALF_SPACE = 0, 1
 #: activations: 1/2 sum w_a r_a^2, or its quadratic barrier (r_a outside [lb_a, ub_a] only)
 QUADRATIC, BARRIER = 0, 1
 TERM_INTS = 7
@@ -199,13 +207,60 @@ def _state_term(m, xr, w, q, v, order, exact_hessians, l, g, Hxx, r3, J3, H3, r6
 
 
 @njit(callee=True, **_JIT)
+def _distance_residual(par, Rf, pf, order, r, Jx, Hx):
+    """The signed distance r = phi(p) of the frame's origin p(xi) = pf + Rf (xi_v + 1/2 xi_w x
+    xi_v) to the obstacle (DISTANCE's parameters), with Jx = grad phi^T Jp and
+    Hx = Jp^T Hess phi Jp + sum_c grad phi_c Hp_c in xi (Jx, Hx zeroed by the caller):
+    a sphere's phi = |p - c| - clearance, grad n = (p - c) / |p - c|, Hess (I - n n^T) / |p - c|;
+    a half-space's phi = n . (p - c) - clearance, linear."""
+    obstacle, c, nplane, clearance = par[12], par[13:16], par[16:19], par[19]
+    g = np.empty(3)
+    d = 0.0
+    if obstacle == SPHERE:
+        for a in range(3):
+            g[a] = pf[a] - c[a]
+            d += g[a] * g[a]
+        d = np.sqrt(d)
+        r[0] = d - clearance
+        for a in range(3):
+            g[a] /= d
+    else:
+        s = 0.0
+        for a in range(3):
+            g[a] = nplane[a]
+            s += nplane[a] * (pf[a] - c[a])
+        r[0] = s - clearance
+    if order == 0:
+        return
+    Jv = np.empty(3)  # grad phi^T Rf: the gradient in xi_v (xi_w's first order is zero)
+    for k in range(3):
+        t = 0.0
+        for a in range(3):
+            t += g[a] * Rf[a, k]
+        Jv[k] = t
+        Jx[0, k] = t
+    if obstacle == SPHERE:  # Rf^T (I - n n^T) Rf / d on the xi_v block = (I - Jv Jv^T) / d
+        for j in range(3):
+            for k in range(3):
+                Hx[0, j, k] = ((1.0 if j == k else 0.0) - Jv[j] * Jv[k]) / d
+    for va in range(3):  # sum_c g_c Hp_c: 1/2 g . Rf (e_b x e_a) on the (xi_v, xi_w) blocks
+        for wb in range(3):
+            if va != wb:
+                third = 3 - va - wb
+                sign = 1.0 if va == (wb + 1) % 3 else -1.0
+                x = 0.5 * sign * Jv[third]
+                Hx[0, va, 3 + wb] += x
+                Hx[0, 3 + wb, va] += x
+
+
+@njit(callee=True, **_JIT)
 def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, RE, dp, pE, J3, H3):
     """Residual of a frame term as a function of the frame's local motion xi: r (nr,) and, with
     ``order`` > 0, Jx (nr, 6) and, for a translation, Hx (nr, 6, 6) (the Hessians of the
     logarithms are formed contracted, by :func:`_frame_term`).  RE ... H3: work arrays."""
     if order > 0:
         Jx[:, :] = 0.0
-        if kind == TRANSLATION:
+        if kind == TRANSLATION or kind == DISTANCE:
             Hx[:, :, :] = 0.0
     if kind == PLACEMENT:
         Rt = par[12:21].reshape((3, 3))
@@ -233,6 +288,8 @@ def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, RE, dp, pE, J3, H3):
                         x = 0.5 * sign * Rf[c, third]
                         Hx[c, va, 3 + wb] = x
                         Hx[c, 3 + wb, va] = x
+    elif kind == DISTANCE:
+        _distance_residual(par, Rf, pf, order, r, Jx, Hx)
     else:  # ROTATION
         Rt = par[12:21].reshape((3, 3))
         gemm_tn(Rt, Rf, RE, 1.0, 0.0)
@@ -256,7 +313,7 @@ def has_frame_terms(program):
         for k in range(cints[io]):
             kind = cints[io + 1 + TERM_INTS * k]
             if (kind == PLACEMENT or kind == TRANSLATION or kind == ROTATION or kind == VELOCITY
-                    or kind == COM):
+                    or kind == COM or kind == DISTANCE):
                 return True
     return False
 
@@ -613,7 +670,7 @@ def _frame_term(m, kind, joint, nr, w0, par, order, exact_hessians, oR, op, S0, 
                 s += Jx[a, j] * w[a] * Jx[a, kk]
             M6[j, kk] = s
     if exact_hessians:  # + sum_a (W r)_a Hx[a]; the logarithms' Hessians are formed contracted
-        if kind == TRANSLATION:
+        if kind == TRANSLATION or kind == DISTANCE:
             for j in range(6):
                 for kk in range(6):
                     s = 0.0
