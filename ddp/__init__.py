@@ -20,7 +20,7 @@ from .box_qp import BoxQPResult, box_qp
 from .callbacks import Iteration, IterationTable
 from .constraints import Constraint
 from .costs import (CoMPosition, ContactForce, ControlGravity, ControlRegularization,
-                    CostProgram, Distance, ForceCost, HalfSpace, Sphere,
+                    Column, CostProgram, Distance, ForceCost, HalfSpace, Sphere,
                     FramePlacement, FrameRotation, FrameTranslation, FrameVelocity, FrictionCone,
                     QuadraticBarrier, ResidualCost, StateRegularization, Sum, WrenchCone)
 from .integrators import SemiImplicitEuler
@@ -40,4 +40,4 @@ __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlace
            "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "Phase",
            "CoMPosition", "ContactForce", "FrictionCone", "WrenchCone", "ForceCost",
            "QuadraticBarrier", "Constraint", "ControlGravity", "MPC", "Distance", "Sphere",
-           "HalfSpace"]
+           "HalfSpace", "Column"]

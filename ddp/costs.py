@@ -589,9 +589,23 @@ class HalfSpace:
         return f"HalfSpace({self.normal.tolist()}, {self.point.tolist()})"
 
 
+class Column:
+    """A vertical cylinder obstacle, infinite along z: its axis through ``center`` (its x, y
+    are read), ``radius`` >= 0."""
+
+    def __init__(self, center, radius):
+        self.center = _finite("center", center, (3,), "3 finite values")
+        if not (np.isfinite(radius) and radius >= 0):
+            raise ValueError(f"radius: expected a non-negative finite number; got {radius!r}")
+        self.radius = float(radius)
+
+    def __repr__(self):
+        return f"Column({self.center.tolist()}, {self.radius:g})"
+
+
 def _obstacle(cost, obstacle):
-    if not isinstance(obstacle, (Sphere, HalfSpace)):
-        raise ValueError(f"obstacle: expected a ddp.Sphere or a ddp.HalfSpace; got "
+    if not isinstance(obstacle, (Sphere, HalfSpace, Column)):
+        raise ValueError(f"obstacle: expected a ddp.Sphere, ddp.HalfSpace or ddp.Column; got "
                          f"{obstacle!r}")
     return obstacle
 
@@ -599,7 +613,8 @@ def _obstacle(cost, obstacle):
 class Distance(_FrameCost):
     """Residual: the signed distance (1) between a sphere of ``radius`` on a frame (centred at
     ``offset`` in the frame's axes) and an ``obstacle`` (:class:`Sphere`: |p - c| - radii;
-    :class:`HalfSpace`: n . (p - point) - radius), negative when they overlap.  As a hard
+    :class:`Column`: the same in x and y; :class:`HalfSpace`: n . (p - point) - radius),
+    negative when they overlap.  As a hard
     constraint, ``ddp.Constraint(ddp.Distance(...), lower=margin)`` keeps the sphere out of the
     obstacle.  Compiled with its exact Hessian (the distance's curvature and forward
     kinematics' second order); ``obstacle`` can be assigned between solves."""
@@ -617,8 +632,9 @@ class Distance(_FrameCost):
 
     def _obstacle_parameters(self):
         o = self.obstacle
-        if isinstance(o, Sphere):
-            return np.r_[_k.SPHERE, o.center, np.zeros(3), self.radius + o.radius]
+        if isinstance(o, (Sphere, Column)):
+            kind = _k.SPHERE if isinstance(o, Sphere) else _k.COLUMN
+            return np.r_[kind, o.center, np.zeros(3), self.radius + o.radius]
         return np.r_[_k.HALF_SPACE, o.point, o.normal, self.radius]
 
     def term(self):
@@ -629,8 +645,10 @@ class Distance(_FrameCost):
         R, p = self.frame_placement(q, dq)
         point = p + cs.mtimes(R, cs.DM(self.offset))
         o = self.obstacle
-        if isinstance(o, Sphere):
+        if isinstance(o, (Sphere, Column)):
             d = point - cs.DM(o.center)
+            if isinstance(o, Column):
+                d = d[:2]
             return cs.sqrt(cs.dot(d, d)) - (self.radius + o.radius)
         return cs.dot(cs.DM(o.normal), point - cs.DM(o.point)) - self.radius
 

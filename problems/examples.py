@@ -12,6 +12,8 @@ ur5-box            6     UR5 reaching with tool0 kept in a box: a hard constrain
                          (mim-solvers' ``examples/ur5.py``, solved there by CSQP)
 panda-obstacle     7     Panda (fingers locked) reaching around a sphere: distances, joint
                          position and velocity limits as hard constraints, torque limits
+quadrotor-columns  6     the Hector quadrotor flying between two columns above the floor,
+                         rotor thrusts bounded (aligator's ``quadrotor_obstacles.py``)
 hyq                18    mid-air leg tuck of the free-floating quadruped (base unactuated)
 atlas              36    mid-air posture change of the free-floating humanoid (base unactuated)
 hyq-walk           18    HyQ walking on flat ground: contacts, friction cones, impacts
@@ -251,6 +253,52 @@ def panda_obstacle(backend="analytical", T=50, dt=0.02, target_offset=None, obst
     return P
 
 
+#: the Hector quadrotor's rotor thrusts to its base's wrench (aligator's and Crocoddyl's
+#: quadrotor examples: arm length 0.1525, thrust and moment coefficients 6.6e-5, 1e-6)
+QUADROTOR_ARM, QUADROTOR_CF, QUADROTOR_CM = 0.1525, 6.6e-5, 1e-6
+#: the radius of the sphere around the quadrotor (its collision mesh's bounding radius, from
+#: coal's computeLocalAABB in aligator's example)
+QUADROTOR_RADIUS = 0.40822360896563425
+
+
+def quadrotor_actuation():
+    d, k = QUADROTOR_ARM, QUADROTOR_CM / QUADROTOR_CF
+    return np.array([[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0],
+                     [0.0, d, 0.0, -d], [-d, 0.0, d, 0.0], [-k, k, -k, k]])
+
+
+def quadrotor_columns(backend="analytical", T=180, dt=0.01, target=None):
+    """aligator's ``examples/quadrotor_obstacles.py`` with ``--obstacles --bounds``: the Hector
+    quadrotor of example-robot-data (free flyer, four rotors: :func:`quadrotor_actuation`) from
+    rest 18 cm above the floor to ``target`` (default (-0.1, 3.2, 1.0), level) past two columns
+    of radius 0.22 m; hard constraints: the base above the floor, its sphere
+    (:data:`QUADROTOR_RADIUS`) clear of the columns; rotor thrusts in [0, 5].  Costs as there:
+    the state towards the target (0.1 on position, 1e-2 on orientation, 1e-3 on velocity; 12
+    times that at the end), the thrusts towards hovering (0.1); T = 180, dt = 0.01."""
+    m = robots.load("quadrotor_base", floating_base=True)
+    D = make_backend(m, backend)
+    x0 = np.concatenate([m.neutral(), np.zeros(m.nv)])
+    x0[2] = 0.18
+    goal = np.concatenate([m.neutral(), np.zeros(m.nv)])
+    goal[:3] = (-0.1, 3.2, 1.0) if target is None else np.asarray(target, dtype=float)
+    B = quadrotor_actuation()
+    hover = np.linalg.lstsq(B, dyn.rnea(m, m.neutral(), np.zeros(6), np.zeros(6)),
+                            rcond=None)[0]
+    w = np.r_[np.full(3, 0.1), np.full(3, 1e-2), np.full(6, 1e-3)]
+    run = ddp.Sum([ddp.StateRegularization(m, goal, w),
+                   ddp.ControlRegularization(4, 0.1, u_ref=hover)])
+    floor = ddp.Constraint(ddp.Distance(m, "base_link", 0.0, ddp.HalfSpace([0, 0, 1], [0, 0, 0])),
+                           lower=0.0, name="above the floor")
+    columns = [ddp.Constraint(ddp.Distance(m, "base_link", QUADROTOR_RADIUS,
+                                           ddp.Column(c, 0.22)), lower=0.0, name=f"column {i}")
+               for i, c in enumerate(([-0.45, 1.2, 0.0], [0.4, 2.4, 0.0]), 1)]
+    P = ddp.ShootingProblem(D, x0, T, dt, run, ddp.StateRegularization(m, goal, 12 * w),
+                            actuation=B, u_min=0.0, u_max=5.0, constraints=[floor, *columns])
+    P.info = dict(robot="hector quadrotor", task="fly past two columns (hard constraints)",
+                  target=goal[:3])
+    return P
+
+
 def _floating_task(model, q_start, joints_goal, angle, axis, gravity, backend, T, dt,
                    terminal_scale=1.0):
     """Free-floating task: base unactuated, joints actuated; end at rest with the joints at
@@ -387,7 +435,8 @@ def talos_walk(backend="analytical", dt=None, step_length=None, step_height=None
 
 
 PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot": pendubot,
-            "ur3": ur3, "ur5-box": ur5_box, "panda-obstacle": panda_obstacle, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot,
+            "ur3": ur3, "ur5-box": ur5_box, "panda-obstacle": panda_obstacle,
+            "quadrotor-columns": quadrotor_columns, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot,
             "hyq-pace": hyq_pace, "hyq-bound": hyq_bound, "hyq-jump": hyq_jump,
             "talos-walk": talos_walk}
 
@@ -408,6 +457,7 @@ DEFAULT_STARTS = {n: ("crocoddyl", "multiple") for n in CONTACT_PROBLEMS}
 #: mim-solvers' start of its UR5 example: x0 at every knot, zero controls
 DEFAULT_STARTS["ur5-box"] = ("cold", "multiple")
 DEFAULT_STARTS["panda-obstacle"] = ("crocoddyl", "multiple")
+DEFAULT_STARTS["quadrotor-columns"] = ("quasi-static", "multiple")
 
 
 def default_start(name: str) -> tuple:

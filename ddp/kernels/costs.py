@@ -25,10 +25,11 @@ COM             c_ref (3): residual c(q) - c_ref, the centre of mass
 FORCE           nf (1), A (nr x nf), b (nr): residual A lam_c - b of the force lam_c (nf: 3
                 for a point contact, 6 for a flat one) of the contact whose force starts at
                 row ``joint`` of the knot's forces
-DISTANCE        jMf (12, the sphere's centre as the frame's origin), obstacle (1: SPHERE or
-                HALF_SPACE), c (3: the obstacle's centre, or a point of its plane), n (3: the
-                plane's unit normal, outwards), clearance (1: the sum of the radii): residual
-                |p - c| - clearance, or n . (p - c) - clearance (1), the signed distance
+DISTANCE        jMf (12, the sphere's centre as the frame's origin), obstacle (1: SPHERE,
+                HALF_SPACE or COLUMN), c (3: the obstacle's centre, a point of its plane, or
+                of its axis), n (3: the plane's unit normal, outwards), clearance (1: the sum
+                of the radii): residual |p - c| - clearance, n . (p - c) - clearance, or
+                |P (p - c)| - clearance with P = diag(1, 1, 0) (1), the signed distance
                 between the robot's sphere and the obstacle
 GRAVITY         none: residual u - g(q) (nv; nu = nv), the controls minus the torques that
                 hold the robot against gravity (IDSVA at v = a = 0 for g and dg/dq; the exact
@@ -76,8 +77,8 @@ from .records import LINKED_COSTS, CostDerivatives, Forces, PackedModel, Program
 
 STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE, GRAVITY, DISTANCE = \
     range(10)
-#: the obstacles of a DISTANCE term
-SPHERE, HALF_SPACE = 0, 1
+#: the obstacles of a DISTANCE term (a column: a vertical cylinder, infinite along z)
+SPHERE, HALF_SPACE, COLUMN = 0, 1, 2
 #: activations: 1/2 sum w_a r_a^2, or its quadratic barrier (r_a outside [lb_a, ub_a] only)
 QUADRATIC, BARRIER = 0, 1
 TERM_INTS = 7
@@ -216,9 +217,9 @@ def _distance_residual(par, Rf, pf, order, r, Jx, Hx):
     obstacle, c, nplane, clearance = par[12], par[13:16], par[16:19], par[19]
     g = np.empty(3)
     d = 0.0
-    if obstacle == SPHERE:
+    if obstacle == SPHERE or obstacle == COLUMN:  # |P (p - c)|, P = I or diag(1, 1, 0)
         for a in range(3):
-            g[a] = pf[a] - c[a]
+            g[a] = pf[a] - c[a] if (obstacle == SPHERE or a < 2) else 0.0
             d += g[a] * g[a]
         d = np.sqrt(d)
         r[0] = d - clearance
@@ -243,6 +244,10 @@ def _distance_residual(par, Rf, pf, order, r, Jx, Hx):
         for j in range(3):
             for k in range(3):
                 Hx[0, j, k] = ((1.0 if j == k else 0.0) - Jv[j] * Jv[k]) / d
+    elif obstacle == COLUMN:  # Rf^T (P - n n^T) Rf / d
+        for j in range(3):
+            for k in range(3):
+                Hx[0, j, k] = (Rf[0, j] * Rf[0, k] + Rf[1, j] * Rf[1, k] - Jv[j] * Jv[k]) / d
     for va in range(3):  # sum_c g_c Hp_c: 1/2 g . Rf (e_b x e_a) on the (xi_v, xi_w) blocks
         for wb in range(3):
             if va != wb:

@@ -106,6 +106,11 @@ def run_constrained(repeats=5, instances=20, log=print):
     rows += _ours("panda-obstacle",
                   [dict(target_offset=np.array([0.0, 0.45, -0.1]) + rng.uniform(-0.05, 0.05, 3))
                    for _ in range(instances)], repeats, log)
+    rows += _ours("quadrotor-columns",
+                  [dict(target=np.array([-0.1, 3.2, 1.0]) + rng.uniform(-0.2, 0.2, 3))
+                   for _ in range(instances)], repeats, log)
+    notes.append("quadrotor-columns: aligator's example (ours only: aligator is not set up "
+                 "beside); its instances move the target by up to 0.2 m on each axis.")
     notes.append("panda-obstacle: ours only (Crocoddyl writes an obstacle as a collision pair "
                  "of Pinocchio's geometry model, which the reference does not build yet); its "
                  "instances move the target by up to 5 cm on each axis (seed 0).")
