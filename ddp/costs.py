@@ -561,8 +561,8 @@ class FrameRotation(_FrameCost):
         return lie.log_group(SPH, cs.mtimes(cs.DM(self.rotation).T, R))
 
 
-class Sphere:
-    """A sphere obstacle: ``center`` (3,) in the world, ``radius`` >= 0."""
+class _RoundObstacle:
+    """An obstacle given by a centre (3,) in the world and a radius >= 0."""
 
     def __init__(self, center, radius):
         self.center = _finite("center", center, (3,), "3 finite values")
@@ -571,7 +571,11 @@ class Sphere:
         self.radius = float(radius)
 
     def __repr__(self):
-        return f"Sphere({self.center.tolist()}, {self.radius:g})"
+        return f"{type(self).__name__}({self.center.tolist()}, {self.radius:g})"
+
+
+class Sphere(_RoundObstacle):
+    """A sphere obstacle: ``center`` (3,) in the world, ``radius`` >= 0."""
 
 
 class HalfSpace:
@@ -589,18 +593,9 @@ class HalfSpace:
         return f"HalfSpace({self.normal.tolist()}, {self.point.tolist()})"
 
 
-class Column:
+class Column(_RoundObstacle):
     """A vertical cylinder obstacle, infinite along z: its axis through ``center`` (its x, y
     are read), ``radius`` >= 0."""
-
-    def __init__(self, center, radius):
-        self.center = _finite("center", center, (3,), "3 finite values")
-        if not (np.isfinite(radius) and radius >= 0):
-            raise ValueError(f"radius: expected a non-negative finite number; got {radius!r}")
-        self.radius = float(radius)
-
-    def __repr__(self):
-        return f"Column({self.center.tolist()}, {self.radius:g})"
 
 
 def _obstacle(cost, obstacle):
