@@ -311,7 +311,7 @@ class _Run:
             # feasibility and complementarity: how far r is from clip(r + lam/mu), which is
             # zero exactly when r is feasible and lam is a multiplier of it
             self.kkt = max(self.violation.value,
-                           float(np.max(np.abs(self.updated - self.lam), initial=0.0)) / self.mu)
+                           self.al.complementarity(self.lam, self.updated, self.mu))
             rec.violation, rec.penalty = self.violation.value, self.mu
             rec.cost = self.cost - self.al.shift(self.lam, self.mu)
         return d, rec

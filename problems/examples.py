@@ -18,6 +18,7 @@ hyq                18    mid-air leg tuck of the free-floating quadruped (base u
 atlas              36    mid-air posture change of the free-floating humanoid (base unactuated)
 hyq-walk           18    HyQ walking on flat ground: contacts, friction cones, impacts
                          (Crocoddyl's ``quadrupedal_gaits`` walking, :mod:`problems.gaits`)
+hyq-walk-constrained 18  the same walk with its friction cones as hard constraints
 hyq-trot           18    HyQ trotting, the same formulation
 hyq-pace           18    HyQ pacing (the feet of one side together), the same formulation
 hyq-bound          18    HyQ bounding (front feet, then hind feet), the same formulation
@@ -392,6 +393,15 @@ def hyq_walk(backend="analytical", dt=None, step_length=None, step_height=None, 
                  step_knots=step_knots, support_knots=support_knots, x0=x0)
 
 
+def hyq_walk_constrained(backend="analytical", dt=None, step_length=None, step_height=None,
+                         step_knots=None, support_knots=None):
+    """:func:`hyq_walk` with its friction cones (Crocoddyl's 4 facets, mu 0.7) as hard
+    constraints on the support feet instead of barrier costs; the joint limits stay the
+    barrier cost (:class:`problems.gaits.QuadrupedGaits`' ``hard_cones``)."""
+    return _gait("walking", backend, dt=dt, step_length=step_length, step_height=step_height,
+                 step_knots=step_knots, support_knots=support_knots, hard_cones=True)
+
+
 def hyq_trot(backend="analytical", dt=None, step_length=None, step_height=None, step_knots=None,
              support_knots=None, x0=None):
     """HyQ trotting one gait cycle (diagonal pairs of feet), Crocoddyl's parameters unless
@@ -436,14 +446,15 @@ def talos_walk(backend="analytical", dt=None, step_length=None, step_height=None
 
 PROBLEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "pendubot": pendubot,
             "ur3": ur3, "ur5-box": ur5_box, "panda-obstacle": panda_obstacle,
-            "quadrotor-columns": quadrotor_columns, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot,
+            "quadrotor-columns": quadrotor_columns, "hyq-walk-constrained": hyq_walk_constrained, "hyq": hyq, "atlas": atlas, "hyq-walk": hyq_walk, "hyq-trot": hyq_trot,
             "hyq-pace": hyq_pace, "hyq-bound": hyq_bound, "hyq-jump": hyq_jump,
             "talos-walk": talos_walk}
 
 
 #: the problems with contacts (every backend builds them: ``soddp solve hyq-walk --backend
 #: casadi``)
-CONTACT_PROBLEMS = ("hyq-walk", "hyq-trot", "hyq-pace", "hyq-bound", "hyq-jump", "talos-walk")
+CONTACT_PROBLEMS = ("hyq-walk", "hyq-walk-constrained", "hyq-trot", "hyq-pace", "hyq-bound",
+                    "hyq-jump", "talos-walk")
 
 
 #: the starts of :func:`initial_guess`

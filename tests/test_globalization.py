@@ -194,8 +194,8 @@ def test_the_state_shift_also_damps_the_controls_that_only_move_contact_forces()
     constraint): torques that only change the contact forces do not move the state, so mu I on
     V'_xx never damps them.  Without the share of mu on Q_uu, the safeguarded default stopped
     with line-search-failed after 16 iterations (no step length up to mu = 1e9); with it, the
-    solve converges, feasible (in 103 iterations: the default penalty 100 on a force in N is
-    stiff; penalty=1 takes 27)."""
+    solve converges, feasible (in 103 iterations at an effective penalty of 100 on the force in
+    newtons, stiff on purpose; the default share of the penalty on forces makes it 1: 27)."""
     import dynamics as dyn
     from ddp.globalization import StateShift
     from dynamics import robots
@@ -214,7 +214,7 @@ def test_the_state_shift_also_damps_the_controls_that_only_move_contact_forces()
                             ddp.StateRegularization(m, x0, w), actuation=np.eye(m.nv)[:, 6:],
                             phases=[ddp.Phase(T, feet, cost, constraints=[push])])
     xs = np.tile(x0, (T + 1, 1))
-    sol = ddp.solve(P, xs=xs, us=P.quasi_static(xs), max_iter=200)
+    sol = ddp.solve(P, xs=xs, us=P.quasi_static(xs), max_iter=200, penalty=1e4)  # mu 100 on N
     assert sol.status == "converged", sol.message
     assert sol.violation <= 1e-6
     assert P.contact_forces(sol.xs, sol.us)["lf_foot"][:, 2].min() > 250.0 - 1e-5

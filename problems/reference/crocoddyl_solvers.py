@@ -116,7 +116,7 @@ def spec(problem, us=None, max_iter=200, repeats=3, xs=None, solvers=SOLVERS, th
     rollout, as our single shooting starts), stopping at ``th_stop`` (Crocoddyl's default is
     1e-9; 1e-12 runs to the optimum's rounding);
     None when the problem cannot be written in Crocoddyl (no URDF, an actuation other than full
-    or floating-base, a cost that is not built in)."""
+    or floating-base, a cost that is not built in, hard constraints)."""
     model = getattr(problem.dynamics, "model", None)
     if model is None or model.urdf_path is None:
         return None
@@ -128,6 +128,8 @@ def spec(problem, us=None, max_iter=200, repeats=3, xs=None, solvers=SOLVERS, th
     elif n == 2 and B.shape == (2, 1) and sorted(B.ravel()) == [0.0, 1.0]:
         actuation = f"double_pendulum_{int(np.argmax(B[:, 0])) + 1}"  # one joint actuated
     else:
+        return None
+    if problem.constraints:  # Crocoddyl's solvers do not enforce constraints
         return None
     knots, terminal = _knots(problem), _cost_items(problem.terminal_cost)
     if knots is None or terminal is None or problem.bounded:
