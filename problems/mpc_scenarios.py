@@ -10,9 +10,10 @@ every 20 ms (50 Hz) on the measured state, the knots' targets set at each tick t
 costs' setters, and between ticks the tick's feedback policy u = us_0 + K_0 (x - xs_0) at
 MuJoCo's 1 kHz.  DDP and iLQR both with the "shift" globalization (:data:`GLOBALIZATION`).
 
-Writes ``results/mpc_NAME_METHOD.{csv,md,png}`` and ``mpc_NAME_METHOD_trajectory.csv`` (the
-tracking error, the time per tick, the
-ticks over their 20 ms budget) and, with ``animate``, ``mpc_NAME_METHOD.html``.
+Writes ``results/mpc_NAME_METHOD.{csv,md,png}`` (the tracking error, the time per tick, the
+ticks over their 20 ms budget), ``mpc_NAME_METHOD_trajectory.csv`` and, with ``animate``,
+``mpc_NAME_METHOD.html``.  :func:`run_crocoddyl_ur5_reach` runs the same loop with Crocoddyl's
+FDDP as the controller, in its own environment.
 """
 
 from __future__ import annotations
