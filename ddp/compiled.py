@@ -46,6 +46,7 @@ class CompiledEvaluation(Evaluation):
         self.robot = P.dynamics.model
         run, self.running_others = self._knot_programs(P.knot_costs)
         term, terminal_others = self._split(P.terminal_cost)
+        term = _NO_PROGRAM if term is None else term.record
         self.terminal_others = terminal_others
         self.programs = Programs(run, term)
         self.inner = INNER_DTM if P.nv <= INNER_CROSSOVER_NV else INNER_IDFOZA
@@ -61,12 +62,13 @@ class CompiledEvaluation(Evaluation):
         self._trajectories = ()
 
     def _split(self, cost):
-        """(program, others): the program run inside the compiled calls (an empty one if the
-        cost has none on the dynamics' model) and the costs added by their own calls."""
+        """(program, others): the :class:`~ddp.costs.CostProgram` run inside the compiled calls
+        (None if the cost has none on the dynamics' model) and the costs added by their own
+        calls."""
         program, others = _costs.split(cost)
         if program is not None and not _same_model(program.model, self.robot):
             program, others = None, [cost]
-        return (_NO_PROGRAM if program is None else program.record), others
+        return program, others
 
     def _knot_programs(self, knot_costs):
         """The running :data:`~ddp.kernels.records.Program` of every knot (one program when all
@@ -78,18 +80,18 @@ class CompiledEvaluation(Evaluation):
         for cost, knots in knot_costs.distinct:
             program, rest = self._split(cost)
             others += [(c, knots) for c in rest]
-            parts.append(program)
-            if rest != [cost]:
-                packed.append((_costs.split(cost)[0], nf))
+            record = _NO_PROGRAM if program is None else program.record
+            parts.append(record)
+            if program is not None:
+                packed.append((program, nf))
             starts[knots] = no, nf
-            no, nf = no + program.ints.size, nf + program.floats.size
+            no, nf = no + record.ints.size, nf + record.floats.size
         if len(parts) == 1:
             return parts[0], others
         record = Program(np.concatenate([p.ints for p in parts]),
                          np.concatenate([p.floats for p in parts]), starts)
         for program, base in packed:  # the costs' setters reach the packed copy too
-            if program is not None:
-                program.register(record.floats, base)
+            program.register(record.floats, base)
         return record, others
 
     def knot_programs(self, t) -> list:

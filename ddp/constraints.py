@@ -224,34 +224,33 @@ class AugmentedLagrangian:
         #: each entry's share of the penalty mu (its constraint's penalty_scale)
         self.penalty_scale = (np.repeat([c.penalty_scale for _, c in knots], sizes) if knots
                               else np.zeros(0))
-        self._bound = {}     # (id(constraint), id(contacts)) -> its residual bound there
         self._knot_residual = {}  # (knot, id(constraint)) -> its bound residual
         self._knot_forces = None  # the evaluation's knot_forces(xs, us), for force residuals
         self._groups = None  # (bound residual, knots, positions (K, nr)) per constraint
         #: per program that evaluates constrained knots: (its floats, the positions of its
         #: entries in the flat multipliers, and where their weights, lower and upper bounds are)
         self._targets = []
-        self.mu = 0.0
 
     def __bool__(self):
         return self.size > 0
 
+    def at(self, t) -> list:
+        """The constraints of knot t (t = T: the terminal knot's)."""
+        return self.running[t] if t < self.T else self.terminal
+
     # ---------------------------------------------------------------- building the costs
-    def augmented(self, t, cost, bind, contacts=None):
+    def augmented(self, t, cost, bind):
         """Knot t's cost with its constraints' terms appended (a new :class:`~ddp.costs.Sum`
         of its own; the cost itself if the knot has none).  ``bind(residual)``: the residual
-        bound to the problem at this knot, whose contact set is ``contacts``."""
-        cs = self.running[t] if t < self.T else self.terminal
+        bound to the problem at this knot (the same object for the knots of one contact set)."""
+        cs = self.at(t)
         if not cs:
             return cost
         terms = list(cost.costs) if isinstance(cost, _costs.Sum) else [cost]
         for c in cs:
-            key = (id(c), id(contacts))
-            if key not in self._bound:
-                self._bound[key] = bind(c.residual)
-            self._knot_residual[(t, id(c))] = self._bound[key]
+            bound = self._knot_residual[(t, id(c))] = bind(c.residual)
             # its own weight and bounds (written by write()); the residual's references
-            terms.append(self._bound[key].copy_with(
+            terms.append(bound.copy_with(
                 weight=np.zeros(c.nr), bounds=(c.lower.copy(), c.upper.copy()),
                 _parameters_only=True))
         return _costs.Sum(terms)
@@ -266,7 +265,7 @@ class AugmentedLagrangian:
         targets = {}
         entry_knots = np.array([t for t, _ in self.entries])
         for t in range(self.T + 1):
-            cs = self.running[t] if t < self.T else self.terminal
+            cs = self.at(t)
             if not cs:
                 continue
             first = int(np.searchsorted(entry_knots, t))
@@ -299,10 +298,9 @@ class AugmentedLagrangian:
     def write(self, lam, mu):
         """Write the terms' weights and shifted bounds for the multipliers ``lam`` (size,) and
         the penalty ``mu`` (mu = 0: the terms vanish, the problem's cost is the cost alone)."""
-        self.mu = float(mu)
-        mu_e = self.mu * self.penalty_scale
+        mu_e = float(mu) * self.penalty_scale
         w = mu_e / self.scale
-        shift = lam / mu_e if self.mu > 0 else np.zeros_like(lam)
+        shift = lam / mu_e if mu > 0 else np.zeros_like(lam)
         lo, up = self.lower - shift, self.upper - shift
         for floats, pos, wi, li, ui in self._targets:
             floats[wi] = w[pos]

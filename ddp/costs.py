@@ -246,41 +246,39 @@ class ResidualCost(Cost):
         are its (n, T) inputs, and its (nall, T nall) Hessian output is the (T, nall, nall) C
         array of the transposed blocks, so those are transposed back (a view)."""
         xs, us, T = _knots(xs, us, self.nu)
-        key = (T, k == 1)
+        nall = 2 * self.nv + self.nu
+        outs = [np.empty(T), np.empty((T, nall)), np.empty((T, nall, nall)),
+                np.empty((T, nall, nall))][:k]
+        self._mapped((T, k == 1), lambda: self._function()[1 if k == 1 else 0], xs, us, outs)
+        return [o.transpose(0, 2, 1) if o.ndim == 3 else o for o in outs], T
+
+    def _mapped(self, key, function, xs, us, outs):
+        """Run ``function()`` (a CasADi function of one knot's q, v, u, made once per ``key``)
+        mapped over the knots of (xs, us) into the arrays ``outs``, through its buffer."""
         if key not in self._maps:
-            f = self._function()[1 if k == 1 else 0]
-            self._maps[key] = f.map(T, "serial").buffer()
+            self._maps[key] = function().map(len(us), "serial").buffer()
         buf, evaluate = self._maps[key]
         args = [np.ascontiguousarray(a) for a in (xs[:, :self.nq], xs[:, self.nq:], us)]
         for i, a in enumerate(args):
             buf.set_arg(i, memoryview(a))
-        nall = 2 * self.nv + self.nu
-        outs = [np.empty(T), np.empty((T, nall)), np.empty((T, nall, nall)),
-                np.empty((T, nall, nall))][:k]
         for i, o in enumerate(outs):
             buf.set_res(i, memoryview(o))
         evaluate()
-        return [o.transpose(0, 2, 1) if o.ndim == 3 else o for o in outs], T
 
     def residual_values(self, xs, us):
         """The residual r (T, nr) at T knots (no weight, no activation), by one mapped CasADi
         call (what a :class:`~ddp.constraints.Constraint` bounds)."""
         xs, us, T = _knots(xs, us, self.nu)
-        key = ("residual", T)
-        if key not in self._maps:
+
+        def function():
             q, dq = cs.SX.sym("q", self.nq), cs.SX.sym("dq", self.nv)
             v, u = cs.SX.sym("v", self.nv), cs.SX.sym("u", self.nu)
             r = cs.densify(cs.substitute(self.residual(q, dq, v, u), dq, cs.SX.zeros(self.nv)))
             name = "r_" + "_".join(p for p in type(self).__name__.split("_") if p)
-            f = cs.Function(name, [q, v, u], [r])
-            self._maps[key] = f.map(T, "serial").buffer()
-        buf, evaluate = self._maps[key]
-        args = [np.ascontiguousarray(a) for a in (xs[:, :self.nq], xs[:, self.nq:], us)]
-        for i, a in enumerate(args):
-            buf.set_arg(i, memoryview(a))
+            return cs.Function(name, [q, v, u], [r])
+
         out = np.empty((T, self.nr))
-        buf.set_res(0, memoryview(out))
-        evaluate()
+        self._mapped(("residual", T), function, xs, us, [out])
         return out
 
     def casadi_calc(self, xs, us):
@@ -451,7 +449,6 @@ class ControlRegularization(BuiltinCost):
         self.u_ref = np.zeros(nu) if u_ref is None else _finite(
             "u_ref", u_ref, (nu,), f"{nu} finite values")
         super().__init__(nq or 0, nv or 0, nu, weight, nu, "ControlRegularization", activation)
-        self._activation = activation
 
     SETTABLE = {"u_ref": lambda self, u: _finite("u_ref", u, (self.nu,),
                                                  f"{self.nu} finite values")}
@@ -460,10 +457,7 @@ class ControlRegularization(BuiltinCost):
         """:meth:`Cost.bind`: a copy sized for a state with (nq, nv) on ``model``."""
         if self.nu != nu:
             raise ValueError(f"ControlRegularization: nu = {self.nu}, the problem has nu = {nu}")
-        c = ControlRegularization(self.nu, self.weight, self.u_ref, nq, nv, self._activation)
-        c.__dict__.update(model=model, _slots=self._slots, _family=self._family)
-        self._family.append(weakref.ref(c))  # the user's cost's setters reach it
-        return c
+        return self.copy_with(nq=int(nq), nv=int(nv), model=model)
 
     def term(self):
         return _k.CONTROL, -1, self.weight, self.u_ref

@@ -44,7 +44,6 @@ class MPC:
                "gradient_at_end": False})
         self._xs = None if xs is None else problem.check_states(xs).copy()
         self._us = None if us is None else problem.check_controls(us).copy()
-        self._lam = None
         #: the last tick's :class:`~ddp.solution.Solution` (None before the first tick)
         self.solution: Solution | None = None
         self.ticks = 0

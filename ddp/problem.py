@@ -126,20 +126,15 @@ class ShootingProblem:
         self.constraints = AugmentedLagrangian(
             running, knot_constraints(terminal_constraints, 1, "terminal_constraints")[0],
             self.knot_contacts.cost_scale)
-        if self.constraints:
-            def bind_residual(t, where):
-                def bind_one(res):
-                    try:
-                        return _costs.bind(res, self.nq, self.nv, self.nu, model,
-                                           self.contact_sets[t] if t < self.T else None)
-                    except (ValueError, TypeError) as e:
-                        raise type(e)(f"{where}: {e}") from None
-                return bind_one
-            knot_costs = [self.constraints.augmented(t, c, bind_residual(t, "constraints"),
-                                                     self.contact_sets[t])
+        if self.constraints:  # the residuals bound as the costs are (once per contact set)
+            def bind_at(t, where):
+                contacts = self.contact_sets[t] if t < self.T else None
+                return lambda residual: bind(residual, contacts, where)
+
+            knot_costs = [self.constraints.augmented(t, c, bind_at(t, "constraints"))
                           for t, c in enumerate(knot_costs)]
             self.terminal_cost = self.constraints.augmented(
-                self.T, self.terminal_cost, bind_residual(self.T, "terminal_constraints"))
+                self.T, self.terminal_cost, bind_at(self.T, "terminal_constraints"))
         self.knot_costs = KnotCosts(knot_costs)
         self.u_min = self._bound(u_min, -np.inf, "u_min")
         self.u_max = self._bound(u_max, np.inf, "u_max")

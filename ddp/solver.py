@@ -305,7 +305,9 @@ class _Run:
         rec = Iteration(self.it, self.cost, grad, t_derivatives=t_der, gap=gap, exact=local.exact)
         if self.al is not None:
             if costs_of is None:  # the same trajectory keeps its residuals
-                self.residuals = self.al.residuals(self.xs, self.us)
+                lam = d.step.forces.lam  # the knots' forces, for residuals on forces
+                self.residuals = self.al.residuals(self.xs, self.us,
+                                                   lam if lam.shape[1] else None)
                 self.violation = self.al.violation(self.residuals)
             self.updated = self.al.updated(self.lam, self.mu, self.residuals)
             # feasibility and complementarity: how far r is from clip(r + lam/mu), which is

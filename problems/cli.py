@@ -67,7 +67,7 @@ def _bench(args):
 
 
 def _mpc(args):
-    if not 0 < args.seconds <= 600:
+    if args.seconds > 600:  # (positive: its argparse type)
         print("soddp mpc: error: --seconds: expected 0 < S <= 600", file=sys.stderr)
         return 2
     mpc_scenarios.run(args.scenario, args.method, args.iterations, args.seconds, args.animate)
@@ -187,6 +187,11 @@ def _report(args):
     return 0
 
 
+def _method_argument(parser):
+    parser.add_argument("--method", choices=["ddp", "ilqr"], default="ddp",
+                        help="full second-order DDP (default) or iLQR")
+
+
 def _add_solver_commands(sub):
     names = ", ".join(PROBLEMS)
     s = sub.add_parser("solve", help="solve one example problem",
@@ -194,8 +199,7 @@ def _add_solver_commands(sub):
                        "final status, and write a convergence plot and the trajectory (csv) to "
                        "results/.")
     s.add_argument("problem", choices=list(PROBLEMS), metavar="PROBLEM", help=f"one of: {names}")
-    s.add_argument("--method", choices=["ddp", "ilqr"], default="ddp",
-                   help="full second-order DDP (default) or iLQR")
+    _method_argument(s)
     s.add_argument("--backend", choices=list(BACKENDS), default="analytical",
                    help="dynamics derivatives: analytical (default), casadi (AD) or finite-diff")
     s.add_argument("--max-iter", type=_COUNT, default=200, metavar="N", help="default 200")
@@ -349,12 +353,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "trajectory to results/mpc_SCENARIO_METHOD.*")
     mp.add_argument("scenario", choices=list(mpc_scenarios.SCENARIOS), metavar="SCENARIO",
                     help="ur5-reach-mpc: the UR5 tracking a moving target with tool0")
-    mp.add_argument("--method", choices=["ddp", "ilqr"], default="ddp",
-                    help="full second-order DDP (default) or iLQR")
+    _method_argument(mp)
     mp.add_argument("--iterations", type=_POSITIVE_COUNT, default=1, metavar="N",
                     help="iterations per tick (default 1)")
-    mp.add_argument("--seconds", type=float, default=5.0, metavar="S",
-                    help="simulated seconds (default 5)")
+    mp.add_argument("--seconds", type=_SECONDS, default=5.0, metavar="S",
+                    help="simulated seconds, at most 600 (default 5)")
     mp.add_argument("--animate", action="store_true",
                     help="also write the motion as an HTML animation (meshcat)")
     mp.set_defaults(func=_mpc)

@@ -48,21 +48,39 @@ def _tool(model, q, data=None, frame=None):
     return data.oMf[frame].translation.copy()
 
 
-def ur5_reach_controller(T=25):
+def ur5_reach_controller(T=25, per_knot=True):
     """(problem, the reach costs of its T + 1 knots) of the controller: each knot tracks the
-    target where it will be at that knot's time (set at every tick)."""
+    target where it will be at that knot's time (set at every tick).  ``per_knot`` False: one
+    running cost for every knot (reach costs: the running one and the terminal one), as
+    Crocoddyl's builder takes it, giving each knot a model of its own."""
     m = robots.load("ur5")
     x0 = np.concatenate([UR5_Q0, np.zeros(6)])
     start = _tool(m, UR5_Q0)
-    reach = [ddp.FrameTranslation(m, "tool0", start, 100.0) for _ in range(T)]
+    reach = [ddp.FrameTranslation(m, "tool0", start, 100.0) for _ in range(T if per_knot else 1)]
     reach.append(ddp.FrameTranslation(m, "tool0", start, 1e3))
     velocities = ddp.StateRegularization(m, x0, np.r_[np.zeros(6), np.ones(6)])
     gravity = ddp.ControlGravity(m, 1e-3)
     knots = [ddp.Sum([r, velocities, gravity]) for r in reach[:-1]]
     P = ddp.ShootingProblem(AnalyticalDynamics(m), x0, None, TICK, None,
-                            ddp.Sum([reach[-1], velocities]), phases=[ddp.Phase(T, cost=knots)])
+                            ddp.Sum([reach[-1], velocities]),
+                            phases=[ddp.Phase(T, cost=knots if per_knot else knots[0])])
     P.info = dict(robot="ur5", task="track a moving target with tool0 (closed loop, MuJoCo)")
     return P, reach
+
+
+def _summary(method, iterations, seconds, t, err, tick_s, push_at):
+    """The table row of a closed loop: errors (``err`` at the ticks' times ``t``) after the
+    first second, or the first half of a shorter run (the arm starts at rest), and after the
+    push (at tick ``push_at``); the ticks' times ``tick_s``."""
+    tick_ms = 1e3 * np.asarray(tick_s)
+    settle, after_push = t >= min(1.0, seconds / 2), t >= push_at * TICK
+    return dict(scenario="ur5-reach-mpc", method=method, iterations=iterations,
+                seconds=seconds, mean_error_mm=round(1e3 * float(err[settle].mean()), 2),
+                max_error_mm=round(1e3 * float(err[settle].max()), 2),
+                max_error_after_push_mm=round(1e3 * float(err[after_push].max()), 2),
+                median_tick_ms=round(float(np.median(tick_ms)), 3),
+                max_tick_ms=round(float(tick_ms.max()), 3),
+                ticks_over_budget=int(np.sum(tick_ms > 1e3 * TICK)), ticks=len(t))
 
 
 def _target(center, t):
@@ -117,16 +135,7 @@ def run_ur5_reach(method="ddp", iterations=1, seconds=5.0, animate=False, log=pr
     rec_t, rec_p, rec_target = np.array(rec_t), np.array(rec_p), np.array(rec_target)
     err = np.linalg.norm(rec_p - rec_target, axis=1)
     tick_ms = 1e3 * np.array(tick_s)
-    # after the first second, or the first half of a shorter run (the arm starts at rest)
-    settle = rec_t >= min(1.0, seconds / 2)
-    after_push = rec_t >= push_at * TICK
-    row = dict(scenario="ur5-reach-mpc", method=method, iterations=iterations,
-               seconds=seconds, mean_error_mm=round(1e3 * float(err[settle].mean()), 2),
-               max_error_mm=round(1e3 * float(err[settle].max()), 2),
-               max_error_after_push_mm=round(1e3 * float(err[after_push].max()), 2),
-               median_tick_ms=round(float(np.median(tick_ms)), 3),
-               max_tick_ms=round(float(tick_ms.max()), 3),
-               ticks_over_budget=int(np.sum(tick_ms > 1e3 * TICK)), ticks=n_ticks)
+    row = _summary(method, iterations, seconds, rec_t, err, tick_s, push_at)
     if not write:
         return row
     stem = f"mpc_ur5-reach-mpc_{method}"
@@ -169,24 +178,14 @@ def run_crocoddyl_ur5_reach(iterations=1, seconds=5.0, push=None, log=print):
     """The same closed loop with Crocoddyl's FDDP as the controller, in its own environment
     (``problems/reference/crocoddyl_problem.py``'s ``closed_loop``: the same MJCF, targets,
     ticks, push and policy); its summary row, or None without ``SODDP_CROCODDYL_PYTHON``."""
-    m = robots.load("ur5")
-    P, reach = ur5_reach_controller()
-    x0 = P.x0
-    # Crocoddyl's problem: one running cost for every knot (its builder gives each knot a
-    # model of its own, whose reference the loop sets)
-    velocities = ddp.StateRegularization(m, x0, np.r_[np.zeros(6), np.ones(6)])
-    start = _tool(m, UR5_Q0)
-    uniform = ddp.ShootingProblem(
-        AnalyticalDynamics(m), x0, P.T, TICK,
-        ddp.Sum([ddp.FrameTranslation(m, "tool0", start, 100.0), velocities,
-                 ddp.ControlGravity(m, 1e-3)]),
-        ddp.Sum([ddp.FrameTranslation(m, "tool0", start, 1e3), velocities]))
+    P, reach = ur5_reach_controller(per_knot=False)
+    x0, start = P.x0, reach[0].position
     xs = np.tile(x0, (P.T + 1, 1))
-    spec = crocoddyl_solvers.spec(uniform, us=uniform.quasi_static(xs), xs=xs)
+    spec = crocoddyl_solvers.spec(P, us=P.quasi_static(xs), xs=xs)
     if spec is None or crocoddyl_solvers.python() is None:
         return None
     spec["closed_loop"] = dict(
-        mjcf=mjcf(m), frame="tool0", cost="translation0", center=start.tolist(), radius=0.1,
+        mjcf=mjcf(P.dynamics.model), frame="tool0", cost="translation0", center=start.tolist(), radius=0.1,
         period=4.0, tick=TICK, seconds=seconds, iterations=iterations,
         push=float(PUSH["force"][1] if push is None else push), push_body=PUSH["body"],
         push_duration=PUSH["duration"])
@@ -195,16 +194,8 @@ def run_crocoddyl_ur5_reach(iterations=1, seconds=5.0, push=None, log=print):
         return None
     t = TICK * np.arange(len(out["tick_s"]))
     err = np.linalg.norm(np.array(out["tool"]) - np.array(out["target"]), axis=1)
-    tick_ms = 1e3 * np.array(out["tick_s"])
-    settle, after = t >= min(1.0, seconds / 2), t >= (len(t) // 2) * TICK
-    return dict(scenario="ur5-reach-mpc", method=f"Crocoddyl {out['version']} FDDP",
-                iterations=iterations, seconds=seconds,
-                mean_error_mm=round(1e3 * float(err[settle].mean()), 2),
-                max_error_mm=round(1e3 * float(err[settle].max()), 2),
-                max_error_after_push_mm=round(1e3 * float(err[after].max()), 2),
-                median_tick_ms=round(float(np.median(tick_ms)), 3),
-                max_tick_ms=round(float(tick_ms.max()), 3),
-                ticks_over_budget=int(np.sum(tick_ms > 1e3 * TICK)), ticks=len(t))
+    return _summary(f"Crocoddyl {out['version']} FDDP", iterations, seconds, t, err,
+                    out["tick_s"], len(t) // 2)  # its script pushes at tick n // 2
 
 
 def run(name, method="ddp", iterations=1, seconds=5.0, animate=False, log=print):

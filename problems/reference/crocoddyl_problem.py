@@ -195,6 +195,12 @@ def _cut(full, n):
     return model
 
 
+def _shifted(solver):
+    """(xs, us): the solver's solution one knot on, its last state and control repeated (the
+    warm start of a receding-horizon tick, as Crocoddyl's users write it)."""
+    return (list(solver.xs[1:]) + [solver.xs[-1]], list(solver.us[1:]) + [solver.us[-1]])
+
+
 def mpc(spec, log=print):
     """A receding-horizon loop as Crocoddyl's users write it, for the spec's ``mpc``
     (``ticks``, ``iterations`` per tick): FDDP solved to convergence from the spec's start
@@ -213,8 +219,7 @@ def mpc(spec, log=print):
     for _ in range(ticks):
         t0 = time.perf_counter()
         problem.x0 = solver.xs[1].copy()
-        xs, us = list(solver.xs[1:]) + [solver.xs[-1]], list(solver.us[1:]) + [solver.us[-1]]
-        solver.solve(xs, us, iterations, False)
+        solver.solve(*_shifted(solver), iterations, False)
         times.append(time.perf_counter() - t0)
     log(f"Crocoddyl FDDP MPC: {iterations} iteration(s) per tick, median "
         f"{1e3 * np.median(times):.3f} ms, best {1e3 * min(times):.3f} ms")
@@ -272,9 +277,7 @@ def closed_loop(spec, log=print):
         references(t)
         t0 = time.perf_counter()
         problem.x0 = x
-        xs = list(solver.xs[1:]) + [solver.xs[-1]]
-        us = list(solver.us[1:]) + [solver.us[-1]]
-        solver.solve(xs, us, c["iterations"], False)
+        solver.solve(*_shifted(solver), c["iterations"], False)
         ticks.append(time.perf_counter() - t0)
         pin.framesForwardKinematics(model, pdata, x[:nq])
         tool.append(pdata.oMf[frame].translation.tolist())
