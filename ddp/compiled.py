@@ -94,6 +94,13 @@ class CompiledEvaluation(Evaluation):
             program.register(record.floats, base)
         return record, others
 
+    def cycle(self, order):
+        starts = self.programs.running.starts
+        if starts.shape[0] > 1:
+            starts[...] = starts[order]
+        new_knot = np.argsort(order)
+        self.running_others = [(c, np.sort(new_knot[k])) for c, k in self.running_others]
+
     def knot_programs(self, t) -> list:
         own = super().knot_programs(t)
         packed = (self.programs.terminal, 0) if t == self.problem.T \
@@ -230,17 +237,17 @@ class CompiledEvaluation(Evaluation):
             written += kkt
         return step, second_order, costs, tuple(a for a in written if a.size)
 
-    def steps(self, xs, us):
-        return self._steps(xs, us)[0]
+    def steps(self, xs, us, first=0):
+        return self._steps(xs, us, first)[0]
 
-    def _steps(self, xs, us):
+    def _steps(self, xs, us, first=0):
         """(F(xs_t, us_t) (T, nx), the knots' forces (T, nc), their steps' statuses (T,)) of
-        every knot from its own state."""
+        the knots first, first + 1, ..., each from its own state."""
         P = self.problem
         out, lam = np.empty((len(us), P.nx)), np.zeros((len(us), self.nc))
         status = np.empty(len(us), np.int64)
         with np.errstate(all="ignore"):
-            P.compiled_problem.knot_steps(np.ascontiguousarray(xs, dtype=float),
+            P.compiled_problem.knot_steps(first, np.ascontiguousarray(xs, dtype=float),
                                           np.ascontiguousarray(us, dtype=float), out, lam,
                                           status)
         return out, lam, status

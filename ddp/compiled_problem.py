@@ -116,10 +116,10 @@ class CompiledProblem:
         self.link(LINKED_STEP)
         return _passes.rollout(self.model, self.step, x0, loop, box, gaps, xs, us_out, kin, lam)
 
-    def knot_steps(self, xs, us, next_xs, lam, status) -> None:
-        """:func:`ddp.kernels.passes.knot_steps` of this problem."""
+    def knot_steps(self, first, xs, us, next_xs, lam, status) -> None:
+        """:func:`ddp.kernels.passes.knot_steps` of this problem (knots first, first + 1, ...)."""
         self.link(LINKED_STEP)
-        _passes.knot_steps(self.model, self.step, xs, us, next_xs, lam, status)
+        _passes.knot_steps(self.model, self.step, first, xs, us, next_xs, lam, status)
 
     def rollout_cost(self, x0, loop, box, gaps, programs, out, chunk_args) -> float:
         """The cost of :func:`ddp.kernels.evaluation.rollout_cost` (its rollout into ``out``);

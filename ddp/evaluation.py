@@ -108,8 +108,13 @@ class Evaluation:
         program = _costs.split(cost)[0]
         return [] if program is None else [(program.record, 0)]
 
-    def steps(self, xs, us):
-        """F(xs_t, us_t) of every knot (T, nx), each from its own state."""
+    def cycle(self, order) -> None:
+        """Follow the problem's knots reordered by :meth:`~ddp.problem.ShootingProblem.cycle`
+        (knot t is the former knot ``order[t]``): what this evaluation keeps per knot."""
+
+    def steps(self, xs, us, first=0):
+        """F(xs_t, us_t) (len(us), nx) of the knots first, first + 1, ... (all T by default),
+        each from its own state (row t of xs and us: knot first + t)."""
         raise NotImplementedError
 
     def cost(self, xs, us) -> float:
@@ -158,19 +163,8 @@ class ProtocolEvaluation(Evaluation):
     def __init__(self, problem):
         super().__init__(problem)
         P = problem
-        on_contacts = {}
-        self.spans, t = [], 0
-        for p in P.phases:
-            backend = P.dynamics
-            if P.capabilities.phases:
-                key = (p.contacts, p.damping)
-                if key not in on_contacts:
-                    on_contacts[key] = backend.with_contacts(p.contacts, p.damping)
-                backend = on_contacts[key]
-            self.spans.append(PhaseSpan(slice(t, t + p.knots), backend, bool(p.contacts),
-                                        p.impact, p.restitution))
-            t += p.knots
-        self.knot_span = np.repeat(np.arange(len(self.spans)), [p.knots for p in P.phases])
+        self._on_contacts = {}  # (contacts, damping) -> the backend on them, made once
+        self.spans, self.knot_span = self._spans()
         self.nc = int(P.knot_contacts.size.max(initial=0))  # force components at a knot, at most
         #: the force components per knot that the derivatives carry: ``nc`` when a running cost
         #: acts on the contact forces (the backends' ``contact_derivatives`` give them to the
@@ -178,6 +172,25 @@ class ProtocolEvaluation(Evaluation):
         self.force_rows = (self.nc if any(force_costs(c) for c, _ in P.knot_costs.distinct)
                            else 0)
         self.needs_forces = self.force_rows > 0
+
+    def _spans(self):
+        """(spans, knot_span) of the problem's phases."""
+        P = self.problem
+        spans, t = [], 0
+        for p in P.phases:
+            backend = P.dynamics
+            if P.capabilities.phases:
+                key = (p.contacts, p.damping)
+                if key not in self._on_contacts:
+                    self._on_contacts[key] = backend.with_contacts(p.contacts, p.damping)
+                backend = self._on_contacts[key]
+            spans.append(PhaseSpan(slice(t, t + p.knots), backend, bool(p.contacts), p.impact,
+                                   p.restitution))
+            t += p.knots
+        return spans, np.repeat(np.arange(len(spans)), [p.knots for p in P.phases])
+
+    def cycle(self, order):
+        self.spans, self.knot_span = self._spans()
 
     def _step(self, span, x, u):
         integrator = self.problem.integrator
@@ -250,10 +263,14 @@ class ProtocolEvaluation(Evaluation):
                                        step.forces if self.force_rows else None)
         return KnotDerivatives(*costs, step, second_order)
 
-    def steps(self, xs, us):
-        out = np.empty_like(xs)
+    def steps(self, xs, us, first=0):
+        out = np.empty((len(us), xs.shape[1]))
+        end = first + len(us)
         for s in self.spans:
-            out[s.knots] = self._step(s, xs[s.knots], us[s.knots])
+            a, b = max(s.knots.start, first), min(s.knots.stop, end)
+            if a < b:
+                rows = slice(a - first, b - first)
+                out[rows] = self._step(s, xs[rows], us[rows])
         return out
 
     def cost(self, xs, us):

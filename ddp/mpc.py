@@ -2,9 +2,10 @@
 
 Each tick sets the problem's x0 to the measured state, warm-starts from the last solution
 shifted by one knot (states, controls and the constraints' multipliers; the last knot's
-repeated), runs a fixed number of iterations (or until a time budget is spent) with multiple
-shooting, and returns the first control; the feedback policy (k, K) of the last backward pass
-serves a faster inner loop between ticks.  A tick evaluates the derivatives once per
+repeated; a cyclic problem's phase schedule moved on by one knot), runs a fixed number of
+iterations (or until a time budget is spent) with multiple shooting, and returns the first
+control; the feedback policy (k, K) of the last backward pass serves a faster inner loop
+between ticks.  A tick evaluates the derivatives once per
 iteration: the gradient of its final trajectory is the next tick's first row
 (``gradient_at_end=False``), as Crocoddyl's solvers report it.
 """
@@ -27,17 +28,24 @@ class MPC:
     first iteration that ends past the budget); ``settings``: a
     :class:`~ddp.settings.SolverSettings` and/or any of its fields by name (shooting is
     multiple: a shifted warm start has gaps).  ``xs``, ``us``: the first tick's start (default:
-    x at every knot and the problem's initial controls)."""
+    x at every knot and the problem's initial controls).  ``cyclic``: each tick after the first
+    moves the problem's phases on by one knot (:meth:`~ddp.problem.ShootingProblem.cycle`: a
+    problem over one cycle of a gait follows the gait)."""
 
     def __init__(self, problem, iterations: int = 1, budget_ms: float | None = None,
-                 settings: SolverSettings | None = None, xs=None, us=None, **overrides):
+                 settings: SolverSettings | None = None, xs=None, us=None, cyclic=False,
+                 **overrides):
         if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) \
                 or iterations < 1:
             raise ValueError(f"iterations: expected a positive integer; got {iterations!r}")
         if budget_ms is not None and not (np.isfinite(budget_ms) and budget_ms > 0):
             raise ValueError(f"budget_ms: expected a positive number of milliseconds or None; "
                              f"got {budget_ms!r}")
+        if cyclic and problem.constraints:
+            raise ValueError("cyclic: a problem with constraints cannot move its schedule on; "
+                             "expected cyclic=False")
         self.problem = problem
+        self.cyclic = bool(cyclic)
         self.budget_ms = budget_ms
         self.settings = (settings or DEFAULT_SETTINGS).updated(
             **{"shooting": "multiple", **overrides, "max_iter": int(iterations),
@@ -64,6 +72,8 @@ class MPC:
             lam = None
             gaps = None
         else:
+            if self.cyclic:
+                P.cycle(1)
             s = self.solution
             xs = np.concatenate([s.xs[1:], s.xs[-1:]])
             us = np.concatenate([s.us[1:], s.us[-1:]])
@@ -88,7 +98,8 @@ def _shifted_gaps(P, solution, xs, us):
         return None
     f = np.zeros((P.T + 1, P.ndx))
     f[0] = P.integrator.difference(xs[0], P.x0)
-    f[-1] = P.integrator.difference(xs[-1], P.evaluation.steps(xs[-2:-1], us[-1:])[0])
+    last = P.evaluation.steps(xs[-2:-1], us[-1:], P.T - 1)[0]  # the step of the last knot
+    f[-1] = P.integrator.difference(xs[-1], last)
     return f
 
 

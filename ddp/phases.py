@@ -152,6 +152,12 @@ class KnotCosts:
             self.distinct.setdefault(id(c), (c, []))[1].append(t)
         self.distinct = [(c, np.array(k)) for c, k in self.distinct.values()]
 
+    def cycle(self, order) -> None:
+        """Reorder the knots: knot t takes the former knot ``order[t]``'s cost."""
+        self.costs = [self.costs[i] for i in order]
+        new_knot = np.argsort(order)
+        self.distinct = [(c, np.sort(new_knot[k])) for c, k in self.distinct]
+
     @property
     def single(self):
         """The cost of every knot if they all share one, else None."""

@@ -53,7 +53,10 @@ class ShootingProblem:
     ``constraints``: hard constraints (:class:`~ddp.constraints.Constraint`) of the running
     knots: one list for every knot, or T lists (one per knot); ``terminal_constraints``: a list
     for the terminal knot.  The solver enforces them by an augmented Lagrangian
-    (:mod:`ddp.constraints`); ``problem.constraints`` holds them."""
+    (:mod:`ddp.constraints`); ``problem.constraints`` holds them.
+
+    ``x0`` may be assigned between solves (a receding horizon's measured state), and
+    :meth:`cycle` moves the phase schedule on by some knots; nothing else is rebuilt."""
 
     def __init__(self, dynamics, x0, horizon: int | None, dt: float, running_cost,
                  terminal_cost, actuation=None, u_min=None, u_max=None, phases=None, *,
@@ -71,6 +74,9 @@ class ShootingProblem:
             phases = [Phase(int(horizon), tuple(held.contacts) if held is not None else (),
                             damping=caps.damping)]
         self.phases, self.T = check_phases(phases, horizon)
+        #: the phases as given, and the one of each knot (:meth:`cycle` reorders the knots)
+        self.schedule = tuple(self.phases)
+        self.knot_phase = np.repeat(np.arange(len(self.phases)), [p.knots for p in self.phases])
         if any(p.contacts for p in self.phases) and not (model is not None
                                                          and caps.contact_model):
             raise ValueError(f"phases: contacts need a backend with a contact model "
@@ -210,6 +216,47 @@ class ShootingProblem:
         one of another shape (non-finite values pass: a diverged trajectory has a NaN cost)."""
         return (_float_array("xs", xs, (self.T + 1, self.nx), "(horizon + 1, nq + nv)"),
                 self.check_controls(us))
+
+    def cycle(self, knots: int = 1) -> None:
+        """Move the schedule on by ``knots`` knots, cyclically: knot t takes what knot
+        t + ``knots`` had (its contacts, impact, running cost and weight) and the first
+        ``knots`` knots' wrap around to the end, so that a problem over one cycle of a gait
+        stays that gait one tick later (aligator's ``cycleProblem``; Crocoddyl's MPC appends
+        its first models circularly).  Nothing is rebuilt: the knots' packed contacts and cost
+        programs are reordered in place, and the compiled kernels stay linked.  ``phases``
+        then lists the reordered runs of knots; the terminal knot and its cost are kept."""
+        if isinstance(knots, bool) or not isinstance(knots, (int, np.integer)) or knots < 0:
+            raise ValueError(f"knots: expected a non-negative number of knots; got {knots!r}")
+        if self.constraints:
+            raise ValueError("cycle: a problem with constraints cannot move its schedule on "
+                             "(their multipliers are laid out by knot); build the problem at "
+                             "the new phase instead")
+        s = int(knots) % self.T
+        if s == 0:
+            return
+        order = np.roll(np.arange(self.T), -s)  # knot t <- the former knot order[t]
+        kc = self.knot_contacts
+        for a in (kc.kind, kc.int_offsets, kc.float_offsets, kc.size, kc.cost_scale,
+                  kc.damping, kc.restitution):
+            a[...] = a[order]
+        self.contact_sets = [self.contact_sets[i] for i in order]
+        self.knot_costs.cycle(order)
+        self.knot_phase = self.knot_phase[order]
+        self.phases = self._runs()
+        self.running_cost = self.knot_costs.costs[0]
+        self.evaluation.cycle(order)
+
+    def _runs(self) -> list:
+        """The knots as phases: each run of consecutive knots of one phase of the schedule,
+        with their costs."""
+        runs, start = [], 0
+        for t in range(1, self.T + 1):
+            if t == self.T or self.knot_phase[t] != self.knot_phase[start]:
+                p = self.schedule[self.knot_phase[start]]
+                runs.append(Phase(t - start, p.contacts, self.knot_costs.costs[start:t],
+                                  p.impact, p.damping, p.restitution, p.name))
+                start = t
+        return runs
 
     def check_controls(self, us, name="us"):
         return _float_array(name, us, (self.T, self.nu), "(horizon, nu)")

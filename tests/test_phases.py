@@ -457,3 +457,105 @@ def test_force_costs_equal_the_casadi_reference(name):
         assert rel_err(curvature, Hr - GN) < 1e-9, rel_err(curvature, Hr - GN)
         active += np.count_nonzero(gl[only_barriers])
     assert active > 0  # a cone's barrier was active somewhere
+
+
+def _phases_rotated(phases, s, default):
+    """The phases' knots from knot s on, then the first s (one phase per run), built afresh:
+    each knot's contacts, impact and cost (``default`` where the phase has none) taken from
+    the phase list itself."""
+    knots = [(p, c) for p in phases for c in p.knot_costs(default)]
+    knots = knots[s:] + knots[:s]
+    runs = []
+    for p, c in knots:
+        if runs and runs[-1][0] is p:
+            runs[-1][1].append(c)
+        else:
+            runs.append((p, [c]))
+    return [ddp.Phase(len(cs), p.contacts, cs, p.impact, p.damping, p.restitution)
+            for p, cs in runs]
+
+
+def test_a_cycled_schedule_is_the_problem_built_at_the_shifted_phase():
+    """A gait of HyQ (four feet with a cost per knot, three damped, an impact with
+    restitution, four again) moved on by ``cycle`` 1 then 3 more knots is, on the compiled
+    analytical passes and through the protocol (finite differences), the problem built directly
+    from the phases rotated by 1 and 4 knots: the same cost, gaps, step of the last knot, and
+    first and second derivatives (the packed contacts, cost programs and phase spans reordered
+    in place).  A problem with constraints refuses to cycle."""
+    m, x0 = standing_hyq()
+    rng = np.random.default_rng(11)
+    x0[m.nq:] = rng.normal(scale=0.2, size=m.nv)
+    run, term = _costs(m, standing_hyq()[1])
+    feet = [dyn.Contact3D(f, gains=(0.0, 20.0)) for f in FEET]
+    weighted = [ddp.Sum([run, ddp.ControlRegularization(12, w)]) for w in (1e-2, 1e-1, 1.0)]
+    phases = [ddp.Phase(3, feet, weighted), ddp.Phase(3, feet[:3], damping=1e-6),
+              ddp.Phase(1, feet, impact=True, restitution=0.2), ddp.Phase(3, feet)]
+    B = np.eye(m.nv)[:, 6:]
+    for backend in (dyn.AnalyticalDynamics(m), dyn.FiniteDifferenceDynamics(m)):
+        def problem(phases):
+            return ddp.ShootingProblem(backend, x0, None, 0.02, run, term, actuation=B,
+                                       phases=phases)
+
+        P = problem(phases)
+        us = P.quasi_static() + rng.normal(scale=2.0, size=(P.T, P.nu))
+        xs = P.rollout(us) + 1e-3 * rng.normal(size=(P.T + 1, P.nx))
+        xs[:, 3:7] /= np.linalg.norm(xs[:, 3:7], axis=1)[:, None]
+        local = exact_model("ddp", "exact", SecondOrderMode.CONTRACTED if backend.compiled
+                            else SecondOrderMode.TENSORS)
+        for step, total in ((1, 1), (3, 4)):
+            P.cycle(step)
+            Q = problem(_phases_rotated(phases, total, run))
+            assert [(p.knots, p.contacts, p.impact) for p in P.phases] == \
+                   [(p.knots, p.contacts, p.impact) for p in Q.phases]
+            assert P.cost(xs, us) == pytest.approx(Q.cost(xs, us), rel=1e-14)
+            assert rel_err(P.gaps(xs, us), Q.gaps(xs, us)) < 1e-14
+            last = P.evaluation.steps(xs[-2:-1], us[-1:], P.T - 1)
+            assert rel_err(last, Q.evaluation.steps(xs[:-1], us)[-1:]) < 1e-14
+            a, b = P.calc_diff(xs, us, local), Q.calc_diff(xs, us, local)
+            for name in ("Fx", "Fu"):
+                assert rel_err(getattr(a.step, name), getattr(b.step, name)) < 1e-12, name
+            for x, y in zip(a.running, b.running):
+                assert rel_err(x, y) < 1e-12
+            co = rng.normal(size=P.ndx)
+            for t in (0, 3, P.T - 1):
+                for x, y in zip(P.step_hessians(t, co, a.step, a.second_order),
+                                Q.step_hessians(t, co, b.step, b.second_order)):
+                    assert rel_err(x, y) < 1e-9, t
+    box = ddp.Constraint(ddp.ControlRegularization(12, 1.0), -50.0, 50.0)
+    P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, 0.02, run, term, actuation=B,
+                            phases=phases, constraints=[box])
+    with pytest.raises(ValueError, match="cycle: a problem with constraints"):
+        P.cycle(1)
+    with pytest.raises(ValueError, match="knots: expected a non-negative number"):
+        P.cycle(-1)
+
+
+def test_a_cyclic_mpc_tick_moves_the_schedule_on_with_the_warm_start(monkeypatch):
+    """MPC(cyclic=True) on the gait above: the second tick's problem is the schedule moved on
+    by one knot, and its warm start's gaps (the shifted solution's, computed at its two ends
+    only, the last from the step of the new last knot, on other contacts than the first's)
+    are the gaps of the full evaluation."""
+    m, x0 = standing_hyq()
+    run, term = _costs(m, standing_hyq()[1])
+    feet = [dyn.Contact3D(f, gains=(0.0, 20.0)) for f in FEET]
+    phases = [ddp.Phase(1, feet), ddp.Phase(4, feet[:3], damping=1e-6), ddp.Phase(5, feet)]
+    P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, 0.02, run, term,
+                            actuation=np.eye(m.nv)[:, 6:], phases=phases)
+    mpc = ddp.MPC(P, iterations=3, cyclic=True)
+    mpc.step(x0)
+    first = mpc.solution
+    assert first.history[-1].gap == 0.0 or first.history[-1].alpha == 1.0
+    seen = {}
+    original = ddp.mpc.solve
+
+    def spy(problem, xs, us, *args, gaps=None, **kwargs):
+        seen.update(xs=xs, us=us, gaps=gaps)
+        return original(problem, xs, us, *args, gaps=gaps, **kwargs)
+
+    monkeypatch.setattr(ddp.mpc, "solve", spy)
+    mpc.step(first.xs[1])
+    assert [(p.knots, len(p.contacts)) for p in P.phases] == [(4, 3), (5, 4), (1, 4)]
+    assert seen["gaps"] is not None
+    want = P.gaps(seen["xs"], seen["us"])
+    assert np.abs(seen["gaps"] - want).max() < 1e-9 * max(1.0, np.abs(want).max())
+    assert np.abs(want[-1]).max() > 1e-6  # the last knot's step is not the repeated state

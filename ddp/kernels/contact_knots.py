@@ -49,16 +49,16 @@ def knot_contact_set(contacts, t):
 @njit(**_JIT)
 def contact_step(model, step, t, q, v, tau, acc, lam, S0, oR, op, q_next, v_next, w):
     """The step of knot t with contacts (the KKT dynamics, then the Euler step) or an impact
-    ((q, v+)) into q_next, v_next, its forces into lam[t] (lam (T, nc)) and its forward
-    kinematics into S0, oR, op.  Returns :data:`STEPPED`, :data:`STEP_NOT_FINITE` or the status
-    of a KKT system that is singular."""
+    ((q, v+)) into q_next, v_next, its forces into lam (at least the knot's nc components: a row
+    of the caller's (T, nc)) and its forward kinematics into S0, oR, op.  Returns
+    :data:`STEPPED`, :data:`STEP_NOT_FINITE` or the status of a KKT system that is singular."""
     m = unpack(model.ints, model.floats)
     contacts = step.contacts
     n = v.shape[0]
     nc = contacts.size[t]
     ci, cf = knot_contact_set(contacts, t)
     work = kinematics_workspace(m.parent.shape[0], n, nc, S0, oR, op)
-    force = lam[t, :nc]
+    force = lam[:nc]
     if contacts.kind[t] == IMPACT:
         m0 = unpack(contacts.impact_model.ints, contacts.impact_model.floats)
         status = impulse_dynamics_point(m0, ci, cf, q, v, contacts.restitution[t],
@@ -212,7 +212,7 @@ def link(which, model, step, derivatives=None, second_order=None, knots=None):
     if which == LINKED_STEP:
         kernel = contact_step
         argtypes = (*argument_types(model, step), i64,
-                    *array_types(1, 1, 1, 1, 2, 2, 3, 2, 1, 1, 1))
+                    *array_types(1, 1, 1, 1, 1, 2, 3, 2, 1, 1, 1))
     elif which == LINKED_DERIVATIVES:
         kernel = contact_knot_derivatives
         argtypes = (*argument_types(model, step, knots, derivatives, second_order), i64,

@@ -125,7 +125,7 @@ def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
         if keep:
             oRt, opt, S0t = KR[t], Kp[t], KS[t]
         if contacts.kind[t] == IMPACT or contacts.size[t] > 0:
-            stepped = call_knot_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0t,
+            stepped = call_knot_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam[t], S0t,
                                                      oRt, opt, xs[t + 1, :nq], xs[t + 1, nq:],
                                                      w))
             ok = stepped == STEPPED
@@ -145,12 +145,13 @@ def rollout(model, step, x0, loop, box, gaps, xs, us_out, kin, lam):
 
 
 @njit(**_JIT)
-def knot_steps(model, step, xs, us, next_xs, lam, status):
-    """F(xs_t, us_t) of every knot t independently (T knots: xs (T, nx), us (T, nu)) into
-    next_xs (T, nx), with the knots' contact dynamics or impacts (their forces into lam (T, nc));
-    NaN where a step fails (the gaps of multiple shooting, the forces of given states); each
-    knot's status into status (T,), as :func:`~.contact_knots.contact_step` returns it
-    (:data:`~.contact_knots.STEPPED`, ``STEP_NOT_FINITE`` or a singular KKT system's)."""
+def knot_steps(model, step, first, xs, us, next_xs, lam, status):
+    """F(xs_t, us_t) of knots first, first + 1, ... independently (rows t of xs (T, nx) and us
+    (T, nu): knot first + t) into next_xs (T, nx), with the knots' contact dynamics or impacts
+    (their forces into lam (T, nc)); NaN where a step fails (the gaps of multiple shooting, the
+    forces of given states); each knot's status into status (T,), as
+    :func:`~.contact_knots.contact_step` returns it (:data:`~.contact_knots.STEPPED`,
+    ``STEP_NOT_FINITE`` or a singular KKT system's)."""
     m = unpack(model.ints, model.floats)
     contacts = step.contacts
     nj, n = model.ints[0], model.ints[1]
@@ -160,15 +161,16 @@ def knot_steps(model, step, xs, us, next_xs, lam, status):
     oR, op = np.empty((nj, 3, 3)), np.empty((nj, 3))
     tau, acc, w = np.empty(n), np.empty(n), np.empty(n)
     for t in range(T):
+        knot = first + t
         q, v = xs[t, :nq], xs[t, nq:]
         for r in range(n):
             s = 0.0
             for c in range(nu):
                 s += step.B[r, c] * us[t, c]
             tau[r] = s
-        if contacts.kind[t] == IMPACT or contacts.size[t] > 0:
-            status[t] = call_knot_kernel(LINKED_STEP, (model, step, t, q, v, tau, acc, lam, S0,
-                                                       oR, op, next_xs[t, :nq],
+        if contacts.kind[knot] == IMPACT or contacts.size[knot] > 0:
+            status[t] = call_knot_kernel(LINKED_STEP, (model, step, knot, q, v, tau, acc, lam[t],
+                                                       S0, oR, op, next_xs[t, :nq],
                                                        next_xs[t, nq:], w))
         else:
             kinematics_and_inertias(m, q, oR, op, S0, I0)
