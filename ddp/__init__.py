@@ -22,7 +22,8 @@ from .constraints import Constraint
 from .costs import (CoMPosition, ContactForce, ControlGravity, ControlRegularization,
                     Column, CostProgram, Distance, ForceCost, HalfSpace, Sphere,
                     FramePlacement, FrameRotation, FrameTranslation, FrameVelocity, FrictionCone,
-                    QuadraticBarrier, ResidualCost, StateRegularization, Sum, WrenchCone)
+                    QuadraticBarrier, ResidualCost, SecondOrderCone, StateRegularization, Sum,
+                    WrenchCone)
 from .integrators import SemiImplicitEuler
 from .kernels.records import Regularization, SecondOrderMode
 from .local_model import GAUSS_NEWTON, LocalModel
@@ -40,4 +41,4 @@ __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlace
            "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "Phase",
            "CoMPosition", "ContactForce", "FrictionCone", "WrenchCone", "ForceCost",
            "QuadraticBarrier", "Constraint", "ControlGravity", "MPC", "Distance", "Sphere",
-           "HalfSpace", "Column"]
+           "HalfSpace", "Column", "SecondOrderCone"]

@@ -9,9 +9,11 @@ knot becomes a term of that knot's compiled cost program with the quadratic-barr
 
 (the shifted bounds ``lower - lam / mu``, ``upper - lam / mu`` and the weight ``mu`` written into
 the program's floats; the weight divided by the knot's cost weight dt, which the problem
-multiplies back).  Its gradient is ``J_r^T lam+`` with the updated multipliers
-``lam+ = mu (r + lam/mu - clip(r + lam/mu, lower, upper))``, and its exact Hessian is
-``mu J_r^T P J_r + sum_a lam+_a Hess r_a`` (P: the entries outside their bounds): with
+multiplies back), or, for a second-order cone K on a contact force, ``(mu / 2) dist(r + lam /
+mu, K)^2`` with the exact projection onto K (its shift ``lam / mu`` written where the bounds
+are).  Its gradient is ``J_r^T lam+`` with the updated multipliers
+``lam+ = mu (r + lam/mu - P(r + lam/mu))`` (P: the projection onto the set, a clip for bounds),
+and its exact Hessian is ``mu J_r^T (I - dP) J_r + sum_a lam+_a Hess r_a``: with
 ``hessians="exact"`` the Hessian of the Lagrangian is exact (costs, DDP's second-order dynamics
 terms, and the constraints' curvature), with "gauss-newton" the last sum is dropped as the
 residual Hessians of the costs are.  No new compiled pass: the constraints run inside the cost
@@ -45,9 +47,13 @@ class Constraint:
     :class:`~ddp.costs.ControlGravity`, :class:`~ddp.costs.Distance`, a cost on a contact force
     such as :class:`~ddp.costs.FrictionCone`; its weight is not used).  ``lower``, ``upper``:
     scalars or one bound per residual entry, None or +-inf for none; lower == upper is an
-    equality; both None for a cost with a :class:`~ddp.costs.QuadraticBarrier` (a friction
-    cone): its bounds.  ``penalty_scale``: its share of the solver's penalty mu (default 1;
-    :attr:`FORCE_PENALTY_SCALE` on a contact force).  For example, the end effector kept in a
+    equality; both None for a cost with a :class:`~ddp.costs.QuadraticBarrier` (a linearized
+    friction cone): its bounds.  ``cone``: instead of bounds, the second-order cone
+    ``|(r_0, r_1)| <= mu r_2`` (a friction coefficient mu, or a
+    :class:`~ddp.costs.SecondOrderCone`) on a contact force's residual of 3 entries in its
+    surface's axes (tangential, tangential, normal), with the exact projection
+    (:meth:`friction_cone` builds it).  ``penalty_scale``: its share of the solver's penalty mu
+    (default 1; :attr:`FORCE_PENALTY_SCALE` on a contact force).  For example, the end effector kept in a
     box::
 
         ddp.Constraint(ddp.FrameTranslation(model, "tool0", np.zeros(3), 1.0),
@@ -61,7 +67,7 @@ class Constraint:
     FORCE_PENALTY_SCALE = 1e-2
 
     def __init__(self, residual, lower=None, upper=None, name: str = "",
-                 penalty_scale: float | None = None):
+                 penalty_scale: float | None = None, cone=None):
         if not isinstance(residual, _costs.BuiltinCost):
             raise ValueError(f"residual: expected a built-in cost (ddp.FrameTranslation, "
                              f"ddp.StateRegularization, ...); got {type(residual).__name__}")
@@ -70,7 +76,22 @@ class Constraint:
             raise ValueError(f"residual: {type(residual).__name__} cannot be constrained yet "
                              f"(a constraint takes a state, control, frame placement, "
                              f"translation or rotation, or centre-of-mass residual)")
-        if residual.bounds is not None:
+        if residual.cone is not None and cone is None and lower is None and upper is None:
+            cone = residual.cone
+        if cone is not None:
+            if lower is not None or upper is not None:
+                raise ValueError("lower, upper: a cone constraint has no bounds; give cone= or "
+                                 "bounds, not both")
+            if not isinstance(residual, _costs.ForceCost) or residual.nr != 3:
+                raise ValueError(f"cone: a second-order cone constrains a contact force's "
+                                 f"residual of 3 entries (ddp.ContactForce, or "
+                                 f"Constraint.friction_cone); got {type(residual).__name__} of "
+                                 f"{residual.nr}")
+            cone = cone if isinstance(cone, _costs.SecondOrderCone) else \
+                _costs.SecondOrderCone(cone)
+            residual = residual.copy_with(bounds=None, cone=None)
+            lower, upper = -np.inf, np.inf
+        elif residual.bounds is not None:
             if lower is not None or upper is not None:
                 raise ValueError(f"lower, upper: {type(residual).__name__} has a "
                                  f"QuadraticBarrier, whose bounds the constraint takes; give "
@@ -85,9 +106,11 @@ class Constraint:
             i = int(bad[0])
             raise ValueError(f"lower, upper: expected lower <= upper; entry {i} has "
                              f"{lo[i]:g} > {up[i]:g}")
-        if np.all(np.isinf(lo)) and np.all(np.isinf(up)):
+        if cone is None and np.all(np.isinf(lo)) and np.all(np.isinf(up)):
             raise ValueError("lower, upper: expected at least one finite bound; got none")
         self.residual, self.lower, self.upper = residual, lo, up
+        #: None, or the :class:`~ddp.costs.SecondOrderCone` that r lies in (then no bounds)
+        self.cone = cone
         self.nr = nr
         if penalty_scale is None:
             penalty_scale = (self.FORCE_PENALTY_SCALE if isinstance(residual, _costs.ForceCost)
@@ -101,11 +124,28 @@ class Constraint:
 
     @property
     def equality(self) -> bool:
-        return bool(np.all(self.lower == self.upper))
+        return self.cone is None and bool(np.all(self.lower == self.upper))
 
     def __repr__(self):
+        if self.cone is not None:
+            return f"Constraint({self.name}, cone={self.cone.mu:g})"
         return (f"Constraint({self.name}, lower={self.lower.tolist()}, "
                 f"upper={self.upper.tolist()})")
+
+    @classmethod
+    def friction_cone(cls, model, frame, mu, normal=(0.0, 0.0, 1.0), name="",
+                      penalty_scale=None):
+        """The friction cone of the contact on ``frame`` as a second-order cone:
+        ``|f_t| <= mu f_n`` for its force f in the axes of a surface of normal ``normal`` (the
+        world's z by default), with the exact projection (Crocoddyl's FrictionCone linearizes
+        it in facets)."""
+        n = _costs._finite("normal", normal, (3,), "a finite non-zero vector (3,)")
+        if not np.linalg.norm(n) > 0:
+            raise ValueError(f"normal: expected a finite non-zero vector (3,); got {normal!r}")
+        R = _costs._surface_rotation(n)
+        residual = _costs.ForceCost(model, frame, R.T, np.zeros(3), 1.0, 0, "FrictionCone")
+        return cls(residual, name=name or f"friction cone on {frame}",
+                   penalty_scale=penalty_scale, cone=mu)
 
     @classmethod
     def state_bounds(cls, model, position=True, velocity=True, nu=0):
@@ -224,6 +264,17 @@ class AugmentedLagrangian:
         #: each entry's share of the penalty mu (its constraint's penalty_scale)
         self.penalty_scale = (np.repeat([c.penalty_scale for _, c in knots], sizes) if knots
                               else np.zeros(0))
+        #: the second-order cones: the first entry of each cone's 3 and its mu, by mu
+        cones = {}
+        for i, (_, c) in enumerate(knots):
+            if c.cone is not None:
+                cones.setdefault(c.cone.mu, (c.cone, []))[1].append(self.offsets[i])
+        self._cones = [(cone, np.array(first)[:, None] + np.arange(3))
+                       for cone, first in cones.values()]
+        #: what write() puts in a cone's bounds slot beside its shift: mu, 0, 0
+        self._cone_floats = np.zeros(self.size)
+        for cone, rows in self._cones:
+            self._cone_floats[rows[:, 0]] = cone.mu
         self._knot_residual = {}  # (knot, id(constraint)) -> its bound residual
         self._knot_forces = None  # the evaluation's knot_forces(xs, us), for force residuals
         self._groups = None  # (bound residual, knots, positions (K, nr)) per constraint
@@ -250,9 +301,10 @@ class AugmentedLagrangian:
         for c in cs:
             bound = self._knot_residual[(t, id(c))] = bind(c.residual)
             # its own weight and bounds (written by write()); the residual's references
-            terms.append(bound.copy_with(
-                weight=np.zeros(c.nr), bounds=(c.lower.copy(), c.upper.copy()),
-                _parameters_only=True))
+            activation = (dict(bounds=None, cone=c.cone) if c.cone is not None else
+                          dict(bounds=(c.lower.copy(), c.upper.copy()), cone=None))
+            terms.append(bound.copy_with(weight=np.zeros(c.nr), _parameters_only=True,
+                                         **activation))
         return _costs.Sum(terms)
 
     def attach(self, programs, knot_forces=None):
@@ -278,7 +330,8 @@ class AugmentedLagrangian:
                 for j, c in enumerate(cs):
                     base = io + 1 + _k.TERM_INTS * (K - len(cs) + j)
                     nr, wo, bo = int(ints[base + 2]), int(ints[base + 3]), int(ints[base + 6])
-                    assert nr == c.nr and ints[base + 5] == _k.BARRIER
+                    assert nr == c.nr and ints[base + 5] == (_k.BARRIER if c.cone is None
+                                                             else _k.CONE)
                     w_idx.append(fo + wo + np.arange(nr))
                     lo_idx.append(fo + bo + np.arange(nr))
                     up_idx.append(fo + bo + nr + np.arange(nr))
@@ -302,6 +355,8 @@ class AugmentedLagrangian:
         w = mu_e / self.scale
         shift = lam / mu_e if mu > 0 else np.zeros_like(lam)
         lo, up = self.lower - shift, self.upper - shift
+        for _, rows in self._cones:  # dist(r + shift, K): the shift, then mu, 0, 0
+            lo[rows], up[rows] = shift[rows], self._cone_floats[rows]
         for floats, pos, wi, li, ui in self._targets:
             floats[wi] = w[pos]
             floats[li] = lo[pos]
@@ -323,11 +378,19 @@ class AugmentedLagrangian:
                 r[pos] = res.residual_values(xs[knots], us_T[knots])
         return r
 
+    def project(self, z) -> np.ndarray:
+        """z (size,) projected onto the constraints' sets: clip(z, lower, upper), each cone's
+        entries onto the cone."""
+        p = np.clip(z, self.lower, self.upper)
+        for cone, rows in self._cones:
+            p[rows] = cone.project(z[rows])
+        return p
+
     def violation(self, r) -> Violation:
-        """The largest violation of the residuals r: max |r - clip(r, lower, upper)|."""
+        """The largest violation of the residuals r: max |r - P(r)| (P: :meth:`project`)."""
         if self.size == 0:
             return Violation(0.0)
-        v = np.abs(r - np.clip(r, self.lower, self.upper))
+        v = np.abs(r - self.project(r))
         i = int(np.argmax(v))
         e = int(np.searchsorted(self.offsets, i, side="right")) - 1
         t, c = self.entries[e]
@@ -335,11 +398,11 @@ class AugmentedLagrangian:
 
     def updated(self, lam, mu, r) -> np.ndarray:
         """The first-order update of the multipliers at the residuals r:
-        ``mu (r + lam/mu - clip(r + lam/mu, lower, upper))`` (the gradient of the term), with
-        each entry's mu its share of the penalty."""
+        ``mu (r + lam/mu - P(r + lam/mu))`` (the gradient of the term; P: :meth:`project`),
+        with each entry's mu its share of the penalty."""
         mu_e = mu * self.penalty_scale
         s = r + lam / mu_e
-        return mu_e * (s - np.clip(s, self.lower, self.upper))
+        return mu_e * (s - self.project(s))
 
     def complementarity(self, lam, updated, mu) -> float:
         """max |lam+ - lam| / mu (each entry's mu): how far r is from clip(r + lam/mu), in the

@@ -119,6 +119,50 @@ class QuadraticBarrier:
         return f"QuadraticBarrier({self.lower.tolist()}, {self.upper.tolist()})"
 
 
+class SecondOrderCone:
+    """An activation: ``1/2 w_0 dist(r, K)^2`` for the second-order cone
+    ``K = {r : |(r_0, r_1)| <= mu r_2}`` of a residual of three entries (a contact force in its
+    surface's axes: tangential, tangential, normal), zero inside the cone, with the exact
+    projection onto it (no facets: the friction cone itself).  ``mu``: the friction
+    coefficient, > 0.  Give it to :class:`ContactForce` (or any cost of 3 residual entries on a
+    contact force) as ``activation=``, or as ``cone=`` to a :class:`~ddp.constraints.Constraint`.
+    """
+
+    def __init__(self, mu):
+        if isinstance(mu, bool) or not isinstance(mu, (int, float, np.floating, np.integer)) \
+                or not (np.isfinite(mu) and mu > 0):
+            raise ValueError(f"mu: expected a friction coefficient > 0; got {mu!r}")
+        self.mu = float(mu)
+
+    def floats(self, shift=None) -> np.ndarray:
+        """Its floats in a compiled program: the shift s of ``dist(r + s, K)`` (an augmented
+        Lagrangian's lam / mu; zero for a cost), mu, two unused."""
+        return np.concatenate([np.zeros(3) if shift is None else shift, [self.mu, 0.0, 0.0]])
+
+    def project(self, z):
+        """The projection of z (..., 3) onto the cone (NumPy): z inside it, 0 in its polar
+        cone, else the nearest point of its boundary, on the ray of z's tangential direction."""
+        z = np.asarray(z, dtype=float)
+        s, n = np.linalg.norm(z[..., :2], axis=-1), z[..., 2]
+        mu = self.mu
+        c = (mu * s + n) / (1 + mu * mu)
+        unit = z[..., :2] / np.where(s > 0, s, 1.0)[..., None]
+        out = np.concatenate([(c * mu)[..., None] * unit, c[..., None]], axis=-1)
+        out = np.where((s <= mu * n)[..., None], z, out)
+        return np.where((mu * s <= -n)[..., None], 0.0, out)
+
+    def distance_squared(self, r):
+        """dist(r, K)^2 of residuals r (..., 3) (NumPy)."""
+        r = np.asarray(r, dtype=float)
+        s, n = np.linalg.norm(r[..., :2], axis=-1), r[..., 2]
+        mu = self.mu
+        between = np.maximum(s - mu * n, 0.0) ** 2 / (1 + mu * mu)
+        return np.where(mu * s <= -n, s * s + n * n, between)
+
+    def __repr__(self):
+        return f"SecondOrderCone({self.mu:g})"
+
+
 class Cost:
     """Base class: ``calc(xs, us)`` values (T,) and ``calc_diff(xs, us, hessians)``
     :class:`CostDerivatives`; xs (T, nx) with x = (q, v), us (T, nu) (zeros for a terminal cost).
@@ -166,14 +210,28 @@ class ResidualCost(Cost):
     left 0: the problem sizes the cost for its controls.
     """
 
+    #: whether a :class:`SecondOrderCone` can activate its residual (the contact forces' only:
+    #: the compiled force term applies it)
+    TAKES_CONE = False
+
     def __init__(self, nq, nv, nu, weight, nr, name, activation=None):
         self.nq, self.nv, self.nu, self.nr = int(nq), int(nv), int(nu), int(nr)
         self.weight = _weights(weight, self.nr, f"{name} weight")
-        if activation is not None and not isinstance(activation, QuadraticBarrier):
-            raise ValueError(f"activation: expected None (1/2 sum w r^2) or a "
-                             f"ddp.QuadraticBarrier; got {activation!r}")
+        if activation is not None and not isinstance(activation, (QuadraticBarrier,
+                                                                  SecondOrderCone)):
+            raise ValueError(f"activation: expected None (1/2 sum w r^2), a "
+                             f"ddp.QuadraticBarrier or a ddp.SecondOrderCone; got {activation!r}")
+        if isinstance(activation, SecondOrderCone) and not self.TAKES_CONE:
+            raise ValueError(f"activation: a SecondOrderCone acts on a contact force's residual "
+                             f"(ddp.ContactForce); {name} is not one")
+        if isinstance(activation, SecondOrderCone) and self.nr != 3:
+            raise ValueError(f"activation: a SecondOrderCone acts on 3 residual entries "
+                             f"(tangential, tangential, normal); {name} has {self.nr}")
         #: None, or the (lower, upper) bounds of a quadratic barrier on the residual
-        self.bounds = None if activation is None else activation.bounds(self.nr, name)
+        self.bounds = (activation.bounds(self.nr, name)
+                       if isinstance(activation, QuadraticBarrier) else None)
+        #: None, or the :class:`SecondOrderCone` of the residual
+        self.cone = activation if isinstance(activation, SecondOrderCone) else None
         self._fn = None
         self._maps = {}
         #: where this term's weights and parameters sit in compiled programs (built-in costs):
@@ -185,6 +243,12 @@ class ResidualCost(Cost):
 
     def residual(self, q, dq, v, u):
         raise NotImplementedError
+
+    @property
+    def activation(self):
+        """What the compiled program packs: None (quadratic), the barrier's (lower, upper) or
+        the :class:`SecondOrderCone`."""
+        return self.cone if self.cone is not None else self.bounds
 
     def bind(self, nq, nv, nu, model=None, contacts=None):
         """:meth:`Cost.bind`: a residual sized for (nq, nv) fits only that state; costs built
@@ -226,6 +290,9 @@ class ResidualCost(Cost):
             if self.bounds is not None:  # the barrier: r - clip(r, lower, upper)
                 lo, up = (cs.DM(b) for b in self.bounds)
                 r = cs.fmax(r - up, 0) + cs.fmin(r - lo, 0)
+            if self.cone is not None:
+                raise ValueError(f"{type(self).__name__}: a SecondOrderCone activation runs "
+                                 f"in the compiled programs only")
             w = cs.DM(self.weight)
             l = 0.5 * cs.dot(w * r, r)
             z = cs.vertcat(dq, v, u)
@@ -373,7 +440,7 @@ class BuiltinCost(ResidualCost):
         """The compiled program of this one term, built once (a resized copy builds its own)."""
         if getattr(self, "_program", None) is None:
             self._program = CostProgram(self.kernel_model(), self.nu,
-                                        [(*self.term(), self.bounds)], [self])
+                                        [(*self.term(), self.activation)], [self])
         return self._program
 
     def calc(self, xs, us, forces=None):
@@ -756,6 +823,8 @@ class ForceCost(BuiltinCost):
     there, on the forces and their derivatives of the contact dynamics; :meth:`force_residual`
     writes it in CasADi for a given force."""
 
+    TAKES_CONE = True
+
     def __init__(self, model, frame, A, b, weight, nu, name, activation=None):
         self.model = _model_of(model)
         if self.model is None:
@@ -949,13 +1018,14 @@ class CostProgram:
         self.offsets = []  # (weight offset, parameter offset) of each term
         for kind, joint, w, par, b in terms:
             self.offsets.append((wo, po))
-            barrier = b is not None
-            ints += [kind, joint, len(w), wo, po, _k.BARRIER if barrier else _k.QUADRATIC,
-                     bo if barrier else 0]
+            act = (_k.QUADRATIC if b is None else
+                   _k.CONE if isinstance(b, SecondOrderCone) else _k.BARRIER)
+            ints += [kind, joint, len(w), wo, po, act, bo if b is not None else 0]
             weights.append(np.asarray(w, dtype=float))
             params.append(np.asarray(par, dtype=float))
-            if barrier:
-                bounds += [np.asarray(b[0], dtype=float), np.asarray(b[1], dtype=float)]
+            if b is not None:
+                bounds += ([b.floats()] if act == _k.CONE else
+                           [np.asarray(b[0], dtype=float), np.asarray(b[1], dtype=float)])
                 bo += 2 * len(w)
             wo += len(w)
             po += len(par)
@@ -1034,7 +1104,7 @@ class Sum(Cost):
                     raise ValueError("costs: the built-in costs of a Sum must share one model")
                 model = next(iter(models.values())) if models else robots.vector_space(self.nv)
                 self._program = CostProgram(model, self.nu,
-                                            [(*c.term(), c.bounds) for c in builtin], builtin)
+                                            [(*c.term(), c.activation) for c in builtin], builtin)
         return self._program
 
     def _others(self):

@@ -66,9 +66,11 @@ class QuadrupedGaits:
     configuration ``standing``; ``mu``: the friction coefficient of the ground (flat, z up);
     ``dynamics``: the Dynamics backend of ``model`` the problems run on (None: the analytical
     one; the CasADi and finite-difference backends step the phases through the protocol).
-    ``hard_cones``: the friction cones as hard constraints (:class:`ddp.Constraint` on the same
-    rows) instead of quadratic-barrier costs.  The joint limits stay a barrier cost: as hard
-    constraints HyQ's walk left them violated by 0.05-0.1 after 300 iterations."""
+    ``hard_cones``: the friction cones as hard constraints instead of quadratic-barrier costs:
+    "facets" (or True; :class:`ddp.Constraint` on the same rows: Crocoddyl's 4 facets) or
+    "second-order" (the cone itself, :meth:`ddp.Constraint.friction_cone`).  The joint limits
+    stay a barrier cost: as hard constraints HyQ's walk left them violated by 0.05-0.1 after
+    300 iterations."""
 
     def __init__(self, model, feet=HYQ_FEET, standing=HYQ_STANDING, mu=0.7, dynamics=None,
                  hard_cones=False):
@@ -100,9 +102,15 @@ class QuadrupedGaits:
         self.state_bounds = ddp.StateRegularization(model, zero, 1e3,
                                                     activation=ddp.QuadraticBarrier(lower, upper))
         #: each foot's friction cone as a hard constraint, when ``hard_cones``
-        self.cones = ([ddp.Constraint(ddp.FrictionCone(model, f, self.mu, 1.0),
-                                      name=f"{f} friction cone") for f in self.feet]
-                      if hard_cones else None)
+        if hard_cones not in (False, True, "facets", "second-order"):
+            raise ValueError(f"hard_cones: expected False, 'facets' (or True) or "
+                             f"'second-order'; got {hard_cones!r}")
+        self.cones = None
+        if hard_cones == "second-order":
+            self.cones = [ddp.Constraint.friction_cone(model, f, self.mu) for f in self.feet]
+        elif hard_cones:
+            self.cones = [ddp.Constraint(ddp.FrictionCone(model, f, self.mu, 1.0),
+                                         name=f"{f} friction cone") for f in self.feet]
 
     # ------------------------------------------------------------------ knots
     def _support_cost(self, support, com=None, swing=()):

@@ -372,7 +372,9 @@ def _force_cost_case(name):
         feet = [dyn.Contact3D(f, reference=(0.1, 0.0, 0.0), gains=(4.0, 3.0)) for f in FEET[:2]]
         return m, x0, feet, [ddp.ContactForce(m, "lf_foot", [1.0, -2.0, 150.0],
                                               [1e-2, 2e-2, 3e-3]),
-                             ddp.FrictionCone(m, "rf_foot", 0.05, 5.0)]
+                             ddp.FrictionCone(m, "rf_foot", 0.05, 5.0),
+                             ddp.ContactForce(m, "lf_foot", np.zeros(3), [4.0, 0.0, 0.0],
+                                              activation=ddp.SecondOrderCone(0.05))]
     m = robots.load("talos_legs")
     x0 = np.r_[robots.TALOS_LEGS_HALF_SITTING, np.zeros(m.nv)]
     feet = [dyn.Contact6D(f, gains=(0.0, 30.0)) for f in ("left_sole_link", "right_sole_link")]
@@ -384,12 +386,14 @@ def _force_cost_case(name):
 
 @pytest.mark.parametrize("name", ["hyq", "talos"])
 def test_force_costs_equal_the_casadi_reference(name):
-    """ContactForce, FrictionCone and WrenchCone (the barriers, some rows active) on a knot with
-    two feet in contact (point feet on HyQ, flat feet on Talos): value, gradient and
-    Gauss-Newton Hessian against CasADi's AD of the residual of the forces of the KKT system
-    written in SX (dynamics.symbolic, sharing no code with the kernels); their gradient in the
-    forces (for DDP's terms), and the forces' curvature that DDP adds (the step's second-order
-    terms with a zero co-state) against CasADi's exact minus Gauss-Newton Hessian."""
+    """ContactForce, FrictionCone and WrenchCone (the barriers, some rows active) and a
+    ContactForce in a second-order cone (HyQ) on a knot with two feet in contact (point feet on
+    HyQ, flat feet on Talos): value, gradient and Gauss-Newton Hessian against CasADi's AD of
+    the residual of the forces of the KKT system written in SX (dynamics.symbolic, sharing no
+    code with the kernels; the cone's squared distance written with its projection, which
+    CasADi differentiates twice); their gradient in the forces (for DDP's terms), and the
+    forces' curvature that DDP adds (the step's second-order terms with a zero co-state)
+    against CasADi's exact minus Gauss-Newton Hessian."""
     import casadi
 
     from dynamics.symbolic import SymbolicTree, contact_dynamics, contact_specs
@@ -397,7 +401,8 @@ def test_force_costs_equal_the_casadi_reference(name):
     m, x0, feet, costs = _force_cost_case(name)
     starts = dict(zip([c.frame for c in feet], np.cumsum([0] + [c.size for c in feet])))
     rows = [slice(starts[c.frame], starts[c.frame] + c.A.shape[1]) for c in costs]
-    quadratic = {i for c, r in zip(costs, rows) if c.bounds is None for i in range(r.start, r.stop)}
+    quadratic = {i for c, r in zip(costs, rows) if c.activation is None
+                 for i in range(r.start, r.stop)}
     only_barriers = sorted({i for c, r in zip(costs, rows) if c.bounds is not None
                             for i in range(r.start, r.stop)} - quadratic)
     dt, B = 0.02, np.eye(m.nv)[:, 6:]
@@ -429,16 +434,35 @@ def test_force_costs_equal_the_casadi_reference(name):
             out.append((c, r))
         return out
 
+    def cone_distance_squared(r, mu):
+        """|r - P(r)|^2, P the projection onto {|r_t| <= mu r_n} (inside: r; polar: 0; else
+        the boundary point on r's tangential ray)."""
+        s = casadi.sqrt(r[0] ** 2 + r[1] ** 2 + 1e-300)
+        c = (mu * s + r[2]) / (1 + mu ** 2)
+        edge = casadi.vertcat(c * mu * r[0] / s, c * mu * r[1] / s, c)
+        p = casadi.if_else(s <= mu * r[2], r, casadi.if_else(mu * s <= -r[2], 0 * r, edge))
+        return casadi.sumsqr(r - p)
+
+    def activated(c, r):
+        if c.cone is not None:
+            return 0.5 * c.weight[0] * cone_distance_squared(r, c.cone.mu)
+        return 0.5 * casadi.dot(casadi.DM(c.weight) * r, r)
+
     def value(parts):
-        return sum(0.5 * casadi.dot(casadi.DM(c.weight) * r, r) for c, r in parts)
+        return sum(activated(c, r) for c, r in parts)
 
     z = casadi.vertcat(e, v, u)
     parts = residuals(lam)
     total = value(parts)
     gn = 0
+    cone_gradients = []
     for c, r in parts:
         J = casadi.jacobian(r, z)
-        gn += casadi.mtimes(J.T, casadi.mtimes(casadi.diag(casadi.DM(c.weight)), J))
+        rs = casadi.SX.sym("r", r.shape[0])
+        Ha = casadi.substitute(casadi.hessian(activated(c, rs), rs)[0], rs, r)
+        gn += casadi.mtimes(J.T, casadi.mtimes(Ha, J))
+        if c.cone is not None:
+            cone_gradients.append(casadi.gradient(activated(c, rs), rs))
     H, g = casadi.hessian(total, z)
     gl = casadi.substitute(casadi.gradient(value(residuals(lam_s)), lam_s), lam_s, lam)
     f = casadi.Function("f", [q, v, u, e, dd], [total, g, H, gn, gl])
@@ -446,6 +470,11 @@ def test_force_costs_equal_the_casadi_reference(name):
     for t in range(4):
         l, gr, Hr, GN, gl = (np.array(a) for a in f(xs[t, :m.nq], xs[t, m.nq:], us[t],
                                                      np.zeros(n), np.zeros(n)))
+        for c in costs:  # a cone's force outside it, between the cone and its polar cone
+            if c.cone is not None:
+                r = d.step.forces.lam[t, starts[c.frame]:starts[c.frame] + 3]
+                mu, s = c.cone.mu, np.linalg.norm(r[:2])
+                active += int(mu * r[2] < s and mu * s > -r[2])
         run = d.running
         assert rel_err(run.l[t] / dt, l) < 1e-10
         assert rel_err(np.concatenate([run.lx[t], run.lu[t]]) / dt, gr.ravel()) < 1e-10

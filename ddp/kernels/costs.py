@@ -79,8 +79,11 @@ STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE, GRAVITY,
     range(10)
 #: the obstacles of a DISTANCE term (a column: a vertical cylinder, infinite along z)
 SPHERE, HALF_SPACE, COLUMN = 0, 1, 2
-#: activations: 1/2 sum w_a r_a^2, or its quadratic barrier (r_a outside [lb_a, ub_a] only)
-QUADRATIC, BARRIER = 0, 1
+#: activations: 1/2 sum w_a r_a^2, or its quadratic barrier (r_a outside [lb_a, ub_a] only), or
+#: 1/2 w_0 dist(r + s, K_mu)^2 to the second-order cone K_mu = {|(r_0, r_1)| <= mu r_2} (a
+#: contact force's residual in its surface's axes; the shift s in the bounds' first 3 floats,
+#: mu in the next: :func:`_cone_activation`)
+QUADRATIC, BARRIER, CONE = 0, 1, 2
 TERM_INTS = 7
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -397,7 +400,7 @@ def cost_knots(model, program, Q, V, U, t0, t1, order, exact_hessians, out, kin,
             act, bo = cints[base + 5], fo + cints[base + 6]
             w = cfloats[wo:wo + nr]
             par = cfloats[po:]
-            bounds = cfloats[bo:bo + 2 * nr] if act == BARRIER else cfloats[:0]
+            bounds = cfloats[bo:bo + 2 * nr] if act != QUADRATIC else cfloats[:0]
             lb, ub = bounds[:nr], bounds[nr:]
             if kind == STATE:
                 _state_term(m, par, w, q, v, order, exact_hessians, lt, gxt, Hxxt, r3, J3, H3, r,
@@ -574,13 +577,49 @@ def _com_term(m, w0, par, order, exact_hessians, oR, op, S0, l, gx, Hxx, act, lb
 
 
 @njit(callee=True, **_JIT)
+def _cone_activation(e, w, shift, mu, grad, hess):
+    """1/2 w dist(z, K)^2 at z = e + shift, for the second-order cone K = {(t, n): |t| <= mu n}
+    (t = z[:2], n = z[2]); its gradient w (z - P(z)) into grad (3,) and its Hessian
+    w (I - dP(z)) into hess (3, 3), P the projection onto K (exact: zero inside K, w I in the
+    polar cone, between them the Hessian of the squared distance to the cone's boundary
+    line in the plane of z and the axis)."""
+    t0, t1, n = e[0] + shift[0], e[1] + shift[1], e[2] + shift[2]
+    s = np.sqrt(t0 * t0 + t1 * t1)
+    for a in range(3):
+        grad[a] = 0.0
+        for b in range(3):
+            hess[a, b] = 0.0
+    if s <= mu * n:  # inside the cone
+        return 0.0
+    if mu * s <= -n:  # in the polar cone: P(z) = 0
+        grad[0], grad[1], grad[2] = w * t0, w * t1, w * n
+        for a in range(3):
+            hess[a, a] = w
+        return 0.5 * w * (s * s + n * n)
+    c = w / (1.0 + mu * mu)
+    d = s - mu * n  # sqrt(1 + mu^2) times the distance
+    u0, u1 = t0 / s, t1 / s
+    grad[0], grad[1], grad[2] = c * d * u0, c * d * u1, -c * mu * d
+    f = d / s
+    hess[0, 0] = c * (u0 * u0 + f * (1.0 - u0 * u0))
+    hess[1, 1] = c * (u1 * u1 + f * (1.0 - u1 * u1))
+    hess[0, 1] = hess[1, 0] = c * (1.0 - f) * u0 * u1
+    hess[0, 2] = hess[2, 0] = -c * mu * u0
+    hess[1, 2] = hess[2, 1] = -c * mu * u1
+    hess[2, 2] = c * mu * mu
+    return 0.5 * c * d * d
+
+
+@njit(callee=True, **_JIT)
 def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx, Hxu, Huu):
     """A residual linear in the force lam_c (nf,) of the contact whose force starts at ``row`` of
     knot t's forces: r = A lam_c - b (nf, A (nr, nf) then b (nr,) in par), as Crocoddyl's
     ``ResidualModelContactForce`` (A = I), ``ResidualModelContactFrictionCone`` (the cone's
-    facets, with the barrier) and ``ResidualModelContactWrenchCone`` (nf = 6).  Its gradient
-    and Gauss-Newton Hessian go through the forces' derivatives (``forces``); its gradient in
-    lam_c, A^T W r, into ``forces.dl_dlam`` for DDP's terms (the forces' own curvature,
+    facets, with the barrier) and ``ResidualModelContactWrenchCone`` (nf = 6), or with the
+    second-order cone's activation (CONE: :func:`_cone_activation`, the shift in lb, mu in
+    ub[0]).  Its gradient and Gauss-Newton Hessian go through the forces' derivatives
+    (``forces``); its gradient in lam_c, A^T g (g the activation's gradient in r), into
+    ``forces.dl_dlam`` for DDP's terms (the forces' own curvature,
     :mod:`ddp.kernels.passes`)."""
     nv = gx.shape[0] // 2
     nu = gu.shape[0]
@@ -588,15 +627,22 @@ def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx,
     A = par[1:1 + nf * nr].reshape((nr, nf))
     e = np.empty(nr)
     w = np.empty(nr)
+    g = np.empty(nr)  # the activation's gradient and Hessian in r
+    Ha = np.zeros((nr, nr))
     lam = forces.lam[t]
     for a in range(nr):
         s = -par[1 + nf * nr + a]
         for c in range(nf):
             s += A[a, c] * lam[row + c]
         e[a] = s
-    _activate(e, w0, act, lb, ub, w)
-    for a in range(nr):
-        l[0] += 0.5 * w[a] * e[a] * e[a]
+    if act == CONE:
+        l[0] += _cone_activation(e, w0[0], lb, ub[0], g, Ha)
+    else:
+        _activate(e, w0, act, lb, ub, w)
+        for a in range(nr):
+            l[0] += 0.5 * w[a] * e[a] * e[a]
+            g[a] = w[a] * e[a]
+            Ha[a, a] = w[a]
     if order == 0:
         return
     Jz = np.zeros((nr, 2 * nv + nu))  # the residual's Jacobian in (q, v, u)
@@ -612,21 +658,27 @@ def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx,
     for c in range(nf):
         s = 0.0
         for a in range(nr):
-            s += A[a, c] * w[a] * e[a]
+            s += A[a, c] * g[a]
         forces.dl_dlam[t, row + c] += s
     for i in range(2 * nv + nu):
         s = 0.0
         for a in range(nr):
-            s += Jz[a, i] * w[a] * e[a]
+            s += Jz[a, i] * g[a]
         if i < 2 * nv:
             gx[i] += s
         else:
             gu[i - 2 * nv] += s
+    HJ = np.zeros((nr, 2 * nv + nu))  # Ha Jz
+    for a in range(nr):
+        for b in range(nr):
+            if Ha[a, b] != 0.0:
+                for j in range(2 * nv + nu):
+                    HJ[a, j] += Ha[a, b] * Jz[b, j]
     for i in range(2 * nv + nu):
         for j in range(2 * nv + nu):
             s = 0.0
             for a in range(nr):
-                s += Jz[a, i] * w[a] * Jz[a, j]
+                s += Jz[a, i] * HJ[a, j]
             if i < 2 * nv and j < 2 * nv:
                 Hxx[i, j] += s
             elif i < 2 * nv:

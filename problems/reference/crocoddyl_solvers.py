@@ -85,6 +85,8 @@ def _cost_items(cost):
             return None
         if c.bounds is not None and items[-1].get("bounds") is None:
             return None  # a barrier on a cost Crocoddyl cannot write with one
+        if getattr(c, "cone", None) is not None:
+            return None  # a second-order cone: Crocoddyl has no such activation
     return items
 
 
