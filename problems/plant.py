@@ -4,10 +4,13 @@ as an MJCF model (never our own dynamics), stepped by MuJoCo.
 The MJCF model is written from the same URDF as the controller's model (through Pinocchio's
 parse of it): one body per joint at its placement, with the link's mass, centre of mass and
 inertia, and the joint's rotor inertia (armature); a hinge per revolute joint, a slide per
-prismatic one, a free joint for a floating base (each body named after its joint); a motor on every actuated joint (gear 1,
-unbounded); primitive geometry (a capsule from each body to its children, for contact and
-viewing: the URDF's meshes are not needed).  The state is read back in the controller's
-convention (Pinocchio's q, and the free flyer's velocity in its local frame).
+prismatic one, a free joint for a floating base (each body named after its joint); a motor on
+every actuated joint (gear 1, unbounded); primitive geometry (a capsule from each body to its
+children, for viewing: the URDF's meshes are not needed); with ``feet``, a sphere on each foot
+frame and a floor, which alone collide (MuJoCo decides the contacts).  The state is read and
+written in the controller's convention: Pinocchio's q (a free flyer's quaternion x, y, z, w;
+MuJoCo's is w, x, y, z) and v (a free flyer's linear velocity in its local frame; MuJoCo's is
+in the world's).
 """
 
 from __future__ import annotations
@@ -30,15 +33,31 @@ def _quat(R):
     return _vec([q.w, q.x, q.y, q.z])
 
 
-def mjcf(model, actuated=None, floor=False, timestep=TIMESTEP) -> str:
+#: the feet's spheres: radius (m), and the friction of the feet and the floor (MuJoCo's sliding,
+#: torsional and rolling coefficients)
+FOOT_RADIUS = 0.005
+FRICTION = (1.0, 0.005, 0.0001)
+#: the contacts' MuJoCo solref (time constant, damping ratio): stiffer than MuJoCo's default
+#: 0.02 s, towards the controller's rigid contacts
+SOLREF = (0.004, 1.0)
+
+
+def mjcf(model, actuated=None, floor=False, timestep=TIMESTEP, feet=()) -> str:
     """The MJCF of ``model`` (module docstring); ``actuated``: the velocity indices that get a
-    motor (None: every DoF but a free flyer's)."""
+    motor (None: every DoF but a free flyer's); ``feet``: frames that get a sphere of
+    :data:`FOOT_RADIUS` that collides with a floor (added with them)."""
     pm = model.pin_model
     a = model.arrays
     children = {i: [] for i in range(model.njoints)}
     for i in range(1, model.njoints):
         children[int(a.parent[i])].append(i)
     motors = []
+    spheres = {}  # joint -> the placements of its feet's spheres
+    for f in feet:
+        joint, _, p = model.frame(f, "feet")
+        spheres.setdefault(int(joint), []).append((f, np.asarray(p)))
+    floor = floor or bool(feet)
+    friction = _vec(FRICTION)
 
     def body(i, indent):
         pad = " " * indent
@@ -70,6 +89,10 @@ def mjcf(model, actuated=None, floor=False, timestep=TIMESTEP) -> str:
             if np.linalg.norm(e) > 1e-6:
                 lines.append(f'{pad}  <geom type="capsule" size="0.03" fromto="0 0 0 {_vec(e)}" '
                              f'mass="0" contype="0" conaffinity="0" rgba="0.6 0.6 0.7 1"/>')
+        for name, p in spheres.get(i, []):
+            lines.append(f'{pad}  <geom name="{name}" type="sphere" size="{FOOT_RADIUS}" '
+                         f'pos="{_vec(p)}" mass="0" friction="{friction}" '
+                         f'solref="{_vec(SOLREF)}" rgba="0.2 0.2 0.2 1"/>')
         for c in children[i]:
             lines += body(c, indent + 2)
         lines.append(f"{pad}</body>")
@@ -77,7 +100,8 @@ def mjcf(model, actuated=None, floor=False, timestep=TIMESTEP) -> str:
 
     world = []
     if floor:
-        world.append('    <geom name="floor" type="plane" size="10 10 0.1"/>')
+        world.append(f'    <geom name="floor" type="plane" size="20 20 0.1" '
+                     f'friction="{friction}" rgba="0.8 0.8 0.8 1"/>')
     for c in children[0]:
         world += body(c, 4)
     acts = [f'    <motor name="{n}" joint="{n}" gear="1"/>' for n in motors]
@@ -95,36 +119,52 @@ def _gravity(model):
 
 
 class Plant:
-    """MuJoCo stepping ``model``'s robot: :meth:`state` (q, v) in the controller's convention,
-    :meth:`step` with the actuated DoFs' torques, :meth:`push` a wrench on a body."""
+    """MuJoCo stepping ``model``'s robot from the state ``x0``: :meth:`state` (q, v) in the
+    controller's convention, :meth:`step` with the actuated DoFs' torques, :meth:`push` a
+    wrench on a body.  ``feet``: the frames that touch the floor (:func:`mjcf`)."""
 
-    def __init__(self, model, x0, timestep=TIMESTEP):
+    def __init__(self, model, x0, timestep=TIMESTEP, feet=()):
         import mujoco
 
-        if model.has_free_flyer:
-            raise ValueError(f"model: the plant reads the state back in Pinocchio's convention "
-                             f"for revolute and prismatic joints only; {model.name} has a "
-                             f"floating base (its quaternion order and velocity frame differ in "
-                             f"MuJoCo)")
+        #: whether the root is a free flyer (its q and v are converted)
+        self.free = bool(model.has_free_flyer)
+        if self.free and int(model.arrays.jtype[1]) != FF:
+            raise ValueError(f"model: the plant takes a free flyer only as the root joint; "
+                             f"{model.name} has it elsewhere")
         self.mujoco = mujoco
         self.model = model
-        self.mj = mujoco.MjModel.from_xml_string(mjcf(model, timestep=timestep))
+        self.mj = mujoco.MjModel.from_xml_string(mjcf(model, timestep=timestep, feet=feet))
         self.data = mujoco.MjData(self.mj)
         if self.mj.nq != model.nq or self.mj.nv != model.nv:
             raise ValueError(f"model: MuJoCo built nq={self.mj.nq}, nv={self.mj.nv}; the model "
                              f"has nq={model.nq}, nv={model.nv}")
-        self.data.qpos[:] = np.asarray(x0)[:model.nq]
-        self.data.qvel[:] = np.asarray(x0)[model.nq:]
-        mujoco.mj_forward(self.mj, self.data)
+        self.set_state(x0)
         self.dt = self.mj.opt.timestep
+
+    def set_state(self, x) -> None:
+        """Set MuJoCo's qpos, qvel from x = (q, v) in the controller's convention."""
+        nq = self.model.nq
+        q, v = np.array(x[:nq], dtype=float), np.array(x[nq:], dtype=float)
+        if self.free:
+            R = pin.Quaternion(q[6], *q[3:6]).normalized().toRotationMatrix()
+            q[3:7] = [q[6], *q[3:6]]
+            v[:3] = R @ v[:3]
+        self.data.qpos[:], self.data.qvel[:] = q, v
+        self.mujoco.mj_forward(self.mj, self.data)
 
     @property
     def time(self) -> float:
         return float(self.data.time)
 
     def state(self) -> np.ndarray:
-        """x = (q, v) (Pinocchio's convention, for the revolute and prismatic robots here)."""
-        return np.concatenate([self.data.qpos, self.data.qvel])
+        """x = (q, v) in the controller's (Pinocchio's) convention."""
+        q, v = np.array(self.data.qpos), np.array(self.data.qvel)
+        if self.free:
+            w = q[3]
+            q[3:7] = [*q[4:7], w]
+            R = pin.Quaternion(q[6], *q[3:6]).normalized().toRotationMatrix()
+            v[:3] = R.T @ v[:3]
+        return np.concatenate([q, v])
 
     def step(self, tau) -> None:
         """One MuJoCo step with the motors' torques ``tau`` (nu,)."""

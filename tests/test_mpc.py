@@ -212,6 +212,45 @@ def test_the_mujoco_plant_is_the_same_robot(name):
         np.testing.assert_allclose(plant.data.qacc, aba(m, q, v, tau), rtol=1e-9, atol=1e-9)
 
 
+def test_a_floating_base_plant_is_the_same_robot():
+    """Solo-12 with its free flyer: the plant's state reads back in Pinocchio's convention
+    what was set (MuJoCo keeps the quaternion w first and the linear velocity in the world's
+    axes); MuJoCo's forward dynamics equal our ABA (its free joint's linear acceleration is
+    d/dt (R v) = R (a + w x v) in the world's axes); each foot's sphere sits on its frame, and
+    the robot standing with the spheres on the floor has the four contacts."""
+    import pinocchio as pin
+
+    from dynamics import aba, robots
+    from problems.plant import FOOT_RADIUS, Plant
+
+    m = robots.load("solo12")
+    feet = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
+    rng = np.random.default_rng(6)
+    data = m.pin_model.createData()
+    for _ in range(3):
+        q, v, tau = m.random_configuration(rng), rng.normal(size=m.nv), rng.normal(size=12)
+        q[2] = 2.0  # in the air
+        plant = Plant(m, np.concatenate([q, v]), feet=feet)
+        np.testing.assert_allclose(plant.state(), np.concatenate([q, v]), rtol=0, atol=1e-14)
+        plant.data.ctrl[:] = tau
+        plant.mujoco.mj_forward(plant.mj, plant.data)
+        a = aba(m, q, v, np.r_[np.zeros(6), tau])
+        R = pin.Quaternion(q[6], *q[3:6]).normalized().toRotationMatrix()
+        want = np.r_[R @ (a[:3] + np.cross(v[3:6], v[:3])), a[3:]]
+        np.testing.assert_allclose(plant.data.qacc, want, rtol=1e-9, atol=1e-9)
+        pin.framesForwardKinematics(m.pin_model, data, q)
+        for f in feet:
+            np.testing.assert_allclose(plant.data.geom(f).xpos,
+                                       data.oMf[m.pin_model.getFrameId(f)].translation,
+                                       atol=1e-12)
+    q = np.array(m.reference_configurations["standing"], dtype=float)
+    pin.framesForwardKinematics(m.pin_model, data, q)
+    q[2] += FOOT_RADIUS - min(data.oMf[m.pin_model.getFrameId(f)].translation[2] for f in feet)
+    plant = Plant(m, np.concatenate([q - np.r_[0, 0, 1e-4, np.zeros(16)], np.zeros(m.nv)]),
+                  feet=feet)
+    assert plant.data.ncon == 4
+
+
 def test_a_short_closed_loop_in_mujoco(tmp_path):
     """One simulated second of ur5-reach-mpc through the CLI (the push at 0.5 s): the push
     moves tool0 by centimetres and the loop brings it back (1.4 cm at the end, measured); the
