@@ -560,20 +560,26 @@ def test_a_cycled_schedule_is_the_problem_built_at_the_shifted_phase():
 
 
 def test_a_cyclic_mpc_tick_moves_the_schedule_on_with_the_warm_start(monkeypatch):
-    """MPC(cyclic=True) on the gait above: the second tick's problem is the schedule moved on
-    by one knot, and its warm start's gaps (the shifted solution's, computed at its two ends
-    only, the last from the step of the new last knot, on other contacts than the first's)
-    are the gaps of the full evaluation."""
+    """MPC(cyclic=True) on a gait whose second knot is an impact: the second tick's problem is
+    the schedule moved on past the impact (it takes no time: two knots), ``wrap`` sees the
+    two wrapped knots' costs, the knots that wrapped are warm-started from the last solution a
+    cycle earlier (the base moved on by the horizon's displacement), and the warm start's gaps
+    (computed at its first knot and its last two only, from the steps of the new last knots,
+    on other contacts than the first's) are the gaps of the full evaluation: the wrapped
+    knots' own defect is zero, the one where the horizon's end meets them is not."""
     m, x0 = standing_hyq()
     run, term = _costs(m, standing_hyq()[1])
     feet = [dyn.Contact3D(f, gains=(0.0, 20.0)) for f in FEET]
-    phases = [ddp.Phase(1, feet), ddp.Phase(4, feet[:3], damping=1e-6), ddp.Phase(5, feet)]
+    first = ddp.Sum([run, ddp.ControlRegularization(12, 1e-2)])
+    phases = [ddp.Phase(1, feet, first), ddp.Phase(1, feet, impact=True, damping=1e-12),
+              ddp.Phase(4, feet[:3], damping=1e-6), ddp.Phase(4, feet)]
     P = ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, 0.02, run, term,
                             actuation=np.eye(m.nv)[:, 6:], phases=phases)
-    mpc = ddp.MPC(P, iterations=3, cyclic=True)
+    wrapped = []
+    mpc = ddp.MPC(P, iterations=3, cyclic=True, wrap=wrapped.append)
     mpc.step(x0)
-    first = mpc.solution
-    assert first.history[-1].gap == 0.0 or first.history[-1].alpha == 1.0
+    sol = mpc.solution
+    assert sol.history[-1].gap == 0.0 or sol.history[-1].alpha == 1.0
     seen = {}
     original = ddp.mpc.solve
 
@@ -582,9 +588,20 @@ def test_a_cyclic_mpc_tick_moves_the_schedule_on_with_the_warm_start(monkeypatch
         return original(problem, xs, us, *args, gaps=gaps, **kwargs)
 
     monkeypatch.setattr(ddp.mpc, "solve", spy)
-    mpc.step(first.xs[1])
-    assert [(p.knots, len(p.contacts)) for p in P.phases] == [(4, 3), (5, 4), (1, 4)]
+    mpc.step(sol.xs[2])
+    assert [(p.knots, len(p.contacts), p.impact) for p in P.phases] == \
+        [(4, 3, False), (4, 4, False), (1, 4, False), (1, 4, True)]
+    assert len(wrapped) == 2 and wrapped[0].costs[-1].weight[0] == 1e-2
+    np.testing.assert_array_equal(seen["xs"][:-2], sol.xs[2:])
+    tail = sol.xs[1:3].copy()
+    tail[:, :3] += sol.xs[-1, :3] - sol.xs[0, :3]
+    np.testing.assert_array_equal(seen["xs"][-2:], tail)
+    np.testing.assert_array_equal(seen["us"][-2:], sol.us[:2])
     assert seen["gaps"] is not None
     want = P.gaps(seen["xs"], seen["us"])
     assert np.abs(seen["gaps"] - want).max() < 1e-9 * max(1.0, np.abs(want).max())
-    assert np.abs(want[-1]).max() > 1e-6  # the last knot's step is not the repeated state
+    assert np.abs(want[-2]).max() > 1e-6 and np.abs(want[-1]).max() < 1e-12
+    with pytest.raises(ValueError, match="wrap: expected a function of a knot's cost, with "
+                                         "cyclic=True"):
+        ddp.MPC(P, wrap=print)
+
