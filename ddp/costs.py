@@ -413,8 +413,10 @@ class BuiltinCost(ResidualCost):
 
     def _write_slots(self, weights):
         """Write this term's weights (``weights``) or parameters into every program holding
-        it (:meth:`CostProgram.register`); slots of programs gone are dropped."""
-        _, _, w, par = self.term()
+        it (:meth:`CostProgram.register`); slots of programs gone are dropped.  The weights are
+        the term's own (a force cost not yet bound to its contacts has no term, but its weight
+        reaches the problems that bound it)."""
+        w, par = (self.weight, None) if weights else self.term()[2:]
         live = []
         for ref, wo, po in self._slots:
             floats = ref()

@@ -605,3 +605,27 @@ def test_a_cyclic_mpc_tick_moves_the_schedule_on_with_the_warm_start(monkeypatch
                                          "cyclic=True"):
         ddp.MPC(P, wrap=print)
 
+
+def test_a_force_costs_weight_set_after_the_build_takes_effect():
+    """A FrictionCone's weight assigned after the problem bound it (the cost itself has no
+    compiled term until a phase binds it to its contacts) reaches the problem: its cost is
+    that of the problem built with the new weight."""
+    m, x0 = standing_hyq()
+    run, term = _costs(m, x0)
+    feet = [dyn.Contact3D(f, gains=(0.0, 20.0)) for f in FEET]
+
+    def problem(cone):
+        return ddp.ShootingProblem(dyn.AnalyticalDynamics(m), x0, None, 0.02, run, term,
+                                   actuation=np.eye(m.nv)[:, 6:],
+                                   phases=[ddp.Phase(3, feet, ddp.Sum([run, cone]))])
+
+    cone = ddp.FrictionCone(m, "lf_foot", 0.05, 5.0)
+    P = problem(cone)
+    us = P.quasi_static() + np.random.default_rng(2).normal(scale=3.0, size=(P.T, P.nu))
+    xs = P.rollout(us)
+    before = P.cost(xs, us)
+    cone.weight = 50.0
+    after = P.cost(xs, us)
+    assert after != before
+    assert after == pytest.approx(problem(ddp.FrictionCone(m, "lf_foot", 0.05, 50.0)).cost(
+        xs, us), rel=1e-14)
