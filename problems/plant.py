@@ -34,7 +34,9 @@ def _quat(R):
 
 
 #: the feet's spheres: radius (m), and the friction of the feet and the floor (MuJoCo's sliding,
-#: torsional and rolling coefficients)
+#: torsional and rolling coefficients; the friction cone is elliptic: |f_t| <= mu f_n, not
+#: MuJoCo's default pyramid |f_1| + |f_2| <= mu f_n, which the controllers' square facets
+#: |f_1|, |f_2| <= mu f_n overreach)
 FOOT_RADIUS = 0.005
 FRICTION = (1.0, 0.005, 0.0001)
 #: the contacts' MuJoCo solref (time constant, damping ratio): stiffer than MuJoCo's default
@@ -107,7 +109,8 @@ def mjcf(model, actuated=None, floor=False, timestep=TIMESTEP, feet=()) -> str:
     acts = [f'    <motor name="{n}" joint="{n}" gear="1"/>' for n in motors]
     return "\n".join([
         f'<mujoco model="{model.name}">',
-        f'  <option timestep="{timestep:.17g}" gravity="{_vec(_gravity(model))}"/>',
+        f'  <option timestep="{timestep:.17g}" gravity="{_vec(_gravity(model))}" '
+        f'cone="elliptic"/>',
         "  <worldbody>", *world, "  </worldbody>",
         "  <actuator>", *acts, "  </actuator>",
         "</mujoco>"])
