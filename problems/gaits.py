@@ -135,10 +135,13 @@ class QuadrupedGaits:
         return ddp.Phase(knots, self._contacts(range(4)), self._support_cost(range(4)),
                          name="support", constraints=self._cone_constraints(range(4)))
 
-    def _footstep(self, com, feet_positions, swing, step_length, step_height, knots):
+    def _footstep(self, com, feet_positions, swing, step_length, step_height, knots,
+                  ground_landing=False):
         """The phases of one footstep: ``knots`` swing knots, then the landing impact.  ``com``
         and ``feet_positions`` (updated in place) are where the centre of mass and the feet
-        start."""
+        start.  The landing's targets are the last swing knot's (Crocoddyl's: above the ground
+        unless that knot's rise is zero), or the feet's new places on the ground with
+        ``ground_landing``."""
         support = [i for i in range(4) if i not in swing]
         share = len(swing) / 4
         half = knots / 2
@@ -151,6 +154,8 @@ class QuadrupedGaits:
             com_k = com + np.array([step_length * (k + 1) / knots, 0.0, 0.0]) * share
             costs.append(self._support_cost(support, com_k, targets))
         m = self.model
+        if ground_landing:
+            targets = [(i, feet_positions[i] + np.array([step_length, 0.0, 0.0])) for i in swing]
         landing = ddp.Sum([ddp.FrameTranslation(m, self.feet[i], t, 1e7) for i, t in targets]
                           + [ddp.StateRegularization(m, self.standing, self.impact_weights)])
         com += np.array([step_length * share, 0.0, 0.0])
@@ -167,10 +172,13 @@ class QuadrupedGaits:
 
     # ------------------------------------------------------------------ gaits
     def problem(self, gait, x0=None, step_length=None, step_height=None, dt=None,
-                step_knots=None, support_knots=None, first_step=True):
+                step_knots=None, support_knots=None, first_step=True, ground_landing=False):
         """The ShootingProblem of one cycle of ``gait`` ("walking", "trotting", "pacing" or
         "bounding"), Crocoddyl's parameters (:data:`GAITS`) unless given; ``first_step``: the
-        first footsteps of the cycle go half as far (Crocoddyl's ``firstStep``)."""
+        first footsteps of the cycle go half as far (Crocoddyl's ``firstStep``);
+        ``ground_landing``: each landing aims the feet at the ground (Crocoddyl's aims them at
+        the last swing knot's height, which its contacts, holding velocities only, then keep:
+        a plant's feet land later)."""
         if gait not in GAITS:
             raise ValueError(f"gait: expected one of {', '.join(GAITS)}; got {gait!r}")
         p = dict(GAITS[gait])
@@ -188,7 +196,7 @@ class QuadrupedGaits:
             swing, first = footstep
             length = p["step_length"] * (0.5 if first and first_step else 1.0)
             phases += self._footstep(com, feet_positions, swing, length, p["step_height"],
-                                     p["step_knots"])
+                                     p["step_knots"], ground_landing)
         terminal = ddp.Sum([ddp.StateRegularization(m, self.standing, self.state_weights),
                             self.state_bounds])
         P = ddp.ShootingProblem(self.dynamics, x0, None, p["dt"], None, terminal,

@@ -31,6 +31,23 @@ def test_every_gait_is_a_cycle_of_supports_swings_and_landings(gait):
     assert P.T == sum(x[1] for x in phases) and P.dt == p["dt"]
 
 
+def test_landings_aim_where_crocoddyl_aims_them_or_at_the_ground():
+    """A trot's landing targets: Crocoddyl's are the last swing knot's (8 mm above the ground
+    for its 25 knots of 0.1 m high swings: rise 0.1 (1 - 11.5 / 12.5)); with ground_landing
+    the feet's new places on the ground, a step on."""
+    m = robots.load("hyq")
+    gaits = QuadrupedGaits(m)
+    ground = {f: z for f, z in zip(("lf_foot", "rf_foot", "lh_foot", "rh_foot"),
+                                   [p[2] for p in gaits._start(None)[1]])}
+    for landing, above in ((False, 0.1 * (1 - 11.5 / 12.5)), (True, 0.0)):
+        P = gaits.problem("trotting", first_step=False, ground_landing=landing)
+        targets = [(c.frame_name, c.position) for p in P.schedule if p.impact
+                   for c in p.cost.costs if isinstance(c, ddp.FrameTranslation)]
+        assert len(targets) == 4
+        for frame, position in targets:
+            assert position[2] - ground[frame] == pytest.approx(above, abs=1e-12)
+
+
 def test_the_jump_flies_and_lands_where_it_was_told():
     """Crocoddyl's createJumpingProblem: take-off on four feet, 2 x flying_knots without
     contacts, one landing impact, the rest on the ground; DDP and iLQR reach one optimum, and
