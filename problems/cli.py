@@ -352,7 +352,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "midway; write its table, a plot of the tracked quantities and the "
                         "trajectory to results/mpc_SCENARIO_METHOD.*")
     mp.add_argument("scenario", choices=list(mpc_scenarios.SCENARIOS), metavar="SCENARIO",
-                    help="ur5-reach-mpc: the UR5 tracking a moving target with tool0")
+                    help="ur5-reach-mpc: the UR5 tracking a moving target with tool0; "
+                    "solo12-trot-mpc: Solo-12 trotting forward (a floating base, MuJoCo "
+                    "deciding the contacts)")
     _method_argument(mp)
     mp.add_argument("--iterations", type=_POSITIVE_COUNT, default=1, metavar="N",
                     help="iterations per tick (default 1)")

@@ -1,6 +1,18 @@
 """Closed-loop receding-horizon scenarios: :class:`ddp.MPC` driving a MuJoCo plant
 (:mod:`problems.plant`), never our own dynamics (``soddp mpc NAME``).
 
+``solo12-trot-mpc``: Solo-12 (example-robot-data's, floating base) trots forward on flat
+ground, a lateral push midway (4 N on the base for 0.1 s).  The controller: the quadruped gait
+builder's trot (:class:`problems.gaits.QuadrupedGaits`, Crocoddyl's formulation; steps of 5 cm,
+5 cm high, 13 swing knots and 3 of support of 20 ms: one cycle, T = 34 knots, 0.64 s), its
+landings aimed at the ground, cyclic (:class:`ddp.MPC` with ``cyclic=True``: the schedule
+moves on one time step per tick, past the impacts; the swing feet's and the centre of mass's
+targets move on a stride as their knots wrap); one tick every 20 ms (50 Hz) and the feedback
+policy at 1 kHz between ticks; the default "safeguarded" globalization.  MuJoCo decides the
+contacts: a sphere on each foot, an elliptic friction cone, mu 1 (the controller's 0.7).  The
+robot stands for 1 s under a PD first, as on hardware.  A fall: the base below 10 cm or tilted
+past 60 degrees.
+
 ``ur5-reach-mpc``: the UR5 of example-robot-data tracks a target moving on a circle (radius
 0.1 m, one turn in 4 s, in the plane x = const in front of its start) with ``tool0``; midway a
 push (100 N along y on the wrist for 0.1 s).  The controller: T = 25 knots of dt = 0.02 s (a
@@ -10,8 +22,9 @@ every 20 ms (50 Hz) on the measured state, the knots' targets set at each tick t
 costs' setters, and between ticks the tick's feedback policy u = us_0 + K_0 (x - xs_0) at
 MuJoCo's 1 kHz.  DDP and iLQR both with the "shift" globalization (:data:`GLOBALIZATION`).
 
-Writes ``results/mpc_NAME_METHOD.{csv,md,png}`` (the tracking error, the time per tick, the
-ticks over their 20 ms budget), ``mpc_NAME_METHOD_trajectory.csv`` and, with ``animate``,
+Writes ``results/mpc_NAME_METHOD.{csv,md,png}`` (the tracking error or the distance trotted
+and whether it fell, the time per tick, the ticks over their 20 ms budget),
+``mpc_NAME_METHOD_trajectory.csv`` and, with ``animate``,
 ``mpc_NAME_METHOD.html``.  :func:`run_crocoddyl_ur5_reach` runs the same loop with Crocoddyl's
 FDDP as the controller, in its own environment.
 """
@@ -26,11 +39,12 @@ import pinocchio as pin
 import ddp
 from dynamics import AnalyticalDynamics, robots
 
+from .gaits import QuadrupedGaits
 from .output import duration, pyplot, results_dir, save_figure, write_table
-from .plant import Plant, mjcf
+from .plant import FOOT_RADIUS, Plant, mjcf
 from .reference import crocoddyl_solvers
 
-SCENARIOS = ("ur5-reach-mpc",)
+SCENARIOS = ("ur5-reach-mpc", "solo12-trot-mpc")
 UR5_Q0 = np.array([0.0, -1.2, 1.6, -0.4, np.pi / 2, 0.0])
 TICK = 0.02  # s: the MPC's period, and its problem's time step
 PUSH = dict(body="wrist_3_joint", force=(0.0, 100.0, 0.0), duration=0.1)
@@ -198,7 +212,153 @@ def run_crocoddyl_ur5_reach(iterations=1, seconds=5.0, push=None, log=print):
                     out["tick_s"], len(t) // 2)  # its script pushes at tick n // 2
 
 
+# ----------------------------------------------------------------------------- solo12-trot-mpc
+SOLO12_FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
+#: the trot of the controller (:meth:`problems.gaits.QuadrupedGaits.problem`)
+SOLO12_TROT = dict(step_length=0.05, step_height=0.05, dt=TICK, step_knots=13, support_knots=3)
+SOLO12_PUSH = dict(body="root_joint", force=(0.0, 4.0, 0.0), duration=0.1)
+#: the fall: the base below this height (m), or tilted more than this (its z axis' z)
+FALL_HEIGHT, FALL_TILT = 0.1, 0.5
+
+
+def solo12_trot_controller():
+    """(problem, stride): one cycle of the trot (module docstring) from Solo-12's SRDF
+    "standing" with its feet's spheres on the floor, and the displacement (3,) of a cycle,
+    which each swing and landing knot's targets move on by when the knot wraps around."""
+    m = robots.load("solo12")
+    q = np.array(m.reference_configurations["standing"], dtype=float)
+    pm, data = m.pin_model, m.pin_model.createData()
+    pin.framesForwardKinematics(pm, data, q)
+    q[2] += FOOT_RADIUS - min(data.oMf[pm.getFrameId(f)].translation[2] for f in SOLO12_FEET)
+    gaits = QuadrupedGaits(m, feet=SOLO12_FEET, standing=q)
+    P = gaits.problem("trotting", x0=np.concatenate([q, np.zeros(m.nv)]), first_step=False,
+                      ground_landing=True, **SOLO12_TROT)
+    P.info = dict(robot="solo12", task="trot forward on flat ground (closed loop, MuJoCo)")
+    return P, np.array([SOLO12_TROT["step_length"], 0.0, 0.0])
+
+
+def _moved_on(stride):
+    """The ``wrap`` of the trot's MPC: a wrapped knot's frame and centre-of-mass targets move
+    on a stride."""
+    def wrap(cost):
+        for c in getattr(cost, "costs", [cost]):
+            if "position" in type(c).SETTABLE:
+                c.position = c.position + stride
+    return wrap
+
+
+def _fallen(x) -> bool:
+    R = pin.Quaternion(x[6], *x[3:6]).normalized().toRotationMatrix()
+    return bool(x[2] < FALL_HEIGHT or R[2, 2] < FALL_TILT)
+
+
+def run_solo12_trot(method="ddp", iterations=1, seconds=5.0, animate=False, log=print,
+                    write=True, push=None, globalization=None, budget_ms=None):
+    """The closed loop of ``solo12-trot-mpc`` (module docstring); returns its summary row.
+    ``write``: its files (else only the row); ``push``: the push's force along y (N; None:
+    SOLO12_PUSH's); ``globalization``: the solver's (None: its default, "safeguarded");
+    ``budget_ms``: a time budget per tick (``iterations`` then at most)."""
+    push_force = (np.array(SOLO12_PUSH["force"], dtype=float) if push is None
+                  else np.array([0.0, float(push), 0.0]))
+    P, stride = solo12_trot_controller()
+    m = P.dynamics.model
+    plant = Plant(m, P.x0, feet=SOLO12_FEET)
+    standing = P.quasi_static(np.tile(P.x0, (P.T + 1, 1)))
+    plant.hold(P.x0, standing[0])
+    # the first tick converges from the start (untimed: the kernels load), as Crocoddyl's
+    # examples start: x0 at every knot, quasi-static controls
+    first = ddp.solve(P, np.tile(P.x0, (P.T + 1, 1)), standing, shooting="multiple",
+                      max_iter=100)
+    options = {} if globalization is None else dict(globalization=globalization)
+    mpc = ddp.MPC(P, iterations=iterations, budget_ms=budget_ms, method=method, cyclic=True,
+                  wrap=_moved_on(stride), xs=first.xs, us=first.us, **options)
+    steps_per_tick = int(round(TICK / plant.dt))
+    n_ticks = int(round(seconds / TICK))
+    push_at = int(round(n_ticks / 2))
+    push_steps = int(round(SOLO12_PUSH["duration"] / plant.dt))
+    cycle = float(np.sum(P.cost_weights[~P.impacts]))  # s: the time steps of one cycle
+    rec_t, tick_s, states, fell = [], [], [], None
+    for k in range(n_ticks):
+        x = plant.state()
+        if _fallen(x) or plant.unstable():  # (MuJoCo resets a diverged simulation)
+            fell = k * TICK
+            break
+        states.append(x)
+        rec_t.append(k * TICK)
+        t0 = time.perf_counter()
+        mpc.step(x)
+        tick_s.append(time.perf_counter() - t0)
+        policy = mpc.policy
+        for j in range(steps_per_tick):
+            if k == push_at and j == 0:
+                plant.push(SOLO12_PUSH["body"], [*push_force, 0.0, 0.0, 0.0])
+            if k * steps_per_tick + j == push_at * steps_per_tick + push_steps:
+                plant.push(SOLO12_PUSH["body"], np.zeros(6))
+            xj = plant.state()
+            u = (policy.control(0, P.integrator.difference(policy.xs[0], xj))
+                 if policy is not None else mpc.solution.us[0])
+            plant.step(u)
+    states, rec_t = np.array(states), np.array(rec_t)
+    base = states[:, :3] - states[0, :3]
+    commanded = stride[0] / cycle * rec_t
+    tick_ms = 1e3 * np.array(tick_s)
+    row = dict(scenario="solo12-trot-mpc", method=method,
+               globalization=globalization or ddp.SolverSettings().globalization,
+               iterations=iterations, budget_ms="" if budget_ms is None else budget_ms,
+               seconds=seconds, push_N=float(push_force[1]),
+               fell_at_s="" if fell is None else round(fell, 2),
+               distance_m=round(float(base[-1, 0]), 3),
+               commanded_m=round(float(commanded[-1]), 3),
+               max_lateral_m=round(float(np.max(np.abs(base[:, 1]))), 3),
+               median_tick_ms=round(float(np.median(tick_ms)), 3),
+               max_tick_ms=round(float(tick_ms.max()), 3),
+               ticks_over_budget=int(np.sum(tick_ms > 1e3 * TICK)), ticks=len(tick_s))
+    if not write:
+        return row
+    stem = f"mpc_solo12-trot-mpc_{method}"
+    out = results_dir()
+    with open(out / f"{stem}_trajectory.csv", "w") as f:
+        f.write("t,base_x,base_y,base_z,commanded_x,tick_ms\n")
+        for i in range(len(rec_t)):
+            ms = tick_ms[i] if i < len(tick_ms) else float("nan")
+            f.write(",".join(f"{v:.9g}" for v in (rec_t[i], *states[i, :3], commanded[i], ms))
+                    + "\n")
+    plt = pyplot()
+    fig, axes = plt.subplots(3, 1, figsize=(8, 7), sharex=True)
+    axes[0].plot(rec_t, commanded, "k--", label="commanded (a stride per cycle)")
+    axes[0].plot(rec_t, base[:, 0], label=f"base ({method.upper()})")
+    axes[0].set_ylabel("x (m)")
+    axes[0].legend(loc="upper left")
+    axes[1].plot(rec_t, base[:, 1])
+    axes[1].set_ylabel("y (m)")
+    axes[2].plot(rec_t, states[:, 2])
+    axes[2].set_ylabel("base height (m)")
+    axes[2].set_xlabel("time (s); red: the push" + ("" if fell is None else "; it fell"))
+    for a in axes:
+        a.axvline(push_at * TICK, color="r", lw=0.8)
+    fig.suptitle(f"Solo-12 trotting in MuJoCo: {method.upper()}, {iterations} iteration(s) per "
+                 f"50 Hz tick")
+    save_figure(fig, stem)
+    notes = [f"MuJoCo {plant.mujoco.__version__} plant at 1 kHz (feet spheres, elliptic friction "
+             f"cone, mu 1); the controller at 50 Hz on the measured state (T = {P.T} knots: one "
+             f"trot cycle), its feedback policy between ticks; the push: "
+             f"{push_force[1]:g} N along y on the base for 0.1 s at {push_at * TICK:.1f} s.",
+             "A tick's budget is its 20 ms period; commanded: a stride (5 cm) per cycle "
+             f"({cycle:.2f} s)."]
+    write_table([row], stem, "Solo-12 trotting in MuJoCo (ddp.MPC, cyclic)",
+                [(k, k.replace("_", " ")) for k in row], notes, log)
+    if animate:
+        path = ddp.animate(P, states, out / f"{stem}.html")
+        log(f"wrote {path}")
+    log(f"{method}: {'fell at ' + str(row['fell_at_s']) + ' s' if fell is not None else 'no fall'}"
+        f", {row['distance_m']} m of {row['commanded_m']} m, median tick "
+        f"{duration(row['median_tick_ms'] / 1e3)}")
+    return row
+
+
 def run(name, method="ddp", iterations=1, seconds=5.0, animate=False, log=print):
     if name not in SCENARIOS:
         raise ValueError(f"scenario: expected one of {', '.join(SCENARIOS)}; got {name!r}")
+    if name == "solo12-trot-mpc":
+        return run_solo12_trot(method, iterations, seconds, animate, log)
     return run_ur5_reach(method, iterations, seconds, animate, log)

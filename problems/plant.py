@@ -174,6 +174,23 @@ class Plant:
         self.data.ctrl[:] = tau
         self.mujoco.mj_step(self.mj, self.data)
 
+    def hold(self, x, tau, seconds=1.0, kp=5.0, kd=0.2) -> np.ndarray:
+        """Hold the actuated joints (the last nu coordinates of q and v: a floating base's
+        robot, or a fully actuated one) at x's with a PD (gains ``kp``, ``kd``) around the
+        torques ``tau`` for ``seconds``, as a robot stands up before a run, so that its contacts
+        carry it when the controller starts; the state reached."""
+        nq, na = self.model.nq, self.mj.nu
+        q_ref = np.asarray(x, dtype=float)[nq - na:nq]
+        for _ in range(int(round(seconds / self.dt))):
+            x_now = self.state()
+            self.step(tau + kp * (q_ref - x_now[nq - na:nq]) - kd * x_now[-na:])
+        return self.state()
+
+    def unstable(self) -> bool:
+        """Whether MuJoCo found the simulation unstable (non-finite or huge accelerations;
+        it then resets the state to its model's default)."""
+        return bool(self.data.warning[self.mujoco.mjtWarning.mjWARN_BADQACC].number > 0)
+
     def push(self, body: str, wrench) -> None:
         """Apply the world-frame wrench (force, torque) (6,) on ``body`` until changed (zeros:
         none)."""

@@ -70,9 +70,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[BenchOptions], object]]] = {
                     "(results/constrained)",
                     lambda o: constrained.run_constrained(log=o.log)),
     "mpc": ("receding-horizon ticks (ddp.MPC, UR3, T = 100, 1 and 2 iterations) beside "
-            "Crocoddyl's FDDP loop (results/mpc_tick), and the closed loop in MuJoCo, DDP "
-            "against iLQR (results/mpc)",
-            lambda o: (mpc.run_mpc_ticks(log=o.log), mpc.run_closed_loop(log=o.log))),
+            "Crocoddyl's FDDP loop (results/mpc_tick), and the closed loops in MuJoCo, DDP "
+            "against iLQR: the UR5's (results/mpc) and Solo-12's trot (results/mpc_solo12)",
+            lambda o: (mpc.run_mpc_ticks(log=o.log), mpc.run_closed_loop(log=o.log),
+                       mpc.run_solo12_study(log=o.log))),
     "contact": ("contact dynamics derivatives, first and contracted second order, beside "
                 "Pinocchio, with their accuracy (results/contact_derivatives)",
                 lambda o: contact.run_contact(o.batch, o.min_time, o.log)),

@@ -13,6 +13,12 @@ MuJoCo as the plant) with DDP (exact curvature), iLQR (Gauss-Newton) and Crocodd
 its environment, on the same plant), at 1, 2 and 4 iterations per tick, with pushes of 100 and
 300 N: tracking error, the largest error after the push, time per tick.  Writes
 ``results/mpc.{csv,md}``.
+
+The Solo-12 study (:func:`run_solo12_study`): ``solo12-trot-mpc`` with DDP (exact curvature;
+its "shift" globalization, and the default "safeguarded", whose first iteration of every solve
+is Gauss-Newton) and iLQR, at 1 and 2 iterations per tick and within a 10 ms budget, under
+lateral pushes of 0, 4 and 8 N: falls, distance trotted, time per tick.  Writes
+``results/mpc_solo12.{csv,md}``.
 """
 
 from __future__ import annotations
@@ -129,4 +135,43 @@ def run_closed_loop(seconds=5.0, log=print):
              "targets, ticks, push and feedback policy) when SODDP_CROCODDYL_PYTHON is set."]
     write_table(rows, "mpc", "Closed loop in MuJoCo: exact (DDP) and Gauss-Newton (iLQR) "
                 "curvature, and Crocoddyl's FDDP", columns, notes, log)
+    return rows
+
+
+#: the Solo-12 study's controllers: (method, globalization)
+SOLO12_CONTROLLERS = (("ddp", "shift"), ("ddp", "safeguarded"), ("ilqr", "safeguarded"))
+
+
+def run_solo12_study(seconds=5.0, pushes=(0.0, 4.0, 8.0), log=print):
+    """The Solo-12 study (module docstring): every controller of :data:`SOLO12_CONTROLLERS`
+    at 1 and 2 iterations per tick and at up to 10 iterations within 10 ms, under each push."""
+    rows = []
+    budgets = ((1, None), (2, None), (10, 10.0))
+    for push in pushes:
+        for iterations, budget in budgets:
+            for method, globalization in SOLO12_CONTROLLERS:
+                row = mpc_scenarios.run_solo12_trot(method, iterations, seconds, log=log,
+                                                    write=False, push=push,
+                                                    globalization=globalization,
+                                                    budget_ms=budget)
+                rows.append(row)
+                log({k: row[k] for k in ("method", "globalization", "iterations", "budget_ms",
+                                         "push_N", "fell_at_s", "distance_m",
+                                         "median_tick_ms")})
+    columns = [("push_N", "push (N)"), ("iterations", "iterations per tick (at most)"),
+               ("budget_ms", "budget (ms)"), ("method", "method"),
+               ("globalization", "globalization"), ("fell_at_s", "fell at (s)"),
+               ("distance_m", "distance (m)"), ("commanded_m", "commanded (m)"),
+               ("max_lateral_m", "largest lateral drift (m)"),
+               ("median_tick_ms", "median ms / tick"), ("max_tick_ms", "largest ms / tick"),
+               ("ticks_over_budget", "ticks over 20 ms")]
+    notes = [f"CPU: {cpu_name()}; solo12-trot-mpc (problems/mpc_scenarios.py): MuJoCo plant at "
+             f"1 kHz deciding the contacts, ddp.MPC at 50 Hz (cyclic, T = one trot cycle) with "
+             f"its policy between ticks, {seconds:g} s, the push along y on the base for 0.1 s "
+             "midway; a fall: the base below 10 cm or tilted past 60 degrees.",
+             "The 'safeguarded' globalization starts every solve with a Gauss-Newton iteration: "
+             "at one iteration per tick its DDP is iLQR; 'shift' keeps DDP's exact curvature "
+             "from the first iteration."]
+    write_table(rows, "mpc_solo12", "Solo-12 trotting in MuJoCo: exact (DDP) and Gauss-Newton "
+                "(iLQR) curvature", columns, notes, log)
     return rows
