@@ -97,6 +97,25 @@ def _summary(method, iterations, seconds, t, err, tick_s, push_at):
                 ticks_over_budget=int(np.sum(tick_ms > 1e3 * TICK)), ticks=len(t))
 
 
+def _policy_steps(plant, mpc, k, steps, push):
+    """The plant's ``steps`` steps after tick k under the tick's feedback policy
+    u = us_0 + k_0 + K_0 (x (-) xs_0) (its first control when the tick's backward pass
+    failed); ``push``: (its tick, its length in steps, the body, the force (3,)), applied from
+    that tick's first step."""
+    at, length, body, force = push
+    integrator, policy = mpc.problem.integrator, mpc.policy
+    release = at * steps + length - k * steps  # the push ends at this step of the tick
+    for j in range(steps):
+        if k == at and j == 0:
+            plant.push(body, [*force, 0.0, 0.0, 0.0])
+        if j == release:
+            plant.push(body, np.zeros(6))
+        xj = plant.state()
+        u = (policy.control(0, integrator.difference(policy.xs[0], xj)) if policy is not None
+             else mpc.solution.us[0])
+        plant.step(u)
+
+
 def _target(center, t):
     a = 2 * np.pi * t / 4.0
     return center + 0.1 * np.array([0.0, np.cos(a) - 1.0, np.sin(a)])
@@ -133,15 +152,8 @@ def run_ur5_reach(method="ddp", iterations=1, seconds=5.0, animate=False, log=pr
         mpc.step(x)
         tick_s.append(time.perf_counter() - t0)
         states.append(x)
-        policy = mpc.policy
-        for j in range(steps_per_tick):
-            if k == push_at and j == 0:
-                plant.push(PUSH["body"], [*push_force, 0.0, 0.0, 0.0])
-            if k * steps_per_tick + j == push_at * steps_per_tick + push_steps:
-                plant.push(PUSH["body"], np.zeros(6))
-            xj = plant.state()
-            u = policy.control(0, xj - policy.xs[0]) if policy is not None else mpc.solution.us[0]
-            plant.step(u)
+        _policy_steps(plant, mpc, k, steps_per_tick, (push_at, push_steps, PUSH["body"],
+                                                      push_force))
         rec_t.append(t)
         rec_p.append(_tool(m, x[:6], data, frame))
         rec_target.append(target)
@@ -288,16 +300,8 @@ def run_solo12_trot(method="ddp", iterations=1, seconds=5.0, animate=False, log=
         t0 = time.perf_counter()
         mpc.step(x)
         tick_s.append(time.perf_counter() - t0)
-        policy = mpc.policy
-        for j in range(steps_per_tick):
-            if k == push_at and j == 0:
-                plant.push(SOLO12_PUSH["body"], [*push_force, 0.0, 0.0, 0.0])
-            if k * steps_per_tick + j == push_at * steps_per_tick + push_steps:
-                plant.push(SOLO12_PUSH["body"], np.zeros(6))
-            xj = plant.state()
-            u = (policy.control(0, P.integrator.difference(policy.xs[0], xj))
-                 if policy is not None else mpc.solution.us[0])
-            plant.step(u)
+        _policy_steps(plant, mpc, k, steps_per_tick, (push_at, push_steps,
+                                                      SOLO12_PUSH["body"], push_force))
     states, rec_t = np.array(states), np.array(rec_t)
     base = states[:, :3] - states[0, :3]
     commanded = stride[0] / cycle * rec_t
