@@ -66,7 +66,12 @@ def test_the_warm_start_is_the_last_solution_shifted(ur3, monkeypatch):
     np.testing.assert_array_equal(seen["xs"][-1], first.xs[-1])
     np.testing.assert_array_equal(seen["us"][:-1], first.us[1:])
     np.testing.assert_array_equal(P.x0, first.xs[1])
-    assert mpc.ticks == 2 and mpc.policy is mpc.solution.policy
+    assert mpc.ticks == 2
+    # the policy about the solution: its states and controls, the backward pass's gains, no
+    # feedforward (the tick's step is in us)
+    p, s = mpc.policy, mpc.solution
+    assert p.xs is s.xs and p.us is s.us and p.K is s.policy.K and not p.k.any()
+    np.testing.assert_array_equal(p.control(0, np.zeros(P.ndx)), s.us[0])
     P.x0 = x0
 
 
@@ -327,3 +332,4 @@ def test_crocoddyl_drives_the_same_plant_to_the_same_tracking():
     assert theirs is not None and theirs["ticks"] == ours["ticks"] == 50
     assert abs(theirs["mean_error_mm"] - ours["mean_error_mm"]) < 0.02 * ours["mean_error_mm"]
     assert abs(theirs["max_error_mm"] - ours["max_error_mm"]) < 0.02 * ours["max_error_mm"]
+
