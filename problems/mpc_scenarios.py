@@ -231,6 +231,8 @@ SOLO12_TROT = dict(step_length=0.05, step_height=0.05, dt=TICK, step_knots=13, s
 SOLO12_PUSH = dict(body="root_joint", force=(0.0, 4.0, 0.0), duration=0.1)
 #: the fall: the base below this height (m), or tilted more than this (its z axis' z)
 FALL_HEIGHT, FALL_TILT = 0.1, 0.5
+#: the stand before the run: a PD on the joints around the standing torques (Plant.hold)
+HOLD = dict(seconds=1.0, kp=5.0, kd=0.2)
 
 
 def solo12_trot_controller():
@@ -276,7 +278,7 @@ def run_solo12_trot(method="ddp", iterations=1, seconds=5.0, animate=False, log=
     m = P.dynamics.model
     plant = Plant(m, P.x0, feet=SOLO12_FEET)
     standing = P.quasi_static(np.tile(P.x0, (P.T + 1, 1)))
-    plant.hold(P.x0, standing[0])
+    plant.hold(P.x0, standing[0], **HOLD)
     # the first tick converges from the start (untimed: the kernels load), as Crocoddyl's
     # examples start: x0 at every knot, quasi-static controls
     first = ddp.solve(P, np.tile(P.x0, (P.T + 1, 1)), standing, shooting="multiple",
@@ -306,17 +308,8 @@ def run_solo12_trot(method="ddp", iterations=1, seconds=5.0, animate=False, log=
     base = states[:, :3] - states[0, :3]
     commanded = stride[0] / cycle * rec_t
     tick_ms = 1e3 * np.array(tick_s)
-    row = dict(scenario="solo12-trot-mpc", method=method,
-               globalization=globalization or ddp.SolverSettings().globalization,
-               iterations=iterations, budget_ms="" if budget_ms is None else budget_ms,
-               seconds=seconds, push_N=float(push_force[1]),
-               fell_at_s="" if fell is None else round(fell, 2),
-               distance_m=round(float(base[-1, 0]), 3),
-               commanded_m=round(float(commanded[-1]), 3),
-               max_lateral_m=round(float(np.max(np.abs(base[:, 1]))), 3),
-               median_tick_ms=round(float(np.median(tick_ms)), 3),
-               max_tick_ms=round(float(tick_ms.max()), 3),
-               ticks_over_budget=int(np.sum(tick_ms > 1e3 * TICK)), ticks=len(tick_s))
+    row = _solo12_row(method, globalization or ddp.SolverSettings().globalization, iterations,
+                      budget_ms, seconds, push_force[1], base, commanded, tick_s, fell)
     if not write:
         return row
     stem = f"mpc_solo12-trot-mpc_{method}"
@@ -358,6 +351,53 @@ def run_solo12_trot(method="ddp", iterations=1, seconds=5.0, animate=False, log=
         f", {row['distance_m']} m of {row['commanded_m']} m, median tick "
         f"{duration(row['median_tick_ms'] / 1e3)}")
     return row
+
+
+def _solo12_row(method, globalization, iterations, budget_ms, seconds, push, base, commanded,
+                tick_s, fell):
+    """The table row of a Solo-12 closed loop: the base's displacement (ticks, 3) against the
+    commanded distance (ticks,) until the end or the fall, the ticks' times ``tick_s``."""
+    tick_ms = 1e3 * np.asarray(tick_s)
+    return dict(scenario="solo12-trot-mpc", method=method, globalization=globalization,
+                iterations=iterations, budget_ms="" if budget_ms is None else budget_ms,
+                seconds=seconds, push_N=float(push),
+                fell_at_s="" if fell is None else round(fell, 2),
+                distance_m=round(float(base[-1, 0]), 3),
+                commanded_m=round(float(commanded[-1]), 3),
+                max_lateral_m=round(float(np.max(np.abs(base[:, 1]))), 3),
+                median_tick_ms=round(float(np.median(tick_ms)), 3),
+                max_tick_ms=round(float(tick_ms.max()), 3),
+                ticks_over_budget=int(np.sum(tick_ms > 1e3 * TICK)), ticks=len(tick_s))
+
+
+def run_crocoddyl_solo12_trot(iterations=1, seconds=5.0, push=None, log=print):
+    """The same Solo-12 loop with Crocoddyl's FDDP as the controller, in its own environment
+    (``problems/reference/crocoddyl_problem.py``'s ``gait_closed_loop``: the same MJCF, trot,
+    hold, ticks, cycling, strides, push and feedback policy); its summary row, or None without
+    ``SODDP_CROCODDYL_PYTHON``."""
+    push_force = SOLO12_PUSH["force"][1] if push is None else float(push)
+    P, stride = solo12_trot_controller()
+    xs = np.tile(P.x0, (P.T + 1, 1))
+    standing = P.quasi_static(xs)
+    spec = crocoddyl_solvers.spec(P, us=standing, xs=xs)
+    if spec is None or crocoddyl_solvers.python() is None:
+        return None
+    spec["closed_loop"] = dict(
+        kind="gait", mjcf=mjcf(P.dynamics.model, feet=SOLO12_FEET), stride=stride.tolist(),
+        hold_tau=standing[0].tolist(), hold_gains=[HOLD["kp"], HOLD["kd"]],
+        hold_seconds=HOLD["seconds"], tick=TICK,
+        seconds=seconds, iterations=iterations, push=float(push_force),
+        push_body=SOLO12_PUSH["body"], push_duration=SOLO12_PUSH["duration"],
+        fall_height=FALL_HEIGHT, fall_tilt=FALL_TILT)
+    out = crocoddyl_solvers.run(spec, log).get("Crocoddyl FDDP")
+    if not out:
+        return None
+    base = np.array(out["base"])
+    t = TICK * np.arange(len(base))
+    cycle = float(np.sum(P.cost_weights[~P.impacts]))
+    return _solo12_row(f"Crocoddyl {out['version']} FDDP", "FDDP", iterations, None, seconds,
+                       push_force, base - base[0], stride[0] / cycle * t, out["tick_s"],
+                       out["fell"])
 
 
 def run(name, method="ddp", iterations=1, seconds=5.0, animate=False, log=print):

@@ -282,28 +282,157 @@ def closed_loop(spec, log=print):
         pin.framesForwardKinematics(model, pdata, x[:nq])
         tool.append(pdata.oMf[frame].translation.tolist())
         targets.append(target(t).tolist())
-        u0, K0, xs0 = np.array(solver.us[0]), np.array(solver.K[0]), np.array(solver.xs[0])
-        for j in range(steps):
-            if k == push_at and j == 0:
-                data.xfrc_applied[body] = [0.0, c["push"], 0.0, 0.0, 0.0, 0.0]
-            if k * steps + j == push_at * steps + push_steps:
-                data.xfrc_applied[body] = 0.0
-            xj = np.concatenate([data.qpos, data.qvel])
-            data.ctrl[:] = u0 - K0 @ state.diff(xs0, xj)
-            mujoco.mj_step(mj, data)
+        _policy_steps(mj, data, solver, state, k, steps, (push_at, push_steps, body, c["push"]),
+                      False)
     log(f"Crocoddyl FDDP closed loop: median tick {1e3 * np.median(ticks):.3f} ms")
     return {"Crocoddyl FDDP": dict(tick_s=ticks, tool=tool, target=targets,
                                    version=crocoddyl.__version__)}
 
 
+def _policy_steps(mj, data, solver, state, k, steps, push, free):
+    """MuJoCo's ``steps`` steps after tick k under the solver's feedback policy
+    u = us_0 - K_0 (x (-) xs_0); ``push``: (its tick, its length in steps, the body, the force
+    along y), applied from that tick's first step; ``free``: a free-flyer root."""
+    import mujoco
+
+    at, length, body, force = push
+    u0, K0, xs0 = np.array(solver.us[0]), np.array(solver.K[0]), np.array(solver.xs[0])
+    for j in range(steps):
+        if k == at and j == 0:
+            data.xfrc_applied[body] = [0.0, force, 0.0, 0.0, 0.0, 0.0]
+        if k * steps + j == at * steps + length:
+            data.xfrc_applied[body] = 0.0
+        xj = _pinocchio_state(data.qpos, data.qvel, free)
+        data.ctrl[:] = u0 - K0 @ state.diff(xs0, xj)
+        mujoco.mj_step(mj, data)
+
+
+def _mujoco_state(x, nq, free):
+    """MuJoCo's (qpos, qvel) of a state x in Pinocchio's convention (a free flyer's quaternion
+    w first, its linear velocity in the world's axes)."""
+    import pinocchio as pin
+
+    q, v = np.array(x[:nq], dtype=float), np.array(x[nq:], dtype=float)
+    if free:
+        R = pin.Quaternion(q[6], *q[3:6]).normalized().toRotationMatrix()
+        q[3:7] = [q[6], *q[3:6]]
+        v[:3] = R @ v[:3]
+    return q, v
+
+
+def _pinocchio_state(qpos, qvel, free):
+    """The state in Pinocchio's convention of MuJoCo's (qpos, qvel)."""
+    import pinocchio as pin
+
+    q, v = np.array(qpos), np.array(qvel)
+    if free:
+        q[3:7] = [*q[4:7], q[3]]
+        R = pin.Quaternion(q[6], *q[3:6]).normalized().toRotationMatrix()
+        v[:3] = R.T @ v[:3]
+    return np.concatenate([q, v])
+
+
+def gait_closed_loop(spec, log=print):
+    """Crocoddyl's FDDP driving a floating-base MuJoCo plant through a cyclic gait, as
+    ``problems/mpc_scenarios.py`` drives ours (``solo12-trot-mpc``): the spec's
+    ``closed_loop`` holds the plant's MJCF, the stride of a cycle, the standing torques and PD
+    gains of the hold before the run, the tick, the seconds, the iterations per tick, the
+    push (body, force along y, duration) and the fall's height and tilt.  FDDP solves from the
+    spec's start (100 iterations, untimed); each tick: x0 the measured state, the problem's
+    first running model moved to the end (``circularAppend``; past the impulse models, which
+    take no time), the wrapped models' translation and CoM references moved on a stride, the
+    last solution shifted as many knots with the wrapped knots' taken from a cycle earlier (the
+    base moved on), ``solve(xs, us, iterations, False)``; between ticks its feedback policy
+    u = us_0 - K_0 (x (-) xs_0).  Returns {"Crocoddyl FDDP": times (s), base positions per
+    tick, the fall's time or None}."""
+    import crocoddyl
+    import mujoco
+
+    c = spec["closed_loop"]
+    problem = build(dict(spec, distinct_knots=True))
+    mj = mujoco.MjModel.from_xml_string(c["mjcf"])
+    data = mujoco.MjData(mj)
+    nq, free = mj.nq, spec["floating_base"]
+    state = problem.runningModels[0].state
+    x0 = np.array(spec["x0"])
+    data.qpos[:], data.qvel[:] = _mujoco_state(x0, nq, free)
+    mujoco.mj_forward(mj, data)
+    tau, (kp, kd) = np.array(c["hold_tau"]), c["hold_gains"]
+    na = mj.nu
+    for _ in range(int(round(c["hold_seconds"] / mj.opt.timestep))):
+        data.ctrl[:] = tau + kp * (x0[nq - na:nq] - data.qpos[nq - na:nq]) - kd * data.qvel[-na:]
+        mujoco.mj_step(mj, data)
+    solver = crocoddyl.SolverFDDP(problem)
+    solver.solve([np.array(x) for x in spec["xs"]],  # an impulse model has no control
+                 [np.array(u)[:m.nu] for u, m in zip(spec["us"], problem.runningModels)], 100,
+                 False)
+    stride = np.array(c["stride"])
+
+    def move_on():
+        n = 0
+        while n == 0 or isinstance(problem.runningModels[0],
+                                   crocoddyl.ActionModelImpulseFwdDynamics):
+            m, d = problem.runningModels[0], problem.runningDatas[0]
+            problem.circularAppend(m, d)
+            costs = m.differential.costs if hasattr(m, "differential") else m.costs
+            for name, item in costs.costs.todict().items():
+                if name.startswith(("translation", "com")):
+                    item.cost.residual.reference = item.cost.residual.reference + stride
+            n += 1
+        return n
+
+    steps = int(round(c["tick"] / mj.opt.timestep))
+    n_ticks = int(round(c["seconds"] / c["tick"]))
+    push_at, push_steps = n_ticks // 2, int(round(c["push_duration"] / mj.opt.timestep))
+    body = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, c["push_body"])
+    ticks, base, fell = [], [], None
+    for k in range(n_ticks):
+        x = _pinocchio_state(data.qpos, data.qvel, free)
+        R = pin_rotation(x)
+        if (x[2] < c["fall_height"] or R[2, 2] < c["fall_tilt"]
+                or data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number > 0):
+            fell = k * c["tick"]
+            break
+        base.append(x[:3].tolist())
+        t0 = time.perf_counter()
+        if k > 0:
+            n = move_on()
+            xs, us = list(solver.xs), list(solver.us)
+            tail = [np.array(xk) for xk in xs[1:n + 1]]
+            for xk in tail:
+                xk[:3] += xs[-1][:3] - xs[0][:3]
+            xs, us = xs[n:] + tail, us[n:] + us[:n]
+        else:
+            xs, us = list(solver.xs), list(solver.us)
+        problem.x0 = x
+        solver.solve(xs, us, c["iterations"], False)
+        ticks.append(time.perf_counter() - t0)
+        _policy_steps(mj, data, solver, state, k, steps, (push_at, push_steps, body, c["push"]),
+                      free)
+    log(f"Crocoddyl FDDP gait closed loop: median tick {1e3 * np.median(ticks):.3f} ms"
+        + (f", fell at {fell:.2f} s" if fell is not None else ""))
+    return {"Crocoddyl FDDP": dict(tick_s=ticks, base=base, fell=fell,
+                                   version=crocoddyl.__version__)}
+
+
+def pin_rotation(x):
+    """The rotation of a free flyer's quaternion (x, y, z, w) in x[3:7]."""
+    import pinocchio as pin
+
+    return pin.Quaternion(x[6], *x[3:6]).normalized().toRotationMatrix()
+
+
 def solve(spec, log=print):
     """{solver name: its results} for a spec (see the module docstring); with ``mpc`` in the
-    spec, the receding-horizon loop of :func:`mpc`; with ``closed_loop``, :func:`closed_loop`."""
+    spec, the receding-horizon loop of :func:`mpc`; with ``closed_loop``, :func:`closed_loop`
+    (:func:`gait_closed_loop` for a gait's)."""
     import crocoddyl
 
     if "mpc" in spec:
         return mpc(spec, log)
     if "closed_loop" in spec:
+        if spec["closed_loop"].get("kind") == "gait":
+            return gait_closed_loop(spec, log)
         return closed_loop(spec, log)
     out = {}
     for name, cls in (("Crocoddyl FDDP", crocoddyl.SolverFDDP),
