@@ -38,6 +38,37 @@ from .solver import cpu_name
 ITERATIONS = (1, 2)
 
 
+def tick_allocations(P, method, iterations, warm, ticks=10):
+    """(compiled allocations per tick, Python's transient KiB per tick) of ``ticks`` ticks of
+    the nominal loop after three: numba's NRT allocation count (statistics switched on here)
+    and the peak of tracemalloc's traced memory above its level before each tick."""
+    import tracemalloc
+
+    from numba.core.runtime import _nrt_python, rtsys
+
+    _nrt_python.memsys_enable_stats()
+    mpc = ddp.MPC(P, iterations=iterations, method=method, xs=warm.xs, us=warm.us)
+    x0 = P.x0.copy()
+    mpc.step(warm.xs[0])
+    for _ in range(3):
+        mpc.step(mpc.solution.xs[1].copy())
+    a0 = rtsys.get_allocation_stats().alloc
+    for _ in range(ticks):
+        mpc.step(mpc.solution.xs[1].copy())
+    compiled = (rtsys.get_allocation_stats().alloc - a0) / ticks
+    tracemalloc.start()
+    peaks = []
+    for _ in range(ticks):
+        x = mpc.solution.xs[1].copy()
+        start = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        mpc.step(x)
+        peaks.append(tracemalloc.get_traced_memory()[1] - start)
+    tracemalloc.stop()
+    P.x0 = x0
+    return compiled, float(np.median(peaks)) / 1024
+
+
 def _our_ticks(P, method, iterations, ticks, warm):
     mpc = ddp.MPC(P, iterations=iterations, method=method, xs=warm.xs, us=warm.us)
     x0 = P.x0.copy()
@@ -78,10 +109,13 @@ def run_mpc_ticks(ticks=100, rounds=3, log=print):
         ref = None if not theirs else float(np.median(theirs["tick_s"]))
         for m, label in (("ddp", "ours: DDP"), ("ilqr", "ours: iLQR")):
             t = ours[m]
+            compiled, python_kib = tick_allocations(P, m, iterations, warm)
             rows.append(dict(iterations=iterations, solver=label,
                              median_ms=round(1e3 * float(np.median(t)), 3),
                              best_ms=round(1e3 * float(t.min()), 3),
-                             ratio="" if ref is None else round(float(np.median(t)) / ref, 2)))
+                             ratio="" if ref is None else round(float(np.median(t)) / ref, 2),
+                             nrt_allocations=round(compiled),
+                             python_kib=round(python_kib, 1)))
         if theirs:
             t = np.array(theirs["tick_s"])
             rows.append(dict(iterations=iterations,
@@ -94,13 +128,19 @@ def run_mpc_ticks(ticks=100, rounds=3, log=print):
         log(rows[-3:])
     columns = [("iterations", "iterations per tick"), ("solver", "solver"),
                ("median_ms", "median ms / tick"), ("best_ms", "best ms / tick"),
-               ("ratio", "median / Crocoddyl's")]
+               ("ratio", "median / Crocoddyl's"),
+               ("nrt_allocations", "compiled allocations / tick"),
+               ("python_kib", "Python's transient KiB / tick")]
     notes = [f"CPU: {cpu_name()}; UR3 reaching, T = 100, {ticks} ticks of a nominal loop after a "
              f"converged solve; ours (ddp.MPC) and Crocoddyl's in the same run, {rounds} rounds "
              "alternating between them, each keeping its round with the lowest median.",
              "A tick: x0 set to the last solution's second state, the solution shifted by one "
              "knot, then the iterations (multiple shooting; ours does not evaluate the final "
-             "trajectory's gradient, as Crocoddyl does not)."]
+             "trajectory's gradient, as Crocoddyl does not).",
+             "Allocations per tick, ours (after the timed rounds, 10 ticks): numba's NRT "
+             "allocation count (the kernels' work arrays, most allocated per knot and per "
+             "call: not yet zero), and the peak of Python's traced memory above its level "
+             "before the tick (tracemalloc)."]
     write_table(rows, "mpc_tick", "Receding-horizon ticks beside Crocoddyl", columns, notes, log)
     return rows
 
