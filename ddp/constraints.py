@@ -27,12 +27,15 @@ cost alone.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
+import casadi
 import numpy as np
 
 from . import costs as _costs
 from .kernels import costs as _k
+from .kernels.records import CostDerivatives
 
 #: the residual kinds that a constraint can use (the velocity term has no barrier)
 _KINDS = {_k.STATE, _k.CONTROL, _k.PLACEMENT, _k.TRANSLATION, _k.ROTATION, _k.COM,
@@ -45,7 +48,9 @@ class Constraint:
     :class:`~ddp.costs.FrameRotation`, :class:`~ddp.costs.StateRegularization`,
     :class:`~ddp.costs.ControlRegularization`, :class:`~ddp.costs.CoMPosition`,
     :class:`~ddp.costs.ControlGravity`, :class:`~ddp.costs.Distance`, a cost on a contact force
-    such as :class:`~ddp.costs.FrictionCone`; its weight is not used).  ``lower``, ``upper``:
+    such as :class:`~ddp.costs.FrictionCone`; or a :class:`~ddp.costs.ResidualCost` written in
+    CasADi, whose term its own CasADi calls evaluate, exact Hessian included; its weight is not
+    used).  ``lower``, ``upper``:
     scalars or one bound per residual entry, None or +-inf for none; lower == upper is an
     equality; both None for a cost with a :class:`~ddp.costs.QuadraticBarrier` (a linearized
     friction cone): its bounds.  ``cone``: instead of bounds, the second-order cone
@@ -68,11 +73,12 @@ class Constraint:
 
     def __init__(self, residual, lower=None, upper=None, name: str = "",
                  penalty_scale: float | None = None, cone=None):
-        if not isinstance(residual, _costs.BuiltinCost):
+        if not isinstance(residual, _costs.ResidualCost):
             raise ValueError(f"residual: expected a built-in cost (ddp.FrameTranslation, "
-                             f"ddp.StateRegularization, ...); got {type(residual).__name__}")
+                             f"ddp.StateRegularization, ...) or a ddp.ResidualCost; got "
+                             f"{type(residual).__name__}")
         kind = _kind(residual)
-        if kind not in _KINDS:
+        if kind is not None and kind not in _KINDS:
             raise ValueError(f"residual: {type(residual).__name__} cannot be constrained yet "
                              f"(a constraint takes a state, control, frame placement, "
                              f"translation or rotation, or centre-of-mass residual)")
@@ -183,9 +189,12 @@ _FREE_FLYER = _costs.FF
 
 
 def _kind(residual):
-    """The compiled term's kind (a force cost is only a term once bound to its contacts)."""
+    """The compiled term's kind (a force cost is only a term once bound to its contacts; None:
+    a residual written in CasADi, which its own calls evaluate)."""
     if isinstance(residual, _costs.ForceCost):
         return _k.FORCE
+    if not isinstance(residual, _costs.BuiltinCost):
+        return None
     return residual.term()[0]
 
 
@@ -276,11 +285,14 @@ class AugmentedLagrangian:
         for cone, rows in self._cones:
             self._cone_floats[rows[:, 0]] = cone.mu
         self._knot_residual = {}  # (knot, id(constraint)) -> its bound residual
+        self._casadi_terms = {}  # (knot, id(constraint)) -> its _ResidualBarrier (CasADi)
         self._knot_forces = None  # the evaluation's knot_forces(xs, us), for force residuals
         self._groups = None  # (bound residual, knots, positions (K, nr)) per constraint
         #: per program that evaluates constrained knots: (its floats, the positions of its
         #: entries in the flat multipliers, and where their weights, lower and upper bounds are)
         self._targets = []
+        #: per CasADi term: (its parameters (3, nr), the positions of its entries)
+        self._parameters = []
 
     def __bool__(self):
         return self.size > 0
@@ -300,6 +312,10 @@ class AugmentedLagrangian:
         terms = list(cost.costs) if isinstance(cost, _costs.Sum) else [cost]
         for c in cs:
             bound = self._knot_residual[(t, id(c))] = bind(c.residual)
+            if not isinstance(bound, _costs.BuiltinCost):  # written in CasADi
+                term = self._casadi_terms[(t, id(c))] = _ResidualBarrier(bound)
+                terms.append(term)
+                continue
             # its own weight and bounds (written by write()); the residual's references
             activation = (dict(bounds=None, cone=c.cone) if c.cone is not None else
                           dict(bounds=(c.lower.copy(), c.upper.copy()), cone=None))
@@ -321,14 +337,15 @@ class AugmentedLagrangian:
             if not cs:
                 continue
             first = int(np.searchsorted(entry_knots, t))
+            compiled = [(j, c) for j, c in enumerate(cs) if (t, id(c)) not in self._casadi_terms]
             for record, row in programs(t):
                 ints, starts = record.ints, record.starts
                 io, fo = starts[row if starts.shape[0] > 1 else 0]
                 K = int(ints[io])
                 pos, w_idx, lo_idx, up_idx = targets.setdefault(
                     id(record.floats), (record.floats, [], [], [], []))[1:]
-                for j, c in enumerate(cs):
-                    base = io + 1 + _k.TERM_INTS * (K - len(cs) + j)
+                for i, (j, c) in enumerate(compiled):
+                    base = io + 1 + _k.TERM_INTS * (K - len(compiled) + i)
                     nr, wo, bo = int(ints[base + 2]), int(ints[base + 3]), int(ints[base + 6])
                     assert nr == c.nr and ints[base + 5] == (_k.BARRIER if c.cone is None
                                                              else _k.CONE)
@@ -337,7 +354,12 @@ class AugmentedLagrangian:
                     up_idx.append(fo + bo + nr + np.arange(nr))
                     pos.append(np.arange(self.offsets[first + j], self.offsets[first + j + 1]))
         self._targets = [(f, *(np.concatenate(a) for a in rest))
-                         for f, *rest in targets.values()]
+                         for f, *rest in targets.values() if rest[0]]
+        # the CasADi terms' parameters and the entries they hold
+        self._parameters = [(self._casadi_terms[(t, id(c))].parameters,
+                             np.arange(self.offsets[i], self.offsets[i + 1]))
+                            for i, (t, c) in enumerate(self.entries)
+                            if (t, id(c)) in self._casadi_terms]
         groups = {}
         for i, (t, c) in enumerate(self.entries):
             res = self._knot_residual[(t, id(c))]
@@ -361,6 +383,8 @@ class AugmentedLagrangian:
             floats[wi] = w[pos]
             floats[li] = lo[pos]
             floats[ui] = up[pos]
+        for parameters, pos in self._parameters:
+            parameters[0], parameters[1], parameters[2] = w[pos], lo[pos], up[pos]
 
     def residuals(self, xs, us, forces=None) -> np.ndarray:
         """The constraints' residuals (size,) along a trajectory xs (T + 1, nx), us (T, nu):
@@ -440,3 +464,64 @@ class AugmentedLagrangian:
                     else [np.zeros(n) for n in sizes])
         out += terminal
         return np.concatenate(out) if out else np.zeros(0)
+
+
+#: the CasADi functions of each residual's augmented-Lagrangian term, built once per residual
+_BARRIER_FUNCTIONS = weakref.WeakKeyDictionary()
+
+
+class _ResidualBarrier(_costs.Cost):
+    """The augmented-Lagrangian term of a constraint on a residual written in CasADi (a bound
+    :class:`~ddp.costs.ResidualCost`) at one knot: ``1/2 sum_a w_a (r_a - clip(r_a, lower_a,
+    upper_a))^2`` with the weights and shifted bounds ``parameters`` (3, nr) that
+    :meth:`AugmentedLagrangian.write` sets.  Its CasADi functions take them as inputs, built
+    once per residual and shared by its knots; each knot's term is its own call (the costs
+    outside the compiled programs are).  The exact Hessian holds the residual's second
+    derivatives (CasADi's AD), "gauss-newton" J^T W J on the entries outside their bounds."""
+
+    def __init__(self, residual):
+        self.residual = residual
+        self.nq, self.nv, self.nu, self.nr = residual.nq, residual.nv, residual.nu, residual.nr
+        self.parameters = np.zeros((3, self.nr))  # weights, lower and upper bounds
+
+    def bind(self, nq, nv, nu, model=None, contacts=None):
+        return self
+
+    def _functions(self):
+        fns = _BARRIER_FUNCTIONS.get(self.residual)
+        if fns is None:
+            q, dq = casadi.SX.sym("q", self.nq), casadi.SX.sym("dq", self.nv)
+            v, u = casadi.SX.sym("v", self.nv), casadi.SX.sym("u", self.nu)
+            w, lo, up = (casadi.SX.sym(n, self.nr) for n in ("w", "lower", "upper"))
+            r = self.residual.residual(q, dq, v, u)
+            rb = casadi.fmax(r - up, 0) + casadi.fmin(r - lo, 0)
+            l = 0.5 * casadi.dot(w * rb, rb)
+            z = casadi.vertcat(dq, v, u)
+            H, g = casadi.hessian(l, z)
+            J = casadi.jacobian(rb, z)
+            GN = casadi.mtimes(J.T, casadi.mtimes(casadi.diag(w), J))
+            outs = [casadi.densify(o) for o in
+                    casadi.substitute([l, g, H, GN], [dq], [casadi.SX.zeros(self.nv)])]
+            args = [q, v, u, w, lo, up]
+            fns = _BARRIER_FUNCTIONS[self.residual] = (
+                casadi.Function("constraint_term", args, outs),
+                casadi.Function("constraint_term_value", args, outs[:1]))
+        return fns
+
+    def _calls(self, xs, us, which):
+        xs, us = np.atleast_2d(xs), np.atleast_2d(us)
+        w, lo, up = self.parameters
+        return [which(x[:self.nq], x[self.nq:], u, w, lo, up) for x, u in zip(xs, us)]
+
+    def calc(self, xs, us, forces=None):
+        return np.array([float(o) for o in self._calls(xs, us, self._functions()[1])])
+
+    def calc_diff(self, xs, us, hessians="exact", forces=None):
+        _costs.check_hessians(hessians)
+        outs = self._calls(xs, us, self._functions()[0])
+        nz = 2 * self.nv
+        l = np.array([float(o[0]) for o in outs])
+        g = np.array([np.asarray(o[1]).ravel() for o in outs])
+        H = np.array([np.asarray(o[2] if hessians == "exact" else o[3]) for o in outs])
+        return CostDerivatives(l, g[:, :nz], g[:, nz:], H[:, :nz, :nz], H[:, :nz, nz:],
+                               H[:, nz:, nz:])

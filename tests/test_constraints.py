@@ -457,3 +457,83 @@ def test_hyq_walks_with_hard_friction_cones(hyq_walks):
     assert cone.penalty_scale == ddp.Constraint.FORCE_PENALTY_SCALE
     with pytest.raises(ValueError, match="penalty_scale: expected a positive finite number"):
         ddp.Constraint(ddp.FrictionCone(P.dynamics.model, "lf_foot", 0.7, 1.0), penalty_scale=0)
+
+
+class _Joint(ddp.ResidualCost):
+    """Joint j's position (nq = nv = 6), written in CasADi."""
+
+    def __init__(self, j):
+        super().__init__(nq=6, nv=6, nu=0, weight=1.0, nr=1, name="Joint")
+        self.j = j
+
+    def residual(self, q, dq, v, u):
+        return q[self.j] + dq[self.j]
+
+
+class _Curved(ddp.ResidualCost):
+    """A residual with curvature in q, v and u, written in CasADi."""
+
+    def __init__(self):
+        super().__init__(nq=6, nv=6, nu=6, weight=1.0, nr=2, name="Curved")
+
+    def residual(self, q, dq, v, u):
+        import casadi
+
+        return casadi.vertcat(casadi.sin(q[0] + dq[0]) * casadi.cos(q[1] + dq[1]) + v[2] ** 2,
+                              u[0] * v[1] + (q[2] + dq[2]) ** 2)
+
+
+def test_a_constraint_on_a_casadi_residual_is_the_compiled_one():
+    """UR3's third joint kept above -1.75 rad (its unconstrained reach goes to -1.87), written
+    as a ResidualCost in CasADi and as the compiled state residual: the same solve (8
+    iterations, cost to 1e-13, states to 1e-12) and the same multipliers (1e-10): the CasADi
+    term takes the weights and shifted bounds that the compiled one does."""
+    base = examples.get("ur3", T=30)
+    m = base.dynamics.model
+    lower = np.full(12, -np.inf)
+    lower[3] = -1.75
+    sols = []
+    for c in (ddp.Constraint(ddp.StateRegularization(m, np.zeros(12), 1.0), lower=lower),
+              ddp.Constraint(_Joint(3), lower=-1.75)):
+        P = ddp.ShootingProblem(base.dynamics, base.x0, base.T, base.dt, base.running_cost,
+                                base.terminal_cost, constraints=[c])
+        sols.append(ddp.solve(P, shooting="multiple"))
+    compiled, written = sols
+    assert compiled.status == written.status == "converged"
+    assert compiled.iterations == written.iterations
+    assert written.violation <= 1e-6 and np.min(written.xs[:-1, 3]) > -1.75 - 1e-6
+    assert abs(compiled.cost - written.cost) < 1e-13 * compiled.cost
+    np.testing.assert_allclose(written.xs, compiled.xs, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(written.multipliers, compiled.multipliers.reshape(30, 12)[:, 3],
+                               rtol=0, atol=1e-10)
+    assert np.abs(written.multipliers).max() > 1.0
+
+
+def test_a_casadi_constraints_term_has_its_residuals_curvature():
+    """The augmented-Lagrangian term of a curved CasADi residual with both entries outside
+    their shifted bounds: its gradient is the central difference of its value, its exact
+    Hessian the central difference of its gradient (1e-6), and Gauss-Newton differs from it by
+    the residual's curvature."""
+    from ddp.constraints import _ResidualBarrier
+
+    term = _ResidualBarrier(_Curved())
+    term.parameters[:] = [[3.0, 2.0], [-np.inf, 0.5], [0.1, np.inf]]
+    rng = np.random.default_rng(3)
+    x, u = rng.normal(size=12), rng.normal(size=6)
+    x[7] = 2.0  # v1: u0 v1 well above its bound
+
+    def at(z):
+        return (x + z[:12])[None], (u + z[12:])[None]
+
+    d = term.calc_diff(*at(np.zeros(18)))
+    g = np.r_[d.lx[0], d.lu[0]]
+    H = np.block([[d.lxx[0], d.lxu[0]], [d.lxu[0].T, d.luu[0]]])
+    eps, E = 1e-6, np.eye(18)
+    fd_g = [(term.calc(*at(eps * e))[0] - term.calc(*at(-eps * e))[0]) / (2 * eps) for e in E]
+    assert np.abs(g - fd_g).max() < 1e-6 * max(1.0, np.abs(g).max())
+    grads = [term.calc_diff(*at(s * eps * e)) for e in E for s in (1, -1)]
+    fd_H = np.array([np.r_[a.lx[0], a.lu[0]] - np.r_[b.lx[0], b.lu[0]]
+                     for a, b in zip(grads[::2], grads[1::2])]).T / (2 * eps)
+    assert np.abs(H - fd_H).max() < 1e-6 * np.abs(H).max()
+    gn = term.calc_diff(*at(np.zeros(18)), hessians="gauss-newton")
+    assert np.abs(gn.lxx[0] - d.lxx[0]).max() > 1e-3
