@@ -19,9 +19,9 @@ from .backward import Policy
 from .box_qp import BoxQPResult, box_qp
 from .callbacks import Iteration, IterationTable
 from .constraints import Constraint
-from .costs import (CoMPosition, ContactForce, ControlGravity, ControlRegularization,
-                    Column, CostProgram, Distance, ForceCost, HalfSpace, Sphere,
-                    FramePlacement, FrameRotation, FrameTranslation, FrameVelocity, FrictionCone,
+from .costs import (Capsule, CoMPosition, ContactForce, ControlGravity,
+                    ControlRegularization, Column, CostProgram, Distance, ForceCost, HalfSpace,
+                    Sphere, FramePlacement, FrameRotation, FrameTranslation, FrameVelocity, FrictionCone,
                     QuadraticBarrier, ResidualCost, SecondOrderCone, StateRegularization, Sum,
                     WrenchCone)
 from .integrators import SemiImplicitEuler
@@ -41,4 +41,4 @@ __all__ = ["costs", "globalization", "lqr", "ControlRegularization", "FramePlace
            "LocalModel", "GAUSS_NEWTON", "SecondOrderMode", "Regularization", "Phase",
            "CoMPosition", "ContactForce", "FrictionCone", "WrenchCone", "ForceCost",
            "QuadraticBarrier", "Constraint", "ControlGravity", "MPC", "Distance", "Sphere",
-           "HalfSpace", "Column", "SecondOrderCone"]
+           "HalfSpace", "Column", "Capsule", "SecondOrderCone"]

@@ -661,18 +661,35 @@ class Column(_RoundObstacle):
     are read), ``radius`` >= 0."""
 
 
+class Capsule:
+    """A capsule obstacle: the points within ``radius`` >= 0 of the segment from ``start`` to
+    ``end`` (3,) in the world (a rod, a table's edge, a link of another robot)."""
+
+    def __init__(self, start, end, radius):
+        self.start = _finite("start", start, (3,), "3 finite values")
+        self.end = _finite("end", end, (3,), "3 finite values")
+        if not np.linalg.norm(self.end - self.start) > 0:
+            raise ValueError(f"end: expected a point other than start; got {end!r}")
+        if not (np.isfinite(radius) and radius >= 0):
+            raise ValueError(f"radius: expected a non-negative finite number; got {radius!r}")
+        self.radius = float(radius)
+
+    def __repr__(self):
+        return f"Capsule({self.start.tolist()}, {self.end.tolist()}, {self.radius:g})"
+
+
 def _obstacle(cost, obstacle):
-    if not isinstance(obstacle, (Sphere, HalfSpace, Column)):
-        raise ValueError(f"obstacle: expected a ddp.Sphere, ddp.HalfSpace or ddp.Column; got "
-                         f"{obstacle!r}")
+    if not isinstance(obstacle, (Sphere, HalfSpace, Column, Capsule)):
+        raise ValueError(f"obstacle: expected a ddp.Sphere, ddp.HalfSpace, ddp.Column or "
+                         f"ddp.Capsule; got {obstacle!r}")
     return obstacle
 
 
 class Distance(_FrameCost):
     """Residual: the signed distance (1) between a sphere of ``radius`` on a frame (centred at
     ``offset`` in the frame's axes) and an ``obstacle`` (:class:`Sphere`: |p - c| - radii;
-    :class:`Column`: the same in x and y; :class:`HalfSpace`: n . (p - point) - radius),
-    negative when they overlap.  As a hard
+    :class:`Column`: the same in x and y; :class:`Capsule`: the distance to its segment minus
+    the radii; :class:`HalfSpace`: n . (p - point) - radius), negative when they overlap.  As a hard
     constraint, ``ddp.Constraint(ddp.Distance(...), lower=margin)`` keeps the sphere out of the
     obstacle.  Compiled with its exact Hessian (the distance's curvature and forward
     kinematics' second order); ``obstacle`` can be assigned between solves."""
@@ -693,6 +710,8 @@ class Distance(_FrameCost):
         if isinstance(o, (Sphere, Column)):
             kind = _k.SPHERE if isinstance(o, Sphere) else _k.COLUMN
             return np.r_[kind, o.center, np.zeros(3), self.radius + o.radius]
+        if isinstance(o, Capsule):
+            return np.r_[_k.CAPSULE, o.start, o.end - o.start, self.radius + o.radius]
         return np.r_[_k.HALF_SPACE, o.point, o.normal, self.radius]
 
     def term(self):
@@ -707,6 +726,11 @@ class Distance(_FrameCost):
             d = point - cs.DM(o.center)
             if isinstance(o, Column):
                 d = d[:2]
+            return cs.sqrt(cs.dot(d, d)) - (self.radius + o.radius)
+        if isinstance(o, Capsule):
+            a, axis = cs.DM(o.start), cs.DM(o.end - o.start)
+            s = cs.fmin(cs.fmax(cs.dot(point - a, axis) / cs.dot(axis, axis), 0), 1)
+            d = point - a - s * axis
             return cs.sqrt(cs.dot(d, d)) - (self.radius + o.radius)
         return cs.dot(cs.DM(o.normal), point - cs.DM(o.point)) - self.radius
 

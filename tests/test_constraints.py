@@ -303,9 +303,10 @@ def test_force_constraints_in_phases_are_the_compiled_terms():
 # ------------------------------------------------------------------------- distances
 @pytest.mark.parametrize("spec", ["ur3", (8, True, 1), (10, False, 3)], ids=spec_id)
 def test_distance_against_casadi_and_pinocchio(spec):
-    """The signed distance of a sphere on a frame (with an offset) to a sphere and to a
-    half-space: the compiled value, gradient and exact and Gauss-Newton Hessians against its
-    CasADi residual (AD), and the value against Pinocchio's frame placement."""
+    """The signed distance of a sphere on a frame (with an offset) to a sphere, a half-space,
+    a column and capsules (the closest point between a capsule's ends and at an end, both
+    met): the compiled value, gradient and exact and Gauss-Newton Hessians against its CasADi
+    residual (AD), and the value against Pinocchio's frame placement."""
     from helpers import with_frame
 
     m = with_frame(build(spec))
@@ -317,7 +318,10 @@ def test_distance_against_casadi_and_pinocchio(spec):
     offset = np.array([0.05, -0.02, 0.1])
     obstacles = [ddp.Sphere([0.3, -0.2, 0.4], 0.1),
                  ddp.HalfSpace([0.2, -0.3, 1.0], [0.0, 0.1, -0.2]),
-                 ddp.Column([0.3, -0.2, 5.0], 0.1)]
+                 ddp.Column([0.3, -0.2, 5.0], 0.1),
+                 ddp.Capsule([-3.0, -0.2, 0.4], [3.0, 0.5, 0.1], 0.1),
+                 ddp.Capsule([0.1, 0.2, 0.3], [0.15, 0.25, 0.3], 0.02)]
+    regions = set()
     data, fid = m.pin_model.createData(), m.pin_model.getFrameId("tip")
     for obstacle in obstacles:
         c = ddp.costs.bind(ddp.Distance(m, "tip", 0.05, obstacle, 2.0, offset=offset),
@@ -332,14 +336,23 @@ def test_distance_against_casadi_and_pinocchio(spec):
             p = M.translation + M.rotation @ offset
             if isinstance(obstacle, ddp.HalfSpace):
                 d = obstacle.normal @ (p - obstacle.point) - 0.05
+            elif isinstance(obstacle, ddp.Capsule):
+                a, axis = obstacle.start, obstacle.end - obstacle.start
+                s = (p - a) @ axis / (axis @ axis)
+                regions.add("between" if 0 < s < 1 else "end")
+                d = np.linalg.norm(p - a - np.clip(s, 0, 1) * axis) - 0.05 - obstacle.radius
             else:
                 axes = 3 if isinstance(obstacle, ddp.Sphere) else 2
                 d = np.linalg.norm((p - obstacle.center)[:axes]) - 0.15
             assert c.residual_values(xs[t:t + 1], us[t:t + 1])[0, 0] == pytest.approx(d,
                                                                                     abs=1e-12)
             assert c.calc(xs[t:t + 1], us[t:t + 1])[0] == pytest.approx(d * d, rel=1e-12)
-    with pytest.raises(ValueError, match="obstacle: expected a ddp.Sphere, ddp.HalfSpace or ddp.Column"):
+    assert regions == {"between", "end"}
+    with pytest.raises(ValueError, match="obstacle: expected a ddp.Sphere, ddp.HalfSpace, "
+                                         "ddp.Column or ddp.Capsule"):
         ddp.Distance(m, "tip", 0.05, [0, 0, 0])
+    with pytest.raises(ValueError, match="end: expected a point other than start"):
+        ddp.Capsule([0, 0, 1], [0, 0, 1], 0.1)
     with pytest.raises(ValueError, match="radius: expected a non-negative"):
         ddp.Sphere([0, 0, 0], -1)
 

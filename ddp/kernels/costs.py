@@ -26,10 +26,12 @@ FORCE           nf (1), A (nr x nf), b (nr): residual A lam_c - b of the force l
                 for a point contact, 6 for a flat one) of the contact whose force starts at
                 row ``joint`` of the knot's forces
 DISTANCE        jMf (12, the sphere's centre as the frame's origin), obstacle (1: SPHERE,
-                HALF_SPACE or COLUMN), c (3: the obstacle's centre, a point of its plane, or
-                of its axis), n (3: the plane's unit normal, outwards), clearance (1: the sum
-                of the radii): residual |p - c| - clearance, n . (p - c) - clearance, or
-                |P (p - c)| - clearance with P = diag(1, 1, 0) (1), the signed distance
+                HALF_SPACE, COLUMN or CAPSULE), c (3: the obstacle's centre, a point of its
+                plane or of its axis, or its segment's start), n (3: the plane's unit normal,
+                outwards, or the segment's start-to-end vector), clearance (1: the sum of the
+                radii): residual |p - c| - clearance, n . (p - c) - clearance,
+                |P (p - c)| - clearance with P = diag(1, 1, 0), or the distance to the segment
+                minus the clearance (1), the signed distance
                 between the robot's sphere and the obstacle
 GRAVITY         none: residual u - g(q) (nv; nu = nv), the controls minus the torques that
                 hold the robot against gravity (IDSVA at v = a = 0 for g and dg/dq; the exact
@@ -78,7 +80,7 @@ from .records import LINKED_COSTS, CostDerivatives, Forces, PackedModel, Program
 STATE, CONTROL, PLACEMENT, TRANSLATION, ROTATION, VELOCITY, COM, FORCE, GRAVITY, DISTANCE = \
     range(10)
 #: the obstacles of a DISTANCE term (a column: a vertical cylinder, infinite along z)
-SPHERE, HALF_SPACE, COLUMN = 0, 1, 2
+SPHERE, HALF_SPACE, COLUMN, CAPSULE = 0, 1, 2, 3
 #: activations: 1/2 sum w_a r_a^2, or its quadratic barrier (r_a outside [lb_a, ub_a] only), or
 #: 1/2 w_0 dist(r + s, K_mu)^2 to the second-order cone K_mu = {|(r_0, r_1)| <= mu r_2} (a
 #: contact force's residual in its surface's axes; the shift s in the bounds' first 3 floats,
@@ -216,11 +218,30 @@ def _distance_residual(par, Rf, pf, order, r, Jx, Hx):
     xi_v) to the obstacle (DISTANCE's parameters), with Jx = grad phi^T Jp and
     Hx = Jp^T Hess phi Jp + sum_c grad phi_c Hp_c in xi (Jx, Hx zeroed by the caller):
     a sphere's phi = |p - c| - clearance, grad n = (p - c) / |p - c|, Hess (I - n n^T) / |p - c|;
-    a half-space's phi = n . (p - c) - clearance, linear."""
+    a half-space's phi = n . (p - c) - clearance, linear; a capsule's (the segment from c to
+    c + a, a in the plane's slot) |p - c - s a| - clearance with s = (p - c) . a / |a|^2
+    clipped to [0, 1]: between its ends a cylinder's, Hess (I - e e^T - n n^T) / d (e = a /
+    |a|), at an end a sphere's."""
     obstacle, c, nplane, clearance = par[12], par[13:16], par[16:19], par[19]
     g = np.empty(3)
     d = 0.0
-    if obstacle == SPHERE or obstacle == COLUMN:  # |P (p - c)|, P = I or diag(1, 1, 0)
+    between = False  # a capsule's closest point strictly between its ends
+    if obstacle == CAPSULE:
+        axis2, s = 0.0, 0.0
+        for a in range(3):
+            axis2 += nplane[a] * nplane[a]
+            s += (pf[a] - c[a]) * nplane[a]
+        s /= axis2
+        between = 0.0 < s < 1.0
+        s = min(max(s, 0.0), 1.0)
+        for a in range(3):
+            g[a] = pf[a] - c[a] - s * nplane[a]
+            d += g[a] * g[a]
+        d = np.sqrt(d)
+        r[0] = d - clearance
+        for a in range(3):
+            g[a] /= d
+    elif obstacle == SPHERE or obstacle == COLUMN:  # |P (p - c)|, P = I or diag(1, 1, 0)
         for a in range(3):
             g[a] = pf[a] - c[a] if (obstacle == SPHERE or a < 2) else 0.0
             d += g[a] * g[a]
@@ -243,10 +264,19 @@ def _distance_residual(par, Rf, pf, order, r, Jx, Hx):
             t += g[a] * Rf[a, k]
         Jv[k] = t
         Jx[0, k] = t
-    if obstacle == SPHERE:  # Rf^T (I - n n^T) Rf / d on the xi_v block = (I - Jv Jv^T) / d
+    if obstacle == SPHERE or (obstacle == CAPSULE and not between):
+        # Rf^T (I - n n^T) Rf / d on the xi_v block = (I - Jv Jv^T) / d
         for j in range(3):
             for k in range(3):
                 Hx[0, j, k] = ((1.0 if j == k else 0.0) - Jv[j] * Jv[k]) / d
+    elif obstacle == CAPSULE:  # Rf^T (I - e e^T - n n^T) Rf / d, Rf^T e = u
+        norm = np.sqrt(axis2)
+        u = np.empty(3)
+        for k in range(3):
+            u[k] = (nplane[0] * Rf[0, k] + nplane[1] * Rf[1, k] + nplane[2] * Rf[2, k]) / norm
+        for j in range(3):
+            for k in range(3):
+                Hx[0, j, k] = ((1.0 if j == k else 0.0) - u[j] * u[k] - Jv[j] * Jv[k]) / d
     elif obstacle == COLUMN:  # Rf^T (P - n n^T) Rf / d
         for j in range(3):
             for k in range(3):
