@@ -18,8 +18,8 @@ hyq                18    mid-air leg tuck of the free-floating quadruped (base u
 atlas              36    mid-air posture change of the free-floating humanoid (base unactuated)
 hyq-walk           18    HyQ walking on flat ground: contacts, friction cones, impacts
                          (Crocoddyl's ``quadrupedal_gaits`` walking, :mod:`problems.gaits`)
-hyq-walk-constrained 18  the same walk with its friction cones as hard constraints (second-order
-                         cones, exactly projected)
+hyq-walk-constrained 18  the same walk with hard constraints: its friction cones (second-order
+                         cones, exactly projected) and joint limits
 hyq-trot           18    HyQ trotting, the same formulation
 hyq-pace           18    HyQ pacing (the feet of one side together), the same formulation
 hyq-bound          18    HyQ bounding (front feet, then hind feet), the same formulation
@@ -395,13 +395,16 @@ def hyq_walk(backend="analytical", dt=None, step_length=None, step_height=None, 
 
 
 def hyq_walk_constrained(backend="analytical", dt=None, step_length=None, step_height=None,
-                         step_knots=None, support_knots=None, cone="second-order"):
-    """:func:`hyq_walk` with its friction cones (mu 0.7) as hard constraints on the support
-    feet instead of barrier costs: ``cone`` "second-order" (the cone itself, exactly
-    projected) or "facets" (Crocoddyl's 4 facets); the joint limits stay the barrier cost
-    (:class:`problems.gaits.QuadrupedGaits`' ``hard_cones``)."""
+                         step_knots=None, support_knots=None, cone="second-order",
+                         hard_limits=True):
+    """:func:`hyq_walk` with hard constraints in place of its barrier costs: the support feet's
+    friction cones (mu 0.7; ``cone`` "second-order": the cone itself, exactly projected, or
+    "facets": Crocoddyl's 4), and the joint position and velocity limits on every knot but the
+    impacts (``hard_limits``; False: the barrier cost) (:class:`problems.gaits.QuadrupedGaits`'
+    ``hard_cones``, ``hard_limits``)."""
     return _gait("walking", backend, dt=dt, step_length=step_length, step_height=step_height,
-                 step_knots=step_knots, support_knots=support_knots, hard_cones=cone)
+                 step_knots=step_knots, support_knots=support_knots, hard_cones=cone,
+                 hard_limits=bool(hard_limits))
 
 
 def hyq_trot(backend="analytical", dt=None, step_length=None, step_height=None, step_knots=None,

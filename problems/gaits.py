@@ -68,12 +68,17 @@ class QuadrupedGaits:
     one; the CasADi and finite-difference backends step the phases through the protocol).
     ``hard_cones``: the friction cones as hard constraints instead of quadratic-barrier costs:
     "facets" (or True; :class:`ddp.Constraint` on the same rows: Crocoddyl's 4 facets) or
-    "second-order" (the cone itself, :meth:`ddp.Constraint.friction_cone`).  The joint limits
-    stay a barrier cost: as hard constraints HyQ's walk left them violated by 0.05-0.1 after
-    300 iterations."""
+    "second-order" (the cone itself, :meth:`ddp.Constraint.friction_cone`).
+    ``hard_limits``: the joint position and velocity limits (the barrier's bounds) as a hard
+    constraint on every knot but the impacts' (:data:`LIMITS_PENALTY_SCALE`), instead of the
+    barrier cost."""
+
+    #: the joint limits' share of the solver's penalty: measured on HyQ's walk with hard
+    #: second-order cones, 220 iterations at 1, 60 at 10, 33 at 30, 45 at 100 (one optimum)
+    LIMITS_PENALTY_SCALE = 30.0
 
     def __init__(self, model, feet=HYQ_FEET, standing=HYQ_STANDING, mu=0.7, dynamics=None,
-                 hard_cones=False):
+                 hard_cones=False, hard_limits=False):
         if not model.has_free_flyer:
             raise ValueError(f"model: a quadruped gait needs a floating base (free flyer); "
                              f"{model.name} has a fixed one (load it with "
@@ -99,8 +104,15 @@ class QuadrupedGaits:
         upper = np.r_[[np.inf] * 6, pm.upperPositionLimit[7:], pm.velocityLimit[:6] * np.inf,
                       pm.velocityLimit[6:]]
         zero = np.concatenate([model.neutral(), np.zeros(n)])
-        self.state_bounds = ddp.StateRegularization(model, zero, 1e3,
-                                                    activation=ddp.QuadraticBarrier(lower, upper))
+        #: the joint limits: a barrier cost, or with ``hard_limits`` a hard constraint
+        self.state_bounds = self.limits = None
+        if hard_limits:
+            self.limits = ddp.Constraint(ddp.StateRegularization(model, zero, 1.0), lower, upper,
+                                         name="joint limits",
+                                         penalty_scale=self.LIMITS_PENALTY_SCALE)
+        else:
+            self.state_bounds = ddp.StateRegularization(
+                model, zero, 1e3, activation=ddp.QuadraticBarrier(lower, upper))
         #: each foot's friction cone as a hard constraint, when ``hard_cones``
         if hard_cones not in (False, True, "facets", "second-order"):
             raise ValueError(f"hard_cones: expected False, 'facets' (or True) or "
@@ -121,19 +133,26 @@ class QuadrupedGaits:
             costs.append(ddp.CoMPosition(m, com, 1e6))
         costs += [ddp.FrameTranslation(m, self.feet[i], target, 1e6) for i, target in swing]
         costs += [ddp.StateRegularization(m, self.standing, self.state_weights),
-                  ddp.ControlRegularization(self.nu, 0.1), self.state_bounds]
-        return ddp.Sum(costs)
+                  ddp.ControlRegularization(self.nu, 0.1)]
+        return ddp.Sum(costs + self._bounds())
+
+    def _bounds(self):
+        """The barrier cost on the joint limits (none when they are hard constraints)."""
+        return [] if self.state_bounds is None else [self.state_bounds]
 
     def _contacts(self, feet):
         return [dyn.Contact3D(self.feet[i], gains=(0.0, 50.0)) for i in feet]
 
-    def _cone_constraints(self, support):
-        """The hard friction cones of the feet ``support`` (None without them)."""
-        return [self.cones[i] for i in support] if self.cones else None
+    def _constraints(self, support):
+        """The hard constraints of a knot with the feet ``support`` on the ground: their
+        friction cones, the joint limits (None without any)."""
+        out = ([self.cones[i] for i in support] if self.cones else []) + \
+            ([self.limits] if self.limits else [])
+        return out or None
 
     def _support(self, knots):
         return ddp.Phase(knots, self._contacts(range(4)), self._support_cost(range(4)),
-                         name="support", constraints=self._cone_constraints(range(4)))
+                         name="support", constraints=self._constraints(range(4)))
 
     def _footstep(self, com, feet_positions, swing, step_length, step_height, knots,
                   ground_landing=False):
@@ -163,7 +182,7 @@ class QuadrupedGaits:
             feet_positions[i] += np.array([step_length, 0.0, 0.0])
         names = ", ".join(self.feet[i] for i in swing)
         return [ddp.Phase(knots, self._contacts(support), costs, name=f"swing {names}",
-                          constraints=self._cone_constraints(support)),
+                          constraints=self._constraints(support)),
                 ddp.Phase(1, self._contacts(swing), landing, impact=True, damping=1e-12,
                           name=f"land {names}")]
 
@@ -197,10 +216,11 @@ class QuadrupedGaits:
             length = p["step_length"] * (0.5 if first and first_step else 1.0)
             phases += self._footstep(com, feet_positions, swing, length, p["step_height"],
                                      p["step_knots"], ground_landing)
-        terminal = ddp.Sum([ddp.StateRegularization(m, self.standing, self.state_weights),
-                            self.state_bounds])
+        terminal = ddp.Sum([ddp.StateRegularization(m, self.standing, self.state_weights)]
+                           + self._bounds())
         P = ddp.ShootingProblem(self.dynamics, x0, None, p["dt"], None, terminal,
-                                actuation=np.eye(m.nv)[:, 6:], phases=phases)
+                                actuation=np.eye(m.nv)[:, 6:], phases=phases,
+                                terminal_constraints=self._constraints(()))
         P.info = dict(robot=m.name, task=f"{gait}: one gait cycle on flat ground (Crocoddyl's "
                                          f"quadrupedal_gaits formulation)", gait=gait, **p)
         return P
@@ -231,23 +251,27 @@ class QuadrupedGaits:
         all_feet = range(4)
         phases = [
             ddp.Phase(ground_knots, self._contacts(all_feet), self._support_cost(all_feet),
-                      name="take-off"),
+                      name="take-off", constraints=self._constraints(all_feet)),
             ddp.Phase(flying_knots, (), [self._support_cost((), com + rise * (k + 1) /
                                                             flying_knots)
-                                         for k in range(flying_knots)], name="flying up"),
-            ddp.Phase(flying_knots, (), self._support_cost(()), name="flying down"),
+                                         for k in range(flying_knots)], name="flying up",
+                      constraints=self._constraints(())),
+            ddp.Phase(flying_knots, (), self._support_cost(()), name="flying down",
+                      constraints=self._constraints(())),
             ddp.Phase(1, self._contacts(all_feet), ddp.Sum(
                 [ddp.FrameTranslation(m, self.feet[i], feet[i] + length, 1e7) for i in all_feet]
                 + [ddp.StateRegularization(m, self.standing, self.impact_weights)]),
                 impact=True, damping=1e-12, name="landing")
         ] + ([ddp.Phase(ground_knots - 1, self._contacts(all_feet),
-                        self._support_cost(all_feet, landed_com), name="landed")]
+                        self._support_cost(all_feet, landed_com), name="landed",
+                        constraints=self._constraints(all_feet))]
              if ground_knots > 1 else [])
         terminal = ddp.Sum([ddp.CoMPosition(m, landed_com, 1e6),
-                            ddp.StateRegularization(m, self.standing, self.state_weights),
-                            self.state_bounds])
+                            ddp.StateRegularization(m, self.standing, self.state_weights)]
+                           + self._bounds())
         P = ddp.ShootingProblem(self.dynamics, x0, None, float(dt), None, terminal,
-                                actuation=np.eye(m.nv)[:, 6:], phases=phases)
+                                actuation=np.eye(m.nv)[:, 6:], phases=phases,
+                                terminal_constraints=self._constraints(()))
         P.info = dict(robot=m.name, task="jumping: one jump on flat ground (Crocoddyl's "
                                          "quadrupedal_gaits formulation)", gait="jumping",
                       jump_height=float(jump_height), jump_length=length.tolist(), dt=float(dt),
@@ -445,13 +469,13 @@ def talos_walk(dynamics=None, **options):
     return BipedGaits(m, dynamics=None if dynamics is None else dynamics(m)).walking(**options)
 
 
-def hyq_gait(gait="walking", dynamics=None, hard_cones=False, **options):
+def hyq_gait(gait="walking", dynamics=None, hard_cones=False, hard_limits=False, **options):
     """HyQ's ``gait`` problem (:meth:`QuadrupedGaits.problem`, or :meth:`QuadrupedGaits.jumping`
-    for "jumping"); ``dynamics`` as for :func:`talos_walk`; ``hard_cones`` as for
-    :class:`QuadrupedGaits`."""
+    for "jumping"); ``dynamics`` as for :func:`talos_walk`; ``hard_cones`` and ``hard_limits``
+    as for :class:`QuadrupedGaits`."""
     m = robots.load("hyq")
     gaits = QuadrupedGaits(m, dynamics=None if dynamics is None else dynamics(m),
-                           hard_cones=hard_cones)
+                           hard_cones=hard_cones, hard_limits=hard_limits)
     return gaits.jumping(**options) if gait == "jumping" else gaits.problem(gait, **options)
 
 

@@ -436,31 +436,40 @@ def test_the_quadrotor_flies_past_its_columns():
 
 @pytest.fixture(scope="module")
 def hyq_walks():
-    """hyq-walk-constrained with second-order cones and with facets, and hyq-walk, solved from
-    Crocoddyl's start."""
+    """hyq-walk-constrained (second-order cones and joint limits), the same with the limits'
+    barrier cost, with facets and the barrier, and hyq-walk, solved from Crocoddyl's start."""
     out = {}
-    for cone in ("second-order", "facets"):
-        P = examples.hyq_walk_constrained(cone=cone)
+    for name, options in (("hard", {}), ("second-order", dict(hard_limits=False)),
+                          ("facets", dict(cone="facets", hard_limits=False))):
+        P = examples.hyq_walk_constrained(**options)
         xs, us = examples.initial_guess(P, "crocoddyl")
-        out[cone] = P, ddp.solve(P, xs=xs, us=us, shooting="multiple", max_iter=100)
+        out[name] = P, ddp.solve(P, xs=xs, us=us, shooting="multiple", max_iter=100)
     soft = examples.get("hyq-walk")
     out["barrier"] = soft, ddp.solve(soft, xs=xs, us=us, shooting="multiple")
     return out
 
 
-def test_hyq_walks_with_hard_friction_cones(hyq_walks):
+def test_hyq_walks_with_hard_friction_cones_and_joint_limits(hyq_walks):
     """hyq-walk-constrained: converged with every support foot's force inside its friction
-    cone to 1e-6 (the cones as hard constraints): the second-order cone itself (measured: 19
-    iterations, cost 1597.634) or its 4 facets (15, 1596.849), at a cost at least the barrier
-    walk's (which lets the cones be violated a little), the facets' below the cone's (they
-    hold it: |f_x|, |f_y| <= mu f_n); the default share of the penalty on forces takes them
-    there in under 30 iterations (mu 100 on newtons took 212)."""
-    (P, sol), (_, facets), (_, ref) = (hyq_walks[k] for k in ("second-order", "facets",
-                                                              "barrier"))
-    for s in (sol, facets):
+    cone and every joint within its limits to 1e-6: the second-order cones and the limits
+    (measured: 33 iterations, cost 1652.2156), the cones with the limits' barrier (19,
+    1597.634: a knee 0.124 rad past its limit), or their 4 facets (15,
+    1596.849); each at a cost at least the barrier walk's, the facets' below the cone's (they
+    hold it), the hard limits' above; the default shares of the penalty take them there in
+    under 40 iterations (mu 100 on newtons took 212)."""
+    (P, sol), (_, cones), (_, facets), (_, ref) = (
+        hyq_walks[k] for k in ("hard", "second-order", "facets", "barrier"))
+    for s in (sol, cones, facets):
         assert s.status == "converged" and s.violation <= 1e-6, s.message
-        assert s.iterations <= 30
-    assert ref.cost - 1e-9 <= facets.cost <= sol.cost
+        assert s.iterations <= 40
+    assert ref.cost - 1e-9 <= facets.cost <= cones.cost < sol.cost
+    limits = P.constraints.running[0][-1]
+    assert limits.name == "joint limits" and P.constraints.terminal == [limits]
+    r = limits.residual.residual_values(sol.xs, np.zeros((P.T + 1, 0)))
+    knots = np.r_[~P.impacts, True]  # the impacts' states are not constrained
+    assert np.all(r[knots] >= limits.lower - 1e-6) and np.all(r[knots] <= limits.upper + 1e-6)
+    r = limits.residual.residual_values(cones.xs, np.zeros((P.T + 1, 0)))
+    assert np.max(np.maximum(limits.lower - r, r - limits.upper)) > 0.1  # the barrier let it
     # the feet's forces from the dynamics, against the cone written here
     held = [f[~np.isnan(f[:, 0]) & ~P.impacts]
             for f in P.contact_forces(sol.xs, sol.us).values()]

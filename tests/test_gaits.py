@@ -158,3 +158,23 @@ def test_bad_biped_options_are_named():
     with pytest.raises(ValueError, match="acts on a wrench.*hold the frame with a Contact6D"):
         ddp.ShootingProblem(P.dynamics, P.x0, None, 0.03, None, P.terminal_cost,
                             actuation=np.eye(18)[:, 6:], phases=[point])
+
+
+def test_hard_constraints_reach_every_gait_and_the_jump():
+    """With hard cones and limits, every knot but the impacts holds its support feet's cones
+    and the joint limits, the terminal knot the limits, and no barrier cost is left (the jump
+    too, whose contact knots once lost their cones: costs dropped, no constraint added)."""
+    m = robots.load("hyq")
+    gaits = QuadrupedGaits(m, hard_cones="second-order", hard_limits=True)
+    for P in (gaits.problem("trotting"), gaits.jumping(ground_knots=3, flying_knots=4)):
+        for t, p in enumerate(p for p in P.phases for _ in range(p.knots)):
+            names = [c.name for c in P.constraints.at(t)]
+            if p.impact:
+                assert names == []
+            else:
+                assert names == [f"friction cone on {c.frame}" for c in p.contacts] + \
+                    ["joint limits"], (t, p.name)
+        assert [c.name for c in P.constraints.at(P.T)] == ["joint limits"]
+        # the barrier costs' weights are gone (the constraints' own terms weigh 0 until solved)
+        assert not any(c.bounds is not None and np.any(c.weight > 0)
+                       for k in P.knot_costs.costs for c in getattr(k, "costs", [k]))
