@@ -114,6 +114,35 @@ def test_fused_rollout_cost_equals_the_rollout_and_its_cost(name):
     assert not np.isfinite(cost) and not np.isfinite(P.cost(xs, un))
 
 
+def test_a_one_knot_rollout_cost_first_in_a_process():
+    """A fresh process whose first compiled call is the rollout's cost of a 1-knot problem (one
+    chunk: the door calls its costs by their address on its own thread) gives that cost.  It
+    crashed with a segmentation fault (four runs in a row, the numba cache warm from the suite)
+    until the doors launched numba's threading layer first; launching it by hand before the
+    call avoided the crash in the same cache state.  After the cache was rebuilt the crash did
+    not come back without the fix either, so this test guards the path, not that state."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import numpy as np, ddp\n"
+        "from dynamics import AnalyticalDynamics, robots\n"
+        "m = robots.load('ur5')\n"
+        "x0 = np.r_[np.array([0.0, -1.2, 1.6, -0.4, 1.5, 0.0]), np.zeros(6)]\n"
+        "P = ddp.ShootingProblem(AnalyticalDynamics(m), x0, 1, 0.02,\n"
+        "                        ddp.ControlRegularization(6, 1e-3),\n"
+        "                        ddp.StateRegularization(m, x0, 1.0))\n"
+        "us = np.full((1, 6), 0.5)\n"
+        "xs, un, cost = P.rollout_cost(us)\n"
+        "print(repr(cost), repr(P.cost(xs, un)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], timeout=600)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    cost, ref = (float(v) for v in out.stdout.split())
+    assert cost == pytest.approx(ref, rel=1e-13) and cost > 0
+
+
 def test_the_fused_derivatives_check_the_shapes_they_are_given():
     P = _problem("ur3")
     xs, us = np.tile(P.x0, (P.T + 1, 1)), np.zeros((P.T, P.nu))

@@ -14,7 +14,7 @@ function of its own.
 
 import numpy as np
 from llvmlite import ir
-from numba import prange, typeof
+from numba import get_num_threads, prange, typeof
 from numba.core import cgutils, types
 from numba.core.typing.typeof import Purpose
 from numba.extending import intrinsic
@@ -117,11 +117,20 @@ def chunk_address(kernel, args, nchunks, fresh=False):
     return entry[0], entry[1], nchunks
 
 
+_THREADS = []  # numba's threading layer launched (once per process)
+
+
 def call_door(door, kernel, args, chunk_args, nchunks):
     """``door(*args, chunks)``, ``chunks`` the address of ``kernel`` for the types of
     ``chunk_args`` (:func:`chunk_address`), looked up again once when the door returns
     :data:`CHUNK_STALE`; :class:`StaleChunk` when it stays stale.  Returns the door's value: its
-    status, or a tuple whose last item is its status."""
+    status, or a tuple whose last item is its status.
+
+    numba's threading layer is launched first (``get_num_threads`` does): a door loaded from the
+    cache links :func:`parallel_chunks`, and its first call in a process before any parallel
+    call crashed (a 1-knot problem's ``rollout_cost``, one chunk, segmentation fault)."""
+    if not _THREADS:
+        _THREADS.append(get_num_threads())
     for fresh in (False, True):
         result = door(*args, chunk_address(kernel, chunk_args, nchunks, fresh=fresh))
         if (result[-1] if isinstance(result, tuple) else result) != CHUNK_STALE:
