@@ -220,7 +220,7 @@ class ShootingProblem:
     def cycle(self, knots: int = 1) -> None:
         """Move the schedule on by ``knots`` knots, cyclically: knot t takes what knot
         t + ``knots`` had (its contacts, impact, running cost and weight) and the first
-        ``knots`` knots' wrap around to the end, so that a problem over one cycle of a gait
+        ``knots`` knots wrap around to the end, so that a problem over one cycle of a gait
         stays that gait one tick later (aligator's ``cycleProblem``; Crocoddyl's MPC appends
         its first models circularly).  Nothing is rebuilt: the knots' packed contacts and cost
         programs are reordered in place, and the compiled kernels stay linked.  ``phases``
