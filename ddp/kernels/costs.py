@@ -62,7 +62,7 @@ from dynamics.jit import link as _link
 from dynamics.jit.linking import array_types
 from dynamics.kernels.contact import chain_dofs, column_derivative, point_columns
 from dynamics.kernels.dense import gemm_tn
-from dynamics.kernels.inverse import idsva_point
+from dynamics.kernels.inverse import idsva_point, rnea_point
 from dynamics.kernels.second_order import idsva_so_contracted
 from dynamics.kernels.frames import (add_bracket_hessian, frame_jacobian, frame_placement,
                                      support_joints)
@@ -500,9 +500,12 @@ def _gravity_term(m, w0, q, u, order, exact_hessians, knot, act, lb, ub):
     zero = np.zeros(nv)
     g = np.empty(nv)
     dg = np.zeros((nv, nv))
-    dv = np.zeros((nv, nv))
-    M = np.zeros((nv, nv))
-    idsva_point(m, q, zero, zero, g, dg, dv, M)
+    if order == 0:  # the value alone (a line search's rollout): RNEA at v = a = 0
+        rnea_point(m, q, zero, zero, g)
+    else:
+        dv = np.zeros((nv, nv))
+        M = np.zeros((nv, nv))
+        idsva_point(m, q, zero, zero, g, dg, dv, M)
     r = np.empty(nv)
     w = np.empty(nv)
     for a in range(nv):
