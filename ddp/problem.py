@@ -73,7 +73,7 @@ class ShootingProblem:
             held = caps.contacts  # a ContactDynamics: one phase on them
             phases = [Phase(int(horizon), tuple(held.contacts) if held is not None else (),
                             damping=caps.damping)]
-        self.phases, self.T = check_phases(phases, horizon)
+        self._phases, self.T = check_phases(phases, horizon)
         #: the phases as given, and the one of each knot (:meth:`cycle` reorders the knots)
         self.schedule = tuple(self.phases)
         self.knot_phase = np.repeat(np.arange(len(self.phases)), [p.knots for p in self.phases])
@@ -242,9 +242,17 @@ class ShootingProblem:
         self.contact_sets = [self.contact_sets[i] for i in order]
         self.knot_costs.cycle(order)
         self.knot_phase = self.knot_phase[order]
-        self.phases = self._runs()
+        self._phases = None  # derived again when read (a compiled tick never reads them)
         self.running_cost = self.knot_costs.costs[0]
         self.evaluation.cycle(order)
+
+    @property
+    def phases(self) -> list:
+        """The knots as :class:`~ddp.phases.Phase` runs: as given, or after :meth:`cycle` each
+        run of consecutive knots of one phase of the schedule, with their costs."""
+        if self._phases is None:
+            self._phases = self._runs()
+        return self._phases
 
     def _runs(self) -> list:
         """The knots as phases: each run of consecutive knots of one phase of the schedule,
