@@ -116,6 +116,16 @@ def _policy_steps(plant, mpc, k, steps, push):
         plant.step(u)
 
 
+def _write_trajectory(path, header, columns):
+    """A closed loop's per-tick record as CSV: ``header`` and the ``columns`` (arrays of one row
+    per tick, (ticks,) or (ticks, k)) side by side."""
+    table = np.column_stack([np.asarray(c, dtype=float) for c in columns])
+    with open(path, "w") as f:
+        f.write(header + "\n")
+        for row in table:
+            f.write(",".join(f"{v:.9g}" for v in row) + "\n")
+
+
 def _target(center, t):
     a = 2 * np.pi * t / 4.0
     return center + 0.1 * np.array([0.0, np.cos(a) - 1.0, np.sin(a)])
@@ -166,11 +176,9 @@ def run_ur5_reach(method="ddp", iterations=1, seconds=5.0, animate=False, log=pr
         return row
     stem = f"mpc_ur5-reach-mpc_{method}"
     out = results_dir()
-    with open(out / f"{stem}_trajectory.csv", "w") as f:
-        f.write("t,tool_x,tool_y,tool_z,target_x,target_y,target_z,tick_ms\n")
-        for i in range(n_ticks):
-            f.write(",".join(f"{v:.9g}" for v in (rec_t[i], *rec_p[i], *rec_target[i],
-                                                   tick_ms[i])) + "\n")
+    _write_trajectory(out / f"{stem}_trajectory.csv",
+                      "t,tool_x,tool_y,tool_z,target_x,target_y,target_z,tick_ms",
+                      (rec_t, rec_p, rec_target, tick_ms))
     plt = pyplot()
     fig, axes = plt.subplots(3, 1, figsize=(8, 7), sharex=True)
     for a, name in enumerate("yz"):
@@ -314,12 +322,8 @@ def run_solo12_trot(method="ddp", iterations=1, seconds=5.0, animate=False, log=
         return row
     stem = f"mpc_solo12-trot-mpc_{method}"
     out = results_dir()
-    with open(out / f"{stem}_trajectory.csv", "w") as f:
-        f.write("t,base_x,base_y,base_z,commanded_x,tick_ms\n")
-        for i in range(len(rec_t)):
-            ms = tick_ms[i] if i < len(tick_ms) else float("nan")
-            f.write(",".join(f"{v:.9g}" for v in (rec_t[i], *states[i, :3], commanded[i], ms))
-                    + "\n")
+    _write_trajectory(out / f"{stem}_trajectory.csv", "t,base_x,base_y,base_z,commanded_x,tick_ms",
+                      (rec_t, states[:, :3], commanded, tick_ms))
     plt = pyplot()
     fig, axes = plt.subplots(3, 1, figsize=(8, 7), sharex=True)
     axes[0].plot(rec_t, commanded, "k--", label="commanded (a stride per cycle)")
