@@ -47,9 +47,8 @@ def tick_allocations(P, method, iterations, warm, ticks=10):
     from numba.core.runtime import _nrt_python, rtsys
 
     _nrt_python.memsys_enable_stats()
-    mpc = ddp.MPC(P, iterations=iterations, method=method, xs=warm.xs, us=warm.us)
     x0 = P.x0.copy()
-    mpc.step(warm.xs[0])
+    mpc = _started(P, method, iterations, warm)
     for _ in range(3):
         mpc.step(mpc.solution.xs[1].copy())
     a0 = rtsys.get_allocation_stats().alloc
@@ -69,10 +68,17 @@ def tick_allocations(P, method, iterations, warm, ticks=10):
     return compiled, float(np.median(peaks)) / 1024
 
 
-def _our_ticks(P, method, iterations, ticks, warm):
+def _started(P, method, iterations, warm):
+    """ddp.MPC on P after its first tick, from the converged solution ``warm`` (the nominal
+    loop's start; P.x0 is the caller's to restore)."""
     mpc = ddp.MPC(P, iterations=iterations, method=method, xs=warm.xs, us=warm.us)
-    x0 = P.x0.copy()
     mpc.step(warm.xs[0])
+    return mpc
+
+
+def _our_ticks(P, method, iterations, ticks, warm):
+    x0 = P.x0.copy()
+    mpc = _started(P, method, iterations, warm)
     times = []
     for _ in range(ticks):
         x = mpc.solution.xs[1].copy()
