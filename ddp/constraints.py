@@ -346,9 +346,10 @@ class AugmentedLagrangian:
                     id(record.floats), (record.floats, [], [], [], []))[1:]
                 for i, (j, c) in enumerate(compiled):
                     base = io + 1 + _k.TERM_INTS * (K - len(compiled) + i)
-                    nr, wo, bo = int(ints[base + 2]), int(ints[base + 3]), int(ints[base + 6])
-                    assert nr == c.nr and ints[base + 5] == (_k.BARRIER if c.cone is None
-                                                             else _k.CONE)
+                    nr, wo, bo = (int(ints[base + _k.SIZE]), int(ints[base + _k.WEIGHTS]),
+                                  int(ints[base + _k.BOUNDS]))
+                    assert nr == c.nr and ints[base + _k.ACTIVATION] == (
+                        _k.BARRIER if c.cone is None else _k.CONE)
                     w_idx.append(fo + wo + np.arange(nr))
                     lo_idx.append(fo + bo + np.arange(nr))
                     up_idx.append(fo + bo + nr + np.arange(nr))

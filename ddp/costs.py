@@ -1046,7 +1046,7 @@ class CostProgram:
             self.offsets.append((wo, po))
             act = (_k.QUADRATIC if b is None else
                    _k.CONE if isinstance(b, SecondOrderCone) else _k.BARRIER)
-            ints += [kind, joint, len(w), wo, po, act, bo if b is not None else 0]
+            ints += _k.term_ints(kind, joint, len(w), wo, po, act, bo if b is not None else 0)
             weights.append(np.asarray(w, dtype=float))
             params.append(np.asarray(par, dtype=float))
             if b is not None:

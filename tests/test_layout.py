@@ -215,12 +215,6 @@ def test_the_compiled_solver_takes_records():
 MAX_PARAMETERS = 12
 LONG_PARAMETER_LISTS = {
     ("ddp/kernels/contact_knots.py", "contact_step"): 14,
-    ("ddp/kernels/costs.py", "_com_term"): 14,
-    ("ddp/kernels/costs.py", "_force_term"): 16,
-    ("ddp/kernels/costs.py", "_frame_residual"): 13,
-    ("ddp/kernels/costs.py", "_frame_term"): 29,
-    ("ddp/kernels/costs.py", "_state_term"): 25,
-    ("ddp/kernels/costs.py", "_velocity_term"): 19,
     ("ddp/kernels/linked.py", "knot_second_order"): 13,
     ("ddp/kernels/linked.py", "knot_tensors"): 14,
     ("dynamics/kernels/contact/batch.py", "constrained_derivatives_batch"): 18,

@@ -5,7 +5,7 @@ weighted squared residuals ``1/2 sum_i w_i r_i^2`` at one knot, in tangent coord
 A sum of terms is one *program*: two flat arrays (see :class:`ddp.costs.CostProgram`)
 
     ints   = [K, then per term: kind, joint, nr, weight offset, parameter offset, activation,
-              bounds offset]
+              bounds offset]   (:func:`term_ints` writes them, :func:`_term` reads them)
     floats = [weights of every term, then their parameters]
 
 with the parameters of each kind:
@@ -52,12 +52,13 @@ the second-order terms of forward kinematics and of log6 / log3
 """
 
 import os
+from collections import namedtuple
 
 import numpy as np
 from numba.core import types
 
-from dynamics.jit import (argument_types, borrowed, chunk_range, copy_into, in_parallel, keep_alive,
-                          njit)
+from dynamics.jit import (argument_types, borrowed, carve, chunk_range, copy_into, extent,
+                          in_parallel, keep_alive, njit)
 from dynamics.jit import link as _link
 from dynamics.jit.linking import array_types
 from dynamics.kernels.contact import chain_dofs, column_derivative, point_columns
@@ -86,7 +87,41 @@ SPHERE, HALF_SPACE, COLUMN, CAPSULE = 0, 1, 2, 3
 #: contact force's residual in its surface's axes; the shift s in the bounds' first 3 floats,
 #: mu in the next: :func:`_cone_activation`)
 QUADRATIC, BARRIER, CONE = 0, 1, 2
+#: a term's ints in a program, in this order (written by :func:`term_ints`, read by
+#: :func:`_term`): its kind, its joint (a force term: the row of its contact's force), its
+#: residual's size nr, and the offsets of its weights, its parameters and its bounds in the
+#: program's floats (relative to the knot's program start), with its activation between them
+KIND, JOINT, SIZE, WEIGHTS, PARAMETERS, ACTIVATION, BOUNDS = range(7)
 TERM_INTS = 7
+
+#: one term of a knot's program, read by :func:`_term`: kind, joint, nr, its weights (nr,), its
+#: parameters (from their start to the program's end), its activation and its bounds (lower,
+#: upper: nr each; empty for the quadratic; the cone's shift and mu, :func:`_force_term`)
+Term = namedtuple("Term", "kind joint nr weights parameters activation lower upper")
+#: the outputs of one knot, added into: l (1,), gx (2 nv), gu (nu), Hxx, Hxu, Huu
+KnotCost = namedtuple("KnotCost", "l gx gu Hxx Hxu Huu")
+#: a knot's forward kinematics: oR (nj, 3, 3), op (nj, 3), S0 (nv, 6)
+FrameKinematics = namedtuple("FrameKinematics", "oR op S0")
+#: the work arrays of :func:`cost_knots`, one record per kind of term (:func:`_cost_work`): carved
+#: from one buffer and borrowed, once per call for all its knots
+LogWork = namedtuple("LogWork", "RE dp pE J3 H3")
+StateWork = namedtuple("StateWork", "r3 r6 J6 H6 R Rr weights log")
+FrameWork = namedtuple("FrameWork", "chain Jf Rf pf r Jx Hx wr M6 gxi JM weights distance log")
+VelocityWork = namedtuple("VelocityWork", "chain cols J Rf pf r wr Uc Jr P v6")
+ComWork = namedtuple("ComWork", "dofs levels small Jc P W Hc")
+GravityWork = namedtuple("GravityWork", "vectors matrices")
+ForceWork = namedtuple("ForceWork", "vectors Ha Jz HJ")
+CostWork = namedtuple("CostWork", "kinematics state frame velocity com gravity force weights")
+
+
+def term_ints(kind, joint, nr, weights, parameters, activation, bounds):
+    """A term's ints in a program's layout (:data:`TERM_INTS` of them, in the order of
+    :data:`KIND` ... :data:`BOUNDS`)."""
+    out = [0] * TERM_INTS
+    for field, value in ((KIND, kind), (JOINT, joint), (SIZE, nr), (WEIGHTS, weights),
+                         (PARAMETERS, parameters), (ACTIVATION, activation), (BOUNDS, bounds)):
+        out[field] = int(value)
+    return out
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -135,10 +170,14 @@ def _activate(r, w, act, lb, ub, weff):
 
 
 @njit(callee=True, forceinline=True, **_JIT)
-def _state_term(m, xr, w, q, v, order, exact_hessians, l, g, Hxx, r3, J3, H3, r6, J6, H6, R, Rr,
-                RE, dp, pE, act, lb, ub, weff):
-    """The residual (q (-) q_ref, v - v_ref) joint by joint, with the term's activation (act,
-    lb, ub; r3 ... pE, weff: work arrays)."""
+def _state_term(m, term, q, v, order, exact_hessians, out, work):
+    """The residual (q (-) q_ref, v - v_ref) joint by joint (the reference x_ref: the term's
+    parameters), with the term's activation, into the knot's ``out``; ``work``: a
+    :data:`StateWork`."""
+    xr, w, act, lb, ub = term.parameters, term.weights, term.activation, term.lower, term.upper
+    l, g, Hxx = out.l, out.gx, out.Hxx
+    r3, r6, J6, H6, R, Rr, weff = work.r3, work.r6, work.J6, work.H6, work.R, work.Rr, work.weights
+    RE, dp, pE, J3, H3 = work.log
     nv = m.S_local.shape[0]
     nq = q.shape[0]
     hessian = order > 0 and exact_hessians
@@ -213,7 +252,7 @@ def _state_term(m, xr, w, q, v, order, exact_hessians, l, g, Hxx, r3, J3, H3, r6
 
 
 @njit(callee=True, **_JIT)
-def _distance_residual(par, Rf, pf, order, r, Jx, Hx):
+def _distance_residual(par, Rf, pf, order, r, Jx, Hx, scratch):
     """The signed distance r = phi(p) of the frame's origin p(xi) = pf + Rf (xi_v + 1/2 xi_w x
     xi_v) to the obstacle (DISTANCE's parameters), with Jx = grad phi^T Jp and
     Hx = Jp^T Hess phi Jp + sum_c grad phi_c Hp_c in xi (Jx, Hx zeroed by the caller):
@@ -221,9 +260,9 @@ def _distance_residual(par, Rf, pf, order, r, Jx, Hx):
     a half-space's phi = n . (p - c) - clearance, linear; a capsule's (the segment from c to
     c + a, a in the plane's slot) |p - c - s a| - clearance with s = (p - c) . a / |a|^2
     clipped to [0, 1]: between its ends a cylinder's, Hess (I - e e^T - n n^T) / d (e = a /
-    |a|), at an end a sphere's."""
+    |a|), at an end a sphere's.  ``scratch``: (3, 3), work."""
     obstacle, c, nplane, clearance = par[12], par[13:16], par[16:19], par[19]
-    g = np.empty(3)
+    g, Jv, u = scratch[0], scratch[1], scratch[2]
     d = 0.0
     between = False  # a capsule's closest point strictly between its ends
     if obstacle == CAPSULE:
@@ -257,7 +296,7 @@ def _distance_residual(par, Rf, pf, order, r, Jx, Hx):
         r[0] = s - clearance
     if order == 0:
         return
-    Jv = np.empty(3)  # grad phi^T Rf: the gradient in xi_v (xi_w's first order is zero)
+    # Jv = grad phi^T Rf: the gradient in xi_v (xi_w's first order is zero)
     for k in range(3):
         t = 0.0
         for a in range(3):
@@ -271,7 +310,6 @@ def _distance_residual(par, Rf, pf, order, r, Jx, Hx):
                 Hx[0, j, k] = ((1.0 if j == k else 0.0) - Jv[j] * Jv[k]) / d
     elif obstacle == CAPSULE:  # Rf^T (I - e e^T - n n^T) Rf / d, Rf^T e = u
         norm = np.sqrt(axis2)
-        u = np.empty(3)
         for k in range(3):
             u[k] = (nplane[0] * Rf[0, k] + nplane[1] * Rf[1, k] + nplane[2] * Rf[2, k]) / norm
         for j in range(3):
@@ -292,10 +330,12 @@ def _distance_residual(par, Rf, pf, order, r, Jx, Hx):
 
 
 @njit(callee=True, **_JIT)
-def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, RE, dp, pE, J3, H3):
+def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, work):
     """Residual of a frame term as a function of the frame's local motion xi: r (nr,) and, with
     ``order`` > 0, Jx (nr, 6) and, for a translation, Hx (nr, 6, 6) (the Hessians of the
-    logarithms are formed contracted, by :func:`_frame_term`).  RE ... H3: work arrays."""
+    logarithms are formed contracted, by :func:`_frame_term`).  ``work``: a
+    :data:`FrameWork`."""
+    RE, dp, pE, J3, H3 = work.log
     if order > 0:
         Jx[:, :] = 0.0
         if kind == TRANSLATION or kind == DISTANCE:
@@ -327,7 +367,7 @@ def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, RE, dp, pE, J3, H3):
                         Hx[c, va, 3 + wb] = x
                         Hx[c, 3 + wb, va] = x
     elif kind == DISTANCE:
-        _distance_residual(par, Rf, pf, order, r, Jx, Hx)
+        _distance_residual(par, Rf, pf, order, r, Jx, Hx, work.distance)
     else:  # ROTATION
         Rt = par[12:21].reshape((3, 3))
         gemm_tn(Rt, Rf, RE, 1.0, 0.0)
@@ -349,7 +389,7 @@ def has_frame_terms(program):
             continue
         io = starts[s, 0]
         for k in range(cints[io]):
-            kind = cints[io + 1 + TERM_INTS * k]
+            kind = cints[io + 1 + TERM_INTS * k + KIND]
             if (kind == PLACEMENT or kind == TRANSLATION or kind == ROTATION or kind == VELOCITY
                     or kind == COM or kind == DISTANCE):
                 return True
@@ -371,6 +411,78 @@ def no_forces(T):
     return forces_of(np.zeros((T, 0)))
 
 
+@njit(callee=True, forceinline=True, **_JIT)
+def _term(cints, cfloats, base, fo):
+    """The :data:`Term` whose ints start at ``base`` of a knot's program, whose floats start at
+    ``fo``."""
+    nr, act = cints[base + SIZE], cints[base + ACTIVATION]
+    wo, po = fo + cints[base + WEIGHTS], fo + cints[base + PARAMETERS]
+    bo = fo + cints[base + BOUNDS]
+    bounds = cfloats[bo:bo + 2 * nr] if act != QUADRATIC else cfloats[:0]
+    return Term(cints[base + KIND], cints[base + JOINT], nr, cfloats[wo:wo + nr], cfloats[po:],
+                act, bounds[:nr], bounds[nr:])
+
+
+@njit(callee=True, **_JIT)
+def _program_extent(program):
+    """What a program's work arrays must hold: whether it has a GRAVITY, a COM and a VELOCITY
+    term, and its force terms' largest residual (0: none)."""
+    cints, starts = program.ints, program.starts
+    gravity, com, velocity, nr = False, False, False, 0
+    for s in range(starts.shape[0]):
+        if s > 0 and starts[s, 0] == starts[s - 1, 0]:
+            continue
+        io = starts[s, 0]
+        for k in range(cints[io]):
+            base = io + 1 + TERM_INTS * k
+            kind = cints[base + KIND]
+            gravity |= kind == GRAVITY
+            com |= kind == COM
+            velocity |= kind == VELOCITY
+            if kind == FORCE:
+                nr = max(nr, cints[base + SIZE])
+    return gravity, com, velocity, nr
+
+
+@njit(callee=True, forceinline=True, **_JIT)
+def _work_shapes(nj, nv, nz, extent_):
+    """The shapes of :func:`_cost_work`'s float arrays, in its order (``nz``: 2 nv + nu)."""
+    gravity, com, velocity, nr = extent_
+    ng, nm, nw = nv if gravity else 0, nv if com else 0, nv if velocity else 0
+    jw = nj if velocity else 0
+    return ((nj, 3, 3), (nj, 3), (nv, 6),  # the kinematics
+            (3,), (6,), (6, 6), (6, 6, 6), (3, 3), (3, 3), (6,),  # state
+            (3, 3), (3, 1), (3, 1), (3, 3), (3, 3, 3),  # its logarithms
+            (6, nv), (3, 3), (3,), (6,), (6, 6), (6, 6, 6), (6,), (6, 6), (6,), (6, nv),
+            (12,), (3, 3),  # frame
+            (3, 3), (3, 1), (3, 1), (3, 3), (3, 3, 3),  # its logarithms
+            (6, nw), (3, 3), (3,), (6,), (6,), (jw, 6), (6, 2 * nw), (2 * nw, 6),
+            (6, 6),  # velocity
+            (6, 3), (3, nm), (3, nm), (3, nm), (nm, nm),  # CoM
+            (5, ng), (7, ng, ng),  # gravity
+            (3, nr), (nr * nr,), (nr, nz), (nr, nz),  # force
+            (6,))  # a scalar term's weights
+
+
+@njit(callee=True, forceinline=True, **_JIT)
+def _cost_work(floats, ints, nj, nv):
+    """The :data:`CostWork` of borrowed views ``floats`` (carved by :func:`_work_shapes`) and
+    ``ints`` (4 nj + 4 nv, borrowed)."""
+    (oR, op, S0, r3, r6, J6, H6, R, Rr, sw, RE, dp, pE, J3, H3, Jf, Rf, pf, r, Jx, Hx, wr, M6,
+     gxi, JM, aw, dist, RE2, dp2, pE2, J32, H32, J, vRf, vpf, vr, vwr, Uc, Jr, P, v6, small, Jc,
+     Pc, Wc, Hc, gv, gm, fv, Ha, Jz, HJ, weights) = floats
+    chain, vchain = ints[:nj], ints[nj:2 * nj]
+    cols, dofs, levels = ints[2 * nj:2 * nj + 2 * nv], ints[2 * nj + 2 * nv:2 * nj + 3 * nv], \
+        ints[2 * nj + 3 * nv:2 * nj + 4 * nv]
+    return CostWork(FrameKinematics(oR, op, S0),
+                    StateWork(r3, r6, J6, H6, R, Rr, sw, LogWork(RE, dp, pE, J3, H3)),
+                    FrameWork(chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, aw, dist,
+                              LogWork(RE2, dp2, pE2, J32, H32)),
+                    VelocityWork(vchain, cols, J, vRf, vpf, vr, vwr, Uc, Jr, P, v6),
+                    ComWork(dofs, levels, small, Jc, Pc, Wc, Hc), GravityWork(gv, gm),
+                    ForceWork(fv, Ha, Jz, HJ), weights)
+
+
 @njit(**_JIT)
 def cost_knots(model, program, Q, V, U, t0, t1, order, exact_hessians, out, kin, forces):
     """Accumulate the cost of ``program`` (:data:`~.records.Program`) at the knots t0 <= t < t1
@@ -378,10 +490,11 @@ def cost_knots(model, program, Q, V, U, t0, t1, order, exact_hessians, out, kin,
     (lx (T, 2 nv), lu (T, nu)) and Hessian (lxx, lxu, luu; exact or Gauss-Newton by
     ``exact_hessians``).
     The outputs must be zeroed by the caller.  (``order`` 0: the value only.)  The
-    work arrays are allocated once for the range of knots.  ``kin``: the forward kinematics of
-    the knots, (oR (T, nj, 3, 3), op (T, nj, 3), S0 (T, nv, 6)), when already computed (by the
-    rollout's ABA, by FDSVA), or empty arrays (:func:`kinematics_buffers` of 0 knots): each
-    knot's are then computed here when the program has frame terms.  Returns 0.
+    work arrays (a :data:`CostWork`) are two allocations for the range of knots.  ``kin``: the
+    forward kinematics of the knots, (oR (T, nj, 3, 3), op (T, nj, 3), S0 (T, nv, 6)), when
+    already computed (by the rollout's ABA, by FDSVA), or empty arrays
+    (:func:`kinematics_buffers` of 0 knots): each knot's are then computed here when the
+    program has frame terms.  Returns 0.
 
     Its callers reach it through its address (``call_knot_kernel(LINKED_COSTS, args)``, linked
     by :func:`link_costs`): called by name, numba linked its whole tree into each of them and
@@ -397,19 +510,10 @@ def cost_knots(model, program, Q, V, U, t0, t1, order, exact_hessians, out, kin,
     # work arrays and arguments as borrowed views (dynamics.jit): in this per-knot
     # loop numba's reference counting took most of the time (UR3's costs per knot, value only:
     # 1.66 -> 0.67 us; with the Gauss-Newton derivatives 2.4 -> 1.2 us)
-    chain_own = np.empty(nj, dtype=np.int64)
-    work = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((nv, 6)), np.empty((6, nv)),
-            np.empty((3, 3)), np.empty(3), np.empty(6), np.empty((6, 6)), np.empty((6, 6, 6)),
-            np.empty(6), np.empty((6, 6)), np.empty(6), np.empty((6, nv)), np.empty(3),
-            np.empty((3, 3)), np.empty((3, 3, 3)), np.empty((6, 6)), np.empty((6, 6, 6)),
-            np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 1)),
-            np.empty((3, 1)))
-    (oR, op, S0, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, r3, J3, H3, J6, H6, R, Rr, RE, dp,
-     pE) = borrowed(work)
-    chain = borrowed(chain_own)
-    aw_own = np.empty(12)
-    aw = borrowed(aw_own)
-    log_work = (RE, dp, pE, J3, H3)
+    shapes = _work_shapes(nj, nv, 2 * nv + U.shape[1], _program_extent(program))
+    own = (np.empty(extent(shapes)), np.empty(4 * (nj + nv), dtype=np.int64))
+    work = _cost_work(carve(own[0], shapes), borrowed(own[1]), nj, nv)
+    aw = work.weights
     cints, cfloats, Q, V, U = borrowed((cints, cfloats, Q, V, U))
     l, gx, gu, Hxx, Hxu, Huu = borrowed(out)
     KR, Kp, KS = borrowed(kin)
@@ -417,52 +521,42 @@ def cost_knots(model, program, Q, V, U, t0, t1, order, exact_hessians, out, kin,
     for t in range(t0, t1):
         if per_knot:
             io, fo = starts[t, 0], starts[t, 1]
-        q, v, lt, gxt, Hxxt = Q[t], V[t], l[t:t + 1], gx[t], Hxx[t]
-        oRt, opt, S0t = oR, op, S0
+        q, v = Q[t], V[t]
+        knot = KnotCost(l[t:t + 1], gx[t], gu[t], Hxx[t], Hxu[t], Huu[t])
+        kt = work.kinematics
         if given:
-            oRt, opt, S0t = KR[t], Kp[t], KS[t]
+            kt = FrameKinematics(KR[t], Kp[t], KS[t])
         elif has_frames:
-            forward_kinematics(m, q, oR, op, S0)
+            forward_kinematics(m, q, kt.oR, kt.op, kt.S0)
         for k in range(cints[io]):
-            base = io + 1 + TERM_INTS * k
-            kind, joint, nr, wo, po = (cints[base], cints[base + 1], cints[base + 2],
-                                       fo + cints[base + 3], fo + cints[base + 4])
-            act, bo = cints[base + 5], fo + cints[base + 6]
-            w = cfloats[wo:wo + nr]
-            par = cfloats[po:]
-            bounds = cfloats[bo:bo + 2 * nr] if act != QUADRATIC else cfloats[:0]
-            lb, ub = bounds[:nr], bounds[nr:]
+            term = _term(cints, cfloats, io + 1 + TERM_INTS * k, fo)
+            kind = term.kind
             if kind == STATE:
-                _state_term(m, par, w, q, v, order, exact_hessians, lt, gxt, Hxxt, r3, J3, H3, r,
-                            J6, H6, R, Rr, RE, dp, pE, act, lb, ub, aw)
+                _state_term(m, term, q, v, order, exact_hessians, knot, work.state)
             elif kind == CONTROL:
-                for a in range(nr):
+                w, par = term.weights, term.parameters
+                for a in range(term.nr):
                     ra, wa = U[t, a] - par[a], w[a]
-                    if act == BARRIER:
-                        aw[6] = ra
-                        _activate(aw[6:7], w[a:a + 1], act, lb[a:a + 1], ub[a:a + 1], aw[:1])
-                        ra, wa = aw[6], aw[0]
+                    if term.activation == BARRIER:
+                        aw[1] = ra
+                        _activate(aw[1:2], w[a:a + 1], BARRIER, term.lower[a:a + 1],
+                                  term.upper[a:a + 1], aw[:1])
+                        ra, wa = aw[1], aw[0]
                     l[t] += 0.5 * wa * ra * ra
                     if order > 0:
                         gu[t, a] += wa * ra
                         Huu[t, a, a] += wa
             elif kind == VELOCITY:
-                _velocity_term(m, joint, w, par, v, order, exact_hessians, oRt, opt, S0t, lt, gxt,
-                               Hxxt, chain, Jf, Rf, pf, r, wr)
+                _velocity_term(m, term, v, order, exact_hessians, kt, knot, work.velocity)
             elif kind == COM:
-                _com_term(m, w, par, order, exact_hessians, oRt, opt, S0t, lt, gxt, Hxxt, act,
-                          lb, ub)
+                _com_term(m, term, order, exact_hessians, kt, knot, work.com)
             elif kind == GRAVITY:
-                _gravity_term(m, w, q, U[t], order, exact_hessians,
-                              (lt, gxt, gu[t], Hxxt, Hxu[t], Huu[t]), act, lb, ub)
+                _gravity_term(m, term, q, U[t], order, exact_hessians, knot, work.gravity)
             elif kind == FORCE:
-                _force_term(t, joint, nr, w, par, order, act, lb, ub, forces, lt, gxt, gu[t],
-                            Hxxt, Hxu[t], Huu[t])
+                _force_term(t, term, order, forces, knot, work.force)
             else:
-                _frame_term(m, kind, joint, nr, w, par, order, exact_hessians, oRt, opt, S0t, lt,
-                            gxt, Hxxt, chain, Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, log_work,
-                            act, bounds, aw)
-    keep_alive((work, chain_own, aw_own))
+                _frame_term(m, term, order, exact_hessians, kt, knot, work.frame)
+    keep_alive(own)
     return np.int64(0)
 
 
@@ -490,28 +584,29 @@ _COSTS_LINKED = None  # the process that linked the cost program
 
 
 @njit(callee=True, **_JIT)
-def _gravity_term(m, w0, q, u, order, exact_hessians, knot, act, lb, ub):
+def _gravity_term(m, term, q, u, order, exact_hessians, out, work):
     """The controls minus gravity's torques, r = u - g(q) (Crocoddyl's
     ``ResidualModelControlGrav``): dr/dq = -dg/dq, dr/du = I; the exact Hessian adds
-    -sum_a (w r)_a d2g_a/dq2, symmetrized (the Hessian of g(q (+) dq) in dq).  ``knot``: the
-    knot's (l, gx, gu, Hxx, Hxu, Huu) to add into."""
-    l, gx, gu, Hxx, Hxu, Huu = knot
+    -sum_a (w r)_a d2g_a/dq2, symmetrized (the Hessian of g(q (+) dq) in dq), into the knot's
+    ``out``; ``work``: a :data:`GravityWork`."""
+    l, gx, gu, Hxx, Hxu, Huu = out
     nv = m.S_local.shape[0]
-    zero = np.zeros(nv)
-    g = np.empty(nv)
-    dg = np.zeros((nv, nv))
+    zero, g, r, w, wr = (work.vectors[0], work.vectors[1], work.vectors[2], work.vectors[3],
+                         work.vectors[4])
+    dg, dv, M, Hq, Hv, Hqv, G = (work.matrices[0], work.matrices[1], work.matrices[2],
+                                 work.matrices[3], work.matrices[4], work.matrices[5],
+                                 work.matrices[6])
+    zero[:] = 0.0
     if order == 0:  # the value alone (a line search's rollout): RNEA at v = a = 0
         rnea_point(m, q, zero, zero, g)
     else:
-        dv = np.zeros((nv, nv))
-        M = np.zeros((nv, nv))
+        dg[:, :] = 0.0
+        dv[:, :] = 0.0
+        M[:, :] = 0.0
         idsva_point(m, q, zero, zero, g, dg, dv, M)
-    r = np.empty(nv)
-    w = np.empty(nv)
     for a in range(nv):
         r[a] = u[a] - g[a]
-    _activate(r, w0, act, lb, ub, w)
-    wr = np.empty(nv)
+    _activate(r, term.weights, term.activation, term.lower, term.upper, w)
     for a in range(nv):
         wr[a] = w[a] * r[a]
         l[0] += 0.5 * wr[a] * r[a]
@@ -532,10 +627,10 @@ def _gravity_term(m, w0, q, u, order, exact_hessians, knot, act, lb, ub):
                 s += dg[a, j] * w[a] * dg[a, k]
             Hxx[j, k] += s
     if exact_hessians:
-        Hq = np.zeros((nv, nv))
-        Hv = np.zeros((nv, nv))
-        Hqv = np.zeros((nv, nv))
-        G = np.zeros((nv, nv))
+        Hq[:, :] = 0.0
+        Hv[:, :] = 0.0
+        Hqv[:, :] = 0.0
+        G[:, :] = 0.0
         idsva_so_contracted(m, q, zero, zero, wr, Hq, Hv, Hqv, G)
         for j in range(nv):
             for k in range(nv):
@@ -543,43 +638,41 @@ def _gravity_term(m, w0, q, u, order, exact_hessians, knot, act, lb, ub):
 
 
 @njit(callee=True, **_JIT)
-def _com_term(m, w0, par, order, exact_hessians, oR, op, S0, l, gx, Hxx, act, lb, ub):
+def _com_term(m, term, order, exact_hessians, kin, out, work):
     """The centre of mass c = sum_i m_i (oR_i c_i + op_i) / sum_i m_i minus the reference par[:3]
     (Crocoddyl's ``ResidualModelCoMPosition``), after forward kinematics.  Each body's centre is
     a point of its joint's subtree: its Jacobian columns are P_k = s_k + w_k x p on the joint's
     chain, and its Hessian in (q_k, q_l) the derivative dP(k, l) of those columns
-    (:mod:`dynamics.kernels.contact`), whose symmetric part the cost takes."""
+    (:mod:`dynamics.kernels.contact`), whose symmetric part the cost takes.  ``kin``: the
+    knot's :data:`FrameKinematics`; ``out``: its :data:`KnotCost`; ``work``: a
+    :data:`ComWork`."""
+    par, oR, op, S0 = term.parameters, kin.oR, kin.op, kin.S0
+    l, gx, Hxx = out.l, out.gx, out.Hxx
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
     total = 0.0
     for i in range(1, nj):
         total += m.mass[i]
-    c = np.zeros(3)
+    small = work.small
+    c, e, w, wr, p, t = small[0], small[1], small[2], small[3], small[4], small[5]
+    c[:] = 0.0
     for i in range(1, nj):
         for a in range(3):
             s = op[i, a]
             for b in range(3):
                 s += oR[i, a, b] * m.com[i, b]
             c[a] += m.mass[i] / total * s
-    e = np.empty(3)
-    w = np.empty(3)
     for a in range(3):
         e[a] = c[a] - par[a]
-    _activate(e, w0, act, lb, ub, w)
-    wr = np.empty(3)
+    _activate(e, term.weights, term.activation, term.lower, term.upper, w)
     for a in range(3):
         wr[a] = w[a] * e[a]
         l[0] += 0.5 * wr[a] * e[a]
     if order == 0:
         return
-    Jc = np.zeros((3, nv))
-    dofs = np.empty(nv, dtype=np.int64)
-    lev = np.empty(nv, dtype=np.int64)
-    P = np.empty((3, nv))
-    W = np.empty((3, nv))
-    p = np.empty(3)
-    t = np.empty(3)
-    Hc = np.zeros((nv, nv))
+    Jc, dofs, lev, P, W, Hc = work.Jc, work.dofs, work.levels, work.P, work.W, work.Hc
+    Jc[:, :] = 0.0
+    Hc[:, :] = 0.0
     for i in range(1, nj):
         if m.mass[i] == 0.0:
             continue
@@ -644,7 +737,7 @@ def _cone_activation(e, w, shift, mu, grad, hess):
 
 
 @njit(callee=True, **_JIT)
-def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx, Hxu, Huu):
+def _force_term(t, term, order, forces, out, work):
     """A residual linear in the force lam_c (nf,) of the contact whose force starts at ``row`` of
     knot t's forces: r = A lam_c - b (nf, A (nr, nf) then b (nr,) in par), as Crocoddyl's
     ``ResidualModelContactForce`` (A = I), ``ResidualModelContactFrictionCone`` (the cone's
@@ -653,15 +746,19 @@ def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx,
     ub[0]).  Its gradient and Gauss-Newton Hessian go through the forces' derivatives
     (``forces``); its gradient in lam_c, A^T g (g the activation's gradient in r), into
     ``forces.dl_dlam`` for DDP's terms (the forces' own curvature,
-    :mod:`ddp.kernels.passes`)."""
+    :mod:`ddp.kernels.passes`).  The term's joint: ``row``; ``out``: the knot's
+    :data:`KnotCost`; ``work``: a :data:`ForceWork`."""
+    l, gx, gu, Hxx, Hxu, Huu = out
+    row, nr, w0, par, act, lb, ub = (term.joint, term.nr, term.weights, term.parameters,
+                                     term.activation, term.lower, term.upper)
     nv = gx.shape[0] // 2
     nu = gu.shape[0]
     nf = int(par[0])
     A = par[1:1 + nf * nr].reshape((nr, nf))
-    e = np.empty(nr)
-    w = np.empty(nr)
-    g = np.empty(nr)  # the activation's gradient and Hessian in r
-    Ha = np.zeros((nr, nr))
+    # the activated residual, its weights, the activation's gradient and Hessian in r
+    e, w, g = work.vectors[0, :nr], work.vectors[1, :nr], work.vectors[2, :nr]
+    Ha = work.Ha[:nr * nr].reshape((nr, nr))
+    Ha[:, :] = 0.0
     lam = forces.lam[t]
     for a in range(nr):
         s = -par[1 + nf * nr + a]
@@ -678,7 +775,8 @@ def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx,
             Ha[a, a] = w[a]
     if order == 0:
         return
-    Jz = np.zeros((nr, 2 * nv + nu))  # the residual's Jacobian in (q, v, u)
+    Jz = work.Jz[:nr]  # the residual's Jacobian in (q, v, u)
+    Jz[:, :] = 0.0
     for a in range(nr):
         for c in range(nf):
             if A[a, c] == 0.0:
@@ -693,7 +791,8 @@ def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx,
         for a in range(nr):
             s += A[a, c] * g[a]
         forces.dl_dlam[t, row + c] += s
-    for i in range(2 * nv + nu):
+    nz = 2 * nv + nu
+    for i in range(nz):
         s = 0.0
         for a in range(nr):
             s += Jz[a, i] * g[a]
@@ -701,7 +800,8 @@ def _force_term(t, row, nr, w0, par, order, act, lb, ub, forces, l, gx, gu, Hxx,
             gx[i] += s
         else:
             gu[i - 2 * nv] += s
-    HJ = np.zeros((nr, 2 * nv + nu))  # Ha Jz
+    HJ = work.HJ[:nr]  # Ha Jz
+    HJ[:, :] = 0.0
     for a in range(nr):
         for b in range(nr):
             if Ha[a, b] != 0.0:
@@ -728,27 +828,29 @@ def kinematics_buffers(T, nj, nv):
 
 
 @njit(callee=True, forceinline=True, **_JIT)
-def _frame_term(m, kind, joint, nr, w0, par, order, exact_hessians, oR, op, S0, l, gx, Hxx, chain,
-                Jf, Rf, pf, r, Jx, Hx, wr, M6, gxi, JM, log_work, act, bounds, aw):
-    """A frame term at one knot, after forward kinematics (oR, op, S0), with the term's
-    activation (act, bounds = (lb, ub)); chain ... JM, log_work = (RE, dp, pE, J3, H3), aw
-    (12,): work arrays."""
-    RE, dp, pE, J3, H3 = log_work
+def _frame_term(m, term, order, exact_hessians, kin, out, work):
+    """A frame term at one knot, after forward kinematics (``kin``, a :data:`FrameKinematics`),
+    with the term's activation, into the knot's ``out``; ``work``: a :data:`FrameWork`."""
+    kind, joint, nr, par = term.kind, term.joint, term.nr, term.parameters
+    l, gx, Hxx = out.l, out.gx, out.Hxx
+    chain, Jf, Rf, pf, r, Jx, Hx = work.chain, work.Jf, work.Rf, work.pf, work.r, work.Jx, work.Hx
+    wr, M6, gxi, JM, aw = work.wr, work.M6, work.gxi, work.JM, work.weights
+    RE, pE, J3 = work.log.RE, work.log.pE, work.log.J3
     fR = par[0:9].reshape((3, 3))
     fp = par[9:12]
-    frame_placement(oR, op, joint, fR, fp, Rf, pf)
+    frame_placement(kin.oR, kin.op, joint, fR, fp, Rf, pf)
     rr = r[:nr]
-    _frame_residual(kind, par, Rf, pf, order, rr, Jx[:nr], Hx[:nr], RE, dp, pE, J3, H3)
+    _frame_residual(kind, par, Rf, pf, order, rr, Jx[:nr], Hx[:nr], work)
     w, e = aw[:nr], aw[6:6 + nr]  # the active weights and the activated residual
     copy_into(e, rr)
-    _activate(e, w0, act, bounds[:nr], bounds[nr:2 * nr], w)
+    _activate(e, term.weights, term.activation, term.lower, term.upper, w)
     for a in range(nr):
         wr[a] = w[a] * e[a]
         l[0] += 0.5 * wr[a] * e[a]
     if order == 0:
         return
     nc = support_joints(m, joint, chain)
-    frame_jacobian(m, S0, chain, nc, Rf, pf, Jf)
+    frame_jacobian(m, kin.S0, chain, nc, Rf, pf, Jf)
     for j in range(6):
         s = 0.0
         for a in range(nr):
@@ -804,8 +906,7 @@ def _frame_term(m, kind, joint, nr, w0, par, order, exact_hessians, oR, op, S0, 
 
 
 @njit(callee=True, **_JIT)
-def _velocity_term(m, joint, w, par, v, order, exact_hessians, oR, op, S0, l, gx, Hxx, chain, J,
-                   Rf, pf, r, wr):
+def _velocity_term(m, term, v, order, exact_hessians, kin, out, work):
     """A frame-velocity term at one knot, after forward kinematics (oR, op, S0).
 
     With J the frame's local Jacobian (:func:`~dynamics.kernels.frames.frame_jacobian`), the
@@ -825,22 +926,23 @@ def _velocity_term(m, joint, w, par, v, order, exact_hessians, oR, op, S0, l, gx
                                     + (U_k x J_l) x J_k + [k < l] U_k x (J_k x J_l))   (k <= l)
 
     which is symmetric in (k, l) on different joints; within one joint (a single exponential
-    in q (+) dq) the Hessian is its symmetric part.  Work arrays: chain (nj), J (6, nv), Rf
-    (3, 3), pf (3,), r, wr (6,) of :func:`cost_knots`; the term's own are allocated here (in
-    cost_knots' work arrays, they slowed every program by 2%: UR3's derivative call 340 -> 347
-    us, without a velocity term)."""
+    in q (+) dq) the Hessian is its symmetric part.  ``kin``: the knot's
+    :data:`FrameKinematics`; ``out``: its :data:`KnotCost`; ``work``: a
+    :data:`VelocityWork`."""
+    joint, w, par = term.joint, term.weights, term.parameters
+    l, gx, Hxx = out.l, out.gx, out.Hxx
     nv = m.S_local.shape[0]
-    nj = m.parent.shape[0]
-    cols = np.empty(2 * nv, dtype=np.int64)  # the support's columns of dx
-    Uc = np.empty((nj, 6))  # U per joint of the support
-    Jr = np.empty((6, 2 * nv))  # the residual's Jacobian
-    P = np.empty((2 * nv, 6))  # P_k (rows < nv) and D_k (rows >= nv)
-    v6 = np.empty((6, 6))
+    chain, J, Rf, pf, r, wr = work.chain, work.J, work.Rf, work.pf, work.r, work.wr
+    cols = work.cols  # the support's columns of dx
+    Uc = work.Uc  # U per joint of the support
+    Jr = work.Jr  # the residual's Jacobian
+    P = work.P  # P_k (rows < nv) and D_k (rows >= nv)
+    v6 = work.v6
     fR = par[0:9].reshape((3, 3))
-    frame_placement(oR, op, joint, fR, par[9:12], Rf, pf)
+    frame_placement(kin.oR, kin.op, joint, fR, par[9:12], Rf, pf)
     world = par[18] != 0.0
     nc = support_joints(m, joint, chain)
-    frame_jacobian(m, S0, chain, nc, Rf, pf, J)
+    frame_jacobian(m, kin.S0, chain, nc, Rf, pf, J)
     y, mu, a, b, c, d = v6[0], v6[1], v6[2], v6[3], v6[4], v6[5]
     y[:] = 0.0
     for n in range(nc):
