@@ -14,7 +14,7 @@
 
 import numpy as np
 
-from ..jit import borrowed, chunk_range, copy_into, in_parallel, keep_alive, njit
+from ..jit import borrowed, carve, chunk_range, copy_into, extent, in_parallel, keep_alive, njit
 from .dense import gemm
 from .inverse import crba_point, idsva_sweeps, kinematics_and_inertias
 from .packed_model import unpack
@@ -63,18 +63,13 @@ def aba_sweeps(m, v, tau, qdd, S0, I0, U, Dinv):
     the ground-frame inertias I0 given; I0 becomes the articulated inertias)."""
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
-    Vel = np.zeros((nj, 6))
-    C = np.empty((nj, 6))
-    PA = np.empty((nj, 6))
-    Acc = np.empty((nj, 6))
-    u = np.empty(nv)
-    vJ = np.empty(6)
-    h = np.empty(6)
-    D = np.empty((6, 6))
-    Ia = np.empty((6, 6))
-    pa = np.empty(6)
-    Du = np.empty(6)
-    w = np.empty(6)
+    # the work arrays: one allocation (dynamics.jit.carve), borrowed
+    shapes = ((nj, 6), (nj, 6), (nj, 6), (nj, 6), (nv,), (6,), (6,), (6, 6), (6, 6), (6,), (6,),
+              (6,))
+    own = np.empty(extent(shapes))
+    Vel, C, PA, Acc, u, vJ, h, D, Ia, pa, Du, w = carve(own, shapes)
+    for r in range(6):
+        Vel[0, r] = 0.0
     for i in range(1, nj):
         lam = m.parent[i]
         for r in range(6):
@@ -168,6 +163,7 @@ def aba_sweeps(m, v, tau, qdd, S0, I0, U, Dinv):
             Acc[i, r] = w[r]
             for a_ in range(ni):
                 Acc[i, r] += S0[i0 + a_, r] * qdd[i0 + a_]
+    keep_alive(own)
 
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -306,9 +302,10 @@ def fdsva_core(m, q, v, tau, ipr, qdd, da_dq, da_dv, Minv, M, dtau_dq, dtau_dv, 
     q, v, tau, qdd, da_dq, da_dv, Minv = borrowed((q, v, tau, qdd, da_dq, da_dv, Minv))
     M, dtau_dq, dtau_dv, S0, IA, U, Dinv = borrowed((M, dtau_dq, dtau_dv, S0, IA, U, Dinv))
     oR, op = borrowed((oR, op))
-    work = (np.empty(nv), np.empty((nj, 6, 6)), np.empty((nv, nv)),
-            np.empty((nv, 2 * nv) if ipr == IPR_LTDL else (0, 0)))
-    tau_id, IC, H, B = borrowed(work)
+    nb = nv if ipr == IPR_LTDL else 0
+    shapes = ((nv,), (nj, 6, 6), (nv, nv), (nb, 2 * nb))
+    work = np.empty(extent(shapes))  # one allocation (dynamics.jit.carve)
+    tau_id, IC, H, B = carve(work, shapes)
     kinematics_and_inertias(m, q, oR, op, S0, IC)  # once, for ABA and IDSVA
     copy_into(IA, IC)
     aba_sweeps(m, v, tau, qdd, S0, IA, U, Dinv)

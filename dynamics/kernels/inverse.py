@@ -25,7 +25,7 @@ of joint i and lambda(i) its parent:
 
 import numpy as np
 
-from ..jit import chunk_range, in_parallel, njit
+from ..jit import carve, chunk_range, extent, in_parallel, keep_alive, njit
 from .kinematics import forward_kinematics
 from .packed_model import unpack
 from .spatial import (body_coriolis_add, dot6, force_cross_add, ground_inertia, matTvec6, matvec6,
@@ -53,8 +53,8 @@ def ground_inertias(m, oR, op, I0):
 def velocity_acceleration_pass(m, S0, I0, v, a, Vel, Acc, F):
     """Forward sweep of RNEA: body velocities/accelerations (ground frame, spatial) and body
     forces F[i] = I_i a_i + v_i x* I_i v_i.  Acc[0] = -gravity."""
-    vJ = np.empty(6)
-    h = np.empty(6)
+    own = np.empty(12)  # the work arrays: one allocation (dynamics.jit.carve), borrowed
+    vJ, h = carve(own, ((6,), (6,)))
     for r in range(6):
         Vel[0, r] = 0.0
         Acc[0, r] = -m.gravity[r]
@@ -74,6 +74,7 @@ def velocity_acceleration_pass(m, S0, I0, v, a, Vel, Acc, F):
         matvec6(I0[i], Vel[i], h)
         matvec6(I0[i], Acc[i], F[i])
         force_cross_add(Vel[i], h, F[i])
+    keep_alive(own)
 
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -195,10 +196,9 @@ def idsva_forward_into(m, S0, IC, v, a, bc_scale, BC, FC, Psid, Psidd, Sd):
     """:func:`idsva_forward_sweep` into given arrays: BC (njoints, 6, 6, zero on entry), FC
     (njoints, 6) per body, Psid, Psidd, Sd (nv, 6)."""
     nj = m.parent.shape[0]
-    Vel = np.empty((nj, 6))
-    Acc = np.empty((nj, 6))
-    tmp66 = np.empty((6, 6))
-    tmp6 = np.empty(6)
+    shapes = ((nj, 6), (nj, 6), (6, 6), (6,))
+    own = np.empty(extent(shapes))  # one allocation (dynamics.jit.carve), borrowed
+    Vel, Acc, tmp66, tmp6 = carve(own, shapes)
     velocity_acceleration_pass(m, S0, IC, v, a, Vel, Acc, FC)
     motion_subspace_rates(m, S0, Vel, Acc, Psid, Psidd, Sd)
     for i in range(1, nj):
@@ -207,6 +207,7 @@ def idsva_forward_into(m, S0, IC, v, a, bc_scale, BC, FC, Psid, Psidd, Sd):
             for r in range(6):
                 for c in range(6):
                     BC[i, r, c] *= bc_scale
+    keep_alive(own)
 
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -231,10 +232,17 @@ def idsva_point(m, q, v, a, tau, dtau_dq, dtau_dv, M):
 def idsva_sweeps(m, S0, IC, v, a, tau, dtau_dq, dtau_dv, M):
     """:func:`idsva_point` after :func:`ground_kinematics` (S0 and IC given; IC is
     accumulated into the composite inertias)."""
-    BC, FC, Psid, Psidd, Sd = idsva_forward_sweep(m, S0, IC, v, a, 1.0)
+    nj = m.parent.shape[0]
+    nv = m.S_local.shape[0]
+    shapes = ((nj, 6, 6), (nj, 6), (nv, 6), (nv, 6), (nv, 6), (nv, 4, 6))
+    own = np.empty(extent(shapes))  # one allocation (dynamics.jit.carve), borrowed
+    BC, FC, Psid, Psidd, Sd, dof_forces = carve(own, shapes)
+    BC[:, :, :] = 0.0
+    idsva_forward_into(m, S0, IC, v, a, 1.0, BC, FC, Psid, Psidd, Sd)
     idsva_backward_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, tau, dtau_dq, dtau_dv, M,
-                         np.empty((Psid.shape[0], 4, 6)))
+                         dof_forces)
     add_armature(m, a, tau, M)
+    keep_alive(own)
 
 
 @njit(callee=True, cache=True, error_model="numpy", forceinline=True)
@@ -245,12 +253,8 @@ def idsva_backward_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, tau, dtau_dq, dtau_
     IDSVA-SO at the same point can take (:func:`~.second_order.idsva_so_contracted_sweep`: its
     w0, w4, w5, w7)."""
     nj = m.parent.shape[0]
-    tmp6 = np.empty(6)
-    t1 = np.empty(6)
-    t2 = np.empty(6)
-    t3 = np.empty(6)
-    t4 = np.empty(6)
-    w = np.empty(6)
+    own = np.empty(36)  # the work arrays: one allocation (dynamics.jit.carve), borrowed
+    tmp6, t1, t2, t3, t4, w = carve(own, ((6,), (6,), (6,), (6,), (6,), (6,)))
     composite_sums(m, IC, BC, FC)  # a joint reads its whole subtree's sums only
     for i in range(nj - 1, 0, -1):
         for p in range(m.iv[i], m.iv[i] + m.nvj[i]):
@@ -293,6 +297,7 @@ def idsva_backward_sweep(m, S0, IC, BC, FC, Psid, Psidd, Sd, tau, dtau_dq, dtau_
                         dtau_dq[r, p] = dot6(sr, u3)
                         dtau_dv[r, p] = dot6(sr, u2)
                 j = m.parent[j]
+    keep_alive(own)
 
 
 @njit(callee=True, cache=True, error_model="numpy", forceinline=True)
