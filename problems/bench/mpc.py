@@ -144,8 +144,8 @@ def run_mpc_ticks(ticks=100, rounds=3, log=print):
              "knot, then the iterations (multiple shooting; ours does not evaluate the final "
              "trajectory's gradient, as Crocoddyl does not).",
              "Allocations per tick, ours (after the timed rounds, 10 ticks): numba's NRT "
-             "allocation count (the kernels' work arrays, most allocated per knot and per "
-             "call: not yet zero), and the peak of Python's traced memory above its level "
+             "allocation count (the kernels' work arrays: one buffer per sweep and knot, and "
+             "per call; not yet zero), and the peak of Python's traced memory above its level "
              "before the tick (tracemalloc)."]
     write_table(rows, "mpc_tick", "Receding-horizon ticks beside Crocoddyl", columns, notes, log)
     return rows
