@@ -7,6 +7,7 @@ import pytest
 
 import ddp
 from problems import examples
+from problems.bench.mpc import tick_allocations
 
 
 @pytest.fixture(scope="module")
@@ -348,3 +349,17 @@ def test_crocoddyl_trots_solo12_on_the_same_plant():
     assert theirs is not None and theirs["ticks"] == ours["ticks"] == 100
     assert theirs["fell_at_s"] == ours["fell_at_s"] == ""
     assert abs(theirs["distance_m"] - ours["distance_m"]) < 0.005
+
+
+def test_a_tick_allocates_about_ten_times_per_knot():
+    """The compiled allocations of a one-iteration tick grow by about 10 per knot (one buffer
+    per sweep of the derivative call, and per ABA of each rollout), measured as the slope
+    between two horizons.  A ratchet until the callers hand the work arrays down (#83's zero);
+    the sweeps' one-array-at-a-time work arrays made it about 50."""
+    counts = {}
+    for T in (20, 40):
+        P = examples.get("ur3", T=T)
+        sol = ddp.solve(P, shooting="multiple", tol=1e-9)
+        counts[T] = tick_allocations(P, "ilqr", 1, sol)[0]
+    slope = (counts[40] - counts[20]) / 20
+    assert 5 <= slope <= 12, counts
