@@ -383,17 +383,7 @@ def _frame_residual(kind, par, Rf, pf, order, r, Jx, Hx, work):
 @njit(callee=True, **_JIT)
 def has_frame_terms(program):
     """Whether a knot's program has a frame term (the knots then need forward kinematics)."""
-    cints, starts = program.ints, program.starts
-    for s in range(starts.shape[0]):
-        if s > 0 and starts[s, 0] == starts[s - 1, 0]:
-            continue
-        io = starts[s, 0]
-        for k in range(cints[io]):
-            kind = cints[io + 1 + TERM_INTS * k + KIND]
-            if (kind == PLACEMENT or kind == TRANSLATION or kind == ROTATION or kind == VELOCITY
-                    or kind == COM or kind == DISTANCE):
-                return True
-    return False
+    return program_extent(program)[0]
 
 
 @njit(callee=True, **_JIT)
@@ -424,11 +414,12 @@ def _term(cints, cfloats, base, fo):
 
 
 @njit(callee=True, **_JIT)
-def _program_extent(program):
-    """What a program's work arrays must hold: whether it has a GRAVITY, a COM and a VELOCITY
-    term, and its force terms' largest residual (0: none)."""
+def program_extent(program):
+    """What a program needs, from one pass over its terms: whether it has a frame term (its
+    knots then need forward kinematics), whether it has a GRAVITY, a COM and a VELOCITY term,
+    and its force terms' largest residual (0: none) (the last four size its work arrays)."""
     cints, starts = program.ints, program.starts
-    gravity, com, velocity, nr = False, False, False, 0
+    frames, gravity, com, velocity, nr = False, False, False, False, 0
     for s in range(starts.shape[0]):
         if s > 0 and starts[s, 0] == starts[s - 1, 0]:
             continue
@@ -436,18 +427,20 @@ def _program_extent(program):
         for k in range(cints[io]):
             base = io + 1 + TERM_INTS * k
             kind = cints[base + KIND]
+            frames |= (kind == PLACEMENT or kind == TRANSLATION or kind == ROTATION
+                       or kind == VELOCITY or kind == COM or kind == DISTANCE)
             gravity |= kind == GRAVITY
             com |= kind == COM
             velocity |= kind == VELOCITY
             if kind == FORCE:
                 nr = max(nr, cints[base + SIZE])
-    return gravity, com, velocity, nr
+    return frames, gravity, com, velocity, nr
 
 
 @njit(callee=True, forceinline=True, **_JIT)
 def _work_shapes(nj, nv, nz, extent_):
     """The shapes of :func:`_cost_work`'s float arrays, in its order (``nz``: 2 nv + nu)."""
-    gravity, com, velocity, nr = extent_
+    _, gravity, com, velocity, nr = extent_
     ng, nm, nw = nv if gravity else 0, nv if com else 0, nv if velocity else 0
     jw = nj if velocity else 0
     return ((nj, 3, 3), (nj, 3), (nv, 6),  # the kinematics
@@ -504,13 +497,14 @@ def cost_knots(model, program, Q, V, U, t0, t1, order, exact_hessians, out, kin,
     cints, cfloats, starts = program
     nj = m.parent.shape[0]
     nv = m.S_local.shape[0]
-    has_frames = has_frame_terms(program)
+    extent_ = program_extent(program)
+    has_frames = extent_[0]
     per_knot = starts.shape[0] > 1
     io, fo = starts[0, 0], starts[0, 1]
     # work arrays and arguments as borrowed views (dynamics.jit): in this per-knot
     # loop numba's reference counting took most of the time (UR3's costs per knot, value only:
     # 1.66 -> 0.67 us; with the Gauss-Newton derivatives 2.4 -> 1.2 us)
-    shapes = _work_shapes(nj, nv, 2 * nv + U.shape[1], _program_extent(program))
+    shapes = _work_shapes(nj, nv, 2 * nv + U.shape[1], extent_)
     own = (np.empty(extent(shapes)), np.empty(4 * (nj + nv), dtype=np.int64))
     work = _cost_work(carve(own[0], shapes), borrowed(own[1]), nj, nv)
     aw = work.weights
@@ -753,6 +747,7 @@ def _force_term(t, term, order, forces, out, work):
                                      term.activation, term.lower, term.upper)
     nv = gx.shape[0] // 2
     nu = gu.shape[0]
+    nz = 2 * nv + nu  # (q, v, u)
     nf = int(par[0])
     A = par[1:1 + nf * nr].reshape((nr, nf))
     # the activated residual, its weights, the activation's gradient and Hessian in r
@@ -791,7 +786,6 @@ def _force_term(t, term, order, forces, out, work):
         for a in range(nr):
             s += A[a, c] * g[a]
         forces.dl_dlam[t, row + c] += s
-    nz = 2 * nv + nu
     for i in range(nz):
         s = 0.0
         for a in range(nr):
@@ -805,10 +799,10 @@ def _force_term(t, term, order, forces, out, work):
     for a in range(nr):
         for b in range(nr):
             if Ha[a, b] != 0.0:
-                for j in range(2 * nv + nu):
+                for j in range(nz):
                     HJ[a, j] += Ha[a, b] * Jz[b, j]
-    for i in range(2 * nv + nu):
-        for j in range(2 * nv + nu):
+    for i in range(nz):
+        for j in range(nz):
             s = 0.0
             for a in range(nr):
                 s += Jz[a, i] * HJ[a, j]
